@@ -1,0 +1,173 @@
+"""The autograd core shared by `Value` and `Tensor`: topological order, the backward pass, `grad`.
+
+A node is any object with the attributes of `Node` below. The core knows nothing about floats or
+arrays: each engine says how to compute its local gradients, how to seed an output and how to
+store a finished gradient. Gradients flow through the `_g` slot of each node during one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from minigrad.grad_mode import switches
+
+
+class Node(Protocol):
+    """What the core needs from a graph node (`Value` and `Tensor` implement it)."""
+
+    _prev: tuple[Node, ...]
+    _g: Any
+
+    def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
+        """Gradients of the final output w.r.t. each of `_prev`, given this node's gradient `g`."""
+        ...
+
+    @staticmethod
+    def _accumulate_grads(order: list[Node]) -> None:
+        """Add each node's finished `_g` into its user-visible `.grad`, and clear `_g`."""
+        ...
+
+    def _seed(self, gradient: Any, create_graph: bool) -> Any:
+        """The starting gradient for this node as an output (`gradient` None means implicit)."""
+        ...
+
+    def _export_grad(self, g: Any, create_graph: bool) -> Any:
+        """Turn a pass's internal gradient into what `grad()` returns."""
+        ...
+
+    def _zero_grad_like(self, create_graph: bool) -> Any:
+        """A zero gradient of this node's shape, for `materialize_grads`."""
+        ...
+
+
+def topological_order(roots: Iterable[Node]) -> list[Node]:
+    """Every node the roots depend on, each after all of its inputs; iterative, so depth is free.
+
+    A node is looked at twice: when first reached (its inputs are pushed above it) and when it
+    surfaces again with all of its inputs already placed.
+    """
+    order: list[Node] = []
+    expanded: set[Node] = set()
+    placed: set[Node] = set()
+    stack = list(roots)
+    while stack:
+        node = stack[-1]
+        if node in expanded:
+            stack.pop()
+            if node not in placed:
+                placed.add(node)
+                order.append(node)
+            continue
+        expanded.add(node)
+        for parent in node._prev:
+            if parent not in expanded:
+                stack.append(parent)
+    return order
+
+
+def _propagate(order: list[Node], create_graph: bool) -> None:
+    """Walk `order` backwards, pushing each node's `_g` into its inputs' `_g` (summing reuse)."""
+    for node in reversed(order):
+        g = node._g
+        if g is None or not node._prev:
+            continue
+        grads = node._local_grads(g, create_graph)
+        for parent, parent_g in zip(node._prev, grads):
+            if parent_g is None:
+                continue
+            if parent._g is None:
+                parent._g = parent_g
+            else:
+                parent._g = parent._g + parent_g
+
+
+def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) -> list[Node]:
+    """One backward pass from `outputs`; returns the order with `_g` filled in (caller clears it)."""
+    if len(gradients) != len(outputs):
+        raise ValueError(
+            f"backward: got {len(gradients)} gradients for {len(outputs)} outputs; "
+            "pass one gradient per output (or None)"
+        )
+    order = topological_order(outputs)
+    for node in order:
+        node._g = None
+    for output, gradient in zip(outputs, gradients):
+        seed = output._seed(gradient, create_graph)
+        output._g = seed if output._g is None else output._g + seed
+    if create_graph:
+        _propagate(order, True)
+    else:
+        previous = switches.grad_enabled
+        switches.grad_enabled = False
+        try:
+            _propagate(order, False)
+        finally:
+            switches.grad_enabled = previous
+    return order
+
+
+def backward(outputs: Sequence[Node], gradients: Sequence[Any] | None = None) -> None:
+    """Add d(outputs)/d(node) into `.grad` of every node the outputs depend on.
+
+    The graph is kept, so backward may run again on it; gradients then accumulate, as in torch
+    with `retain_graph=True`.
+    """
+    order = _run(outputs, gradients or [None] * len(outputs), create_graph=False)
+    type(outputs[0])._accumulate_grads(order)
+
+
+def grad(
+    outputs: Node | Sequence[Node],
+    inputs: Node | Sequence[Node],
+    grad_outputs: Any | Sequence[Any] | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Any, ...]:
+    """Gradients of `outputs` w.r.t. `inputs`, returned instead of stored (like torch.autograd.grad).
+
+    With `create_graph=True` the gradients are graph nodes themselves, so they can be
+    differentiated again for second and higher derivatives. `.grad` is never touched.
+    """
+    output_list = _as_node_list(outputs)
+    input_list = _as_node_list(inputs)
+    if grad_outputs is None:
+        seeds: list[Any] = [None] * len(output_list)
+    elif isinstance(grad_outputs, (list, tuple)) and not _is_node(outputs):
+        seeds = list(grad_outputs)
+    else:
+        seeds = [grad_outputs]
+    order = _run(output_list, seeds, create_graph)
+    try:
+        results = []
+        for index, node in enumerate(input_list):
+            g = node._g
+            if g is None:
+                if materialize_grads:
+                    results.append(node._zero_grad_like(create_graph))
+                    continue
+                if not allow_unused:
+                    raise RuntimeError(
+                        f"grad: input {index} ({node!r}) was not used to compute the outputs; "
+                        "pass allow_unused=True to get None for it"
+                    )
+                results.append(None)
+            else:
+                results.append(node._export_grad(g, create_graph))
+        return tuple(results)
+    finally:
+        for node in order:
+            node._g = None
+
+
+def _is_node(obj: Any) -> bool:
+    return hasattr(obj, "_local_grads")
+
+
+def _as_node_list(obj: Any) -> list[Node]:
+    items = [obj] if _is_node(obj) else list(obj)
+    for item in items:
+        if not _is_node(item):
+            raise TypeError(f"grad: expected Value or Tensor outputs and inputs, got {type(item).__name__}")
+    return items

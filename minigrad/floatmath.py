@@ -1,0 +1,93 @@
+"""Float64 math with IEEE results instead of exceptions, matching torch's float64 CPU kernels.
+
+Python's `math` raises where torch returns inf or nan (`log(0)`, `exp(1000)`, `sqrt(-1)`,
+`(-8) ** (1/3)`, `1 / 0`). These wrappers keep `math`'s speed on the common path and fall back
+to numpy's IEEE semantics only when `math` refuses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INF = math.inf
+NAN = math.nan
+
+
+def _numpy(func: np.ufunc, *args: float) -> float:
+    with np.errstate(all="ignore"):
+        return float(func(*args))
+
+
+def exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return INF
+
+
+def log(x: float) -> float:
+    try:
+        return math.log(x)
+    except ValueError:
+        return -INF if x == 0 else NAN
+
+
+def sqrt(x: float) -> float:
+    try:
+        return math.sqrt(x)
+    except ValueError:
+        return NAN
+
+
+def sin(x: float) -> float:
+    try:
+        return math.sin(x)
+    except ValueError:
+        return NAN
+
+
+def cos(x: float) -> float:
+    try:
+        return math.cos(x)
+    except ValueError:
+        return NAN
+
+
+def tanh(x: float) -> float:
+    return math.tanh(x)
+
+
+def sigmoid(x: float) -> float:
+    """1 / (1 + e^-x), written so that neither branch overflows."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = exp(x)
+    return e / (1.0 + e)
+
+
+def pow(base: float, exponent: float) -> float:
+    try:
+        return math.pow(base, exponent)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return _numpy(np.power, float(base), float(exponent))
+
+
+def div(x: float, y: float) -> float:
+    try:
+        return x / y
+    except ZeroDivisionError:
+        return _numpy(np.divide, float(x), float(y))
+
+
+def relu(x: float) -> float:
+    return 0.0 if x <= 0 else x
+
+
+def sign(x: float) -> float:
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.0
+    return x * 0.0  # 0 for zero, nan for nan

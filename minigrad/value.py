@@ -1,0 +1,291 @@
+"""`Value`: a scalar that remembers how it was computed, micrograd's API with torch's semantics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from minigrad import autograd
+from minigrad import scalar_ops as ops
+from minigrad.grad_mode import switches
+
+Number = int | float
+
+
+def _check_number(data: Any, where: str) -> float:
+    if type(data) is bool or not isinstance(data, (int, float)):
+        if (
+            hasattr(data, "__float__")
+            and not isinstance(data, (bool, str, bytes))
+            and not hasattr(data, "_local_grads")
+        ):
+            try:
+                return float(data)  # numpy scalars and other real-number types
+            except (TypeError, ValueError):
+                pass
+        raise TypeError(
+            f"{where} expects a real number (int or float), got {type(data).__name__} {data!r}"
+            + ("; use 1.0 or 0.0 for a boolean" if type(data) is bool else "")
+        )
+    return float(data)
+
+
+class Value:
+    """A scalar node: `data` (float), `grad` (float) and the op and inputs that produced it.
+
+    Every Value takes part in differentiation, as in micrograd. Numbers mixed into an expression
+    (the 2 in `x * 2`) are constants stored with the op: they never receive or leak gradients.
+    """
+
+    __slots__ = ("data", "grad", "_prev", "_rule", "_const", "_g")
+
+    def __init__(self, data: Number) -> None:
+        self.data = _check_number(data, "Value()")
+        self.grad = 0.0
+        self._prev: tuple[Value, ...] = ()
+        self._rule: type[ops.ScalarOp] | None = None
+        self._const: float | None = None
+        self._g: Any = None
+
+    @property
+    def _op(self) -> str:
+        """The name of the op that produced this Value ('' for a leaf), as in micrograd."""
+        return self._rule.name if self._rule is not None else ""
+
+    def __repr__(self) -> str:
+        return f"Value(data={self.data}, grad={self.grad})"
+
+    def __float__(self) -> float:
+        return self.data
+
+    def item(self) -> float:
+        """The data as a Python float (torch's spelling)."""
+        return self.data
+
+    # --- arithmetic: Value with Value, or Value with a number ------------------------------------
+
+    def __add__(self, other: Value | Number) -> Value:
+        if isinstance(other, Value):
+            return _record(ops.Add, ops.Add.forward(self.data, other.data), (self, other))
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.AddConst, ops.AddConst.forward(self.data, c), (self,), c)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Value | Number) -> Value:
+        if isinstance(other, Value):
+            return _record(ops.Sub, ops.Sub.forward(self.data, other.data), (self, other))
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.SubConst, ops.SubConst.forward(self.data, c), (self,), c)
+
+    def __rsub__(self, other: Number) -> Value:
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.RSubConst, ops.RSubConst.forward(self.data, c), (self,), c)
+
+    def __mul__(self, other: Value | Number) -> Value:
+        if isinstance(other, Value):
+            return _record(ops.Mul, ops.Mul.forward(self.data, other.data), (self, other))
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.MulConst, ops.MulConst.forward(self.data, c), (self,), c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Value | Number) -> Value:
+        if isinstance(other, Value):
+            return _record(ops.Div, ops.Div.forward(self.data, other.data), (self, other))
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.DivConst, ops.DivConst.forward(self.data, c), (self,), c)
+
+    def __rtruediv__(self, other: Number) -> Value:
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.RDivConst, ops.RDivConst.forward(self.data, c), (self,), c)
+
+    def __pow__(self, other: Value | Number) -> Value:
+        if isinstance(other, Value):
+            return _record(ops.Pow, ops.Pow.forward(self.data, other.data), (self, other))
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.PowConst, ops.PowConst.forward(self.data, c), (self,), c)
+
+    def __rpow__(self, other: Number) -> Value:
+        c = _const(other)
+        if c is None:
+            return NotImplemented
+        return _record(ops.RPowConst, ops.RPowConst.forward(self.data, c), (self,), c)
+
+    def __neg__(self) -> Value:
+        return _record(ops.Neg, ops.Neg.forward(self.data), (self,))
+
+    def __abs__(self) -> Value:
+        return self.abs()
+
+    # --- elementary functions ------------------------------------------------------------------
+
+    def relu(self) -> Value:
+        return _record(ops.ReLU, ops.ReLU.forward(self.data), (self,))
+
+    def tanh(self) -> Value:
+        return _record(ops.Tanh, ops.Tanh.forward(self.data), (self,))
+
+    def sigmoid(self) -> Value:
+        return _record(ops.Sigmoid, ops.Sigmoid.forward(self.data), (self,))
+
+    def exp(self) -> Value:
+        return _record(ops.Exp, ops.Exp.forward(self.data), (self,))
+
+    def log(self) -> Value:
+        return _record(ops.Log, ops.Log.forward(self.data), (self,))
+
+    def sin(self) -> Value:
+        return _record(ops.Sin, ops.Sin.forward(self.data), (self,))
+
+    def cos(self) -> Value:
+        return _record(ops.Cos, ops.Cos.forward(self.data), (self,))
+
+    def sqrt(self) -> Value:
+        return _record(ops.Sqrt, ops.Sqrt.forward(self.data), (self,))
+
+    def abs(self) -> Value:
+        return _record(ops.Abs, ops.Abs.forward(self.data), (self,))
+
+    # --- autograd ------------------------------------------------------------------------------
+
+    def backward(self, gradient: Value | Number | None = None) -> None:
+        """Add d(self)/d(node) into `.grad` of every node self depends on (seed 1.0 by default).
+
+        The graph is kept: calling backward again adds the same gradients once more, like torch
+        with `retain_graph=True`. Use `Module.zero_grad()` or set `.grad = 0.0` to start over.
+        """
+        autograd.backward([self], [gradient])
+
+    def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
+        rule, prev, const = self._rule, self._prev, self._const
+        assert rule is not None  # the core only asks nodes that have inputs
+        if create_graph:
+            grads = rule.backward(g, self, *prev) if const is None else rule.backward(g, self, *prev, const)
+        elif const is not None:
+            grads = rule.backward(g, self.data, prev[0].data, const)
+        elif len(prev) == 1:
+            grads = rule.backward(g, self.data, prev[0].data)
+        elif len(prev) == 2:
+            grads = rule.backward(g, self.data, prev[0].data, prev[1].data)
+        else:
+            grads = rule.backward(g, self.data, *[p.data for p in prev])
+        if switches.anomaly_enabled:
+            _check_backward_anomaly(self, g, grads)
+        return grads
+
+    @staticmethod
+    def _accumulate_grads(order: list[Value]) -> None:
+        for node in order:
+            g = node._g
+            if g is not None:
+                node.grad += g
+                node._g = None
+
+    def _seed(self, gradient: Any, create_graph: bool) -> Any:
+        if gradient is None:
+            seed = 1.0
+        elif isinstance(gradient, Value):
+            return gradient if create_graph else gradient.data
+        else:
+            seed = _check_number(gradient, "backward(gradient)")
+        return Value(seed) if create_graph else seed
+
+    def _export_grad(self, g: Any, create_graph: bool) -> Any:
+        if create_graph and not isinstance(g, Value):
+            return Value(g)
+        return g
+
+    def _zero_grad_like(self, create_graph: bool) -> Any:
+        return Value(0.0) if create_graph else 0.0
+
+
+_new_value = Value.__new__
+
+
+def _const(other: Any) -> float | None:
+    """A number operand as a float constant, or None when the operand is not a number."""
+    if type(other) is float:
+        return other
+    if type(other) is int:
+        return float(other)
+    if type(other) is bool or not isinstance(other, (int, float)):
+        return None
+    return float(other)
+
+
+def _record(
+    rule: type[ops.ScalarOp], data: float, prev: tuple[Value, ...], const: float | None = None
+) -> Value:
+    """A new Value holding `data`, remembering `rule` and `prev` unless grad mode is off."""
+    out = _new_value(Value)
+    out.data = data
+    out.grad = 0.0
+    out._g = None
+    if switches.grad_enabled:
+        out._prev = prev
+        out._rule = rule
+        out._const = const
+    else:
+        out._prev = ()
+        out._rule = None
+        out._const = None
+    if switches.anomaly_enabled and data != data:
+        _check_forward_anomaly(rule, data, prev, const)
+    return out
+
+
+def apply_op(rule: type[ops.ScalarOp], *inputs: Value | Number, const: float | None = None) -> Value:
+    """Apply a custom `ScalarOp` to Values: the way to add an op of your own to minigrad.
+
+    Number inputs are wrapped as fresh leaf Values; `const`, if given, is passed last to both rules.
+    """
+    values = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
+    args = [v.data for v in values] + ([] if const is None else [const])
+    return _record(rule, float(rule.forward(*args)), values, const)
+
+
+def _describe(rule: type[ops.ScalarOp], prev: Sequence[Any], const: float | None) -> str:
+    inputs = ", ".join(repr(float(_value_of(p))) for p in prev)
+    if const is not None:
+        inputs += f", constant {const!r}"
+    return f"'{rule.__name__}' ({rule.name}) with inputs ({inputs})"
+
+
+def _value_of(x: Any) -> float:
+    return x.data if isinstance(x, Value) else x
+
+
+def _check_forward_anomaly(
+    rule: type[ops.ScalarOp], data: float, prev: Sequence[Value], const: float | None
+) -> None:
+    if any(math.isnan(p.data) for p in prev) or (const is not None and math.isnan(const)):
+        return
+    raise RuntimeError(f"detect_anomaly: forward of {_describe(rule, prev, const)} returned nan")
+
+
+def _check_backward_anomaly(node: Value, g: Any, grads: Sequence[Any]) -> None:
+    if math.isnan(_value_of(g)):
+        return
+    for index, grad in enumerate(grads):
+        if math.isnan(_value_of(grad)):
+            assert node._rule is not None
+            raise RuntimeError(
+                f"detect_anomaly: backward of {_describe(node._rule, node._prev, node._const)} "
+                f"returned nan in its gradient for input {index} (output gradient {_value_of(g)!r})"
+            )
