@@ -1,0 +1,157 @@
+"""Random expression graphs, built from a stream of choices so that any source of randomness works.
+
+`build_graph` makes every decision through a `Chooser`: `random_graph` feeds it a seeded numpy
+Generator (fast, for campaigns), `gradcheck.strategies` feeds it hypothesis draws (so hypothesis
+shrinks graphs). Each node is evaluated on all K input points as it is added, and an op is only
+applied to arguments that keep it inside its domain, away from its kinks and within sane
+magnitudes at every point; so every generated graph is checkable at every point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graph import Graph, Input, OpNode
+from gradcheck.registry import REGISTRY, Chooser, in_domain, resolve_ops
+
+
+class RngChooser:
+    """A `Chooser` backed by a numpy Generator."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return int(self.rng.integers(lo, hi + 1))
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return options[int(self.rng.integers(len(options)))]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Size ranges (inclusive) of a random graph and how often it is a deep chain."""
+
+    inputs: tuple[int, int] = (1, 4)
+    nodes: tuple[int, int] = (1, 30)
+    outputs: tuple[int, int] = (1, 3)
+    deep_nodes: tuple[int, int] = (52, 70)
+    deep_every: int = 10  # about one graph in this many is a deep chain (0: never)
+
+
+def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
+    """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller."""
+    points = []
+    for _ in range(n_inputs):
+        scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
+        points.append(rng.uniform(-2.0, 2.0, size=k) * scale)
+    return points
+
+
+def build_graph(
+    chooser: Chooser,
+    points: list[np.ndarray],
+    ops: Sequence[str],
+    n_nodes: int,
+    n_outputs: int,
+    chain: bool = False,
+) -> Graph:
+    """A graph over inputs with the given batch of `points` (one (K,) array per input).
+
+    Every choice goes through `chooser`; choice 0 always means the simpler thing (the first op,
+    the most recent node), so a shrinking chooser shrinks toward short chains of simple ops.
+    `chain=True` always feeds the newest node into the next op (a deep chain).
+    """
+    n_in = len(points)
+    values = np.stack([np.asarray(p, dtype=np.float64) for p in points])  # (nodes so far, K)
+    nodes: list[OpNode] = []
+    specs = [REGISTRY[op] for op in ops]
+    attempts = 0
+    while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
+        attempts += 1
+        spec = chooser.choice(specs)
+        attrs = spec.draw_attrs(chooser)
+        attr = dict(attrs)
+        n = values.shape[0]
+        first = n - 1 if chain else _pick_recent(chooser, n)
+        with np.errstate(all="ignore"):
+            if spec.arity == 1:
+                out = spec.numpy([values[first : first + 1]], attr)
+                if not in_domain(spec, [values[first : first + 1]], attr, out).all():
+                    continue
+                args: tuple[int, ...] = (first,)
+                new = out[0]
+            else:
+                fixed = np.broadcast_to(values[first], values.shape)
+                left = chooser.integer(0, 1) == 0  # is the chosen node the left operand?
+                pair = [fixed, values] if left else [values, fixed]
+                outs = spec.numpy(pair, attr)
+                candidates = np.flatnonzero(_rows_ok(spec, pair, attr, outs))
+                if candidates.size == 0:
+                    continue
+                other = int(candidates[-1 - chooser.integer(0, candidates.size - 1)])
+                args = (first, other) if left else (other, first)
+                new = outs[other]
+        nodes.append(OpNode(spec.name, args, attrs))
+        values = np.vstack([values, new[None, :]])
+    n_total = n_in + len(nodes)
+    if not nodes:
+        outputs = [0]
+    else:
+        outputs = [n_total - 1]
+        for _ in range(n_outputs - 1):
+            o = n_in + chooser.integer(0, len(nodes) - 1)
+            if o not in outputs:
+                outputs.append(o)
+    inputs = [Input(f"x{i}", float(points[i][0])) for i in range(n_in)]
+    batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
+    return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None)
+
+
+def _pick_recent(chooser: Chooser, n: int) -> int:
+    """A node id, 0 meaning the newest: half the time the newest, else any (uniform for an RNG)."""
+    if chooser.integer(0, 1) == 0:
+        return n - 1
+    return n - 1 - chooser.integer(0, n - 1)
+
+
+def _rows_ok(spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray) -> np.ndarray:
+    """For a (candidates, K) batch: which candidate rows are valid at every point."""
+    ok = np.isfinite(outs) & (np.abs(outs) <= 1e4)
+    if spec.domain is not None:
+        ok &= spec.domain(args, attr)
+    return ok.all(axis=1)
+
+
+def random_graph(
+    rng: np.random.Generator,
+    ops: Sequence[str] | None = None,
+    tensor: bool = False,
+    points: int = 1,
+    sizes: Sizes = Sizes(),
+) -> Graph:
+    """A random graph drawn from `rng` (seeded numpy Generator): the campaign's generator.
+
+    ops: registry op names to draw from (None: every scalar op). points: how many input points
+    the graph carries (check_graph checks all of them in one torch pass). About one graph in
+    `sizes.deep_every` is a deep chain of 52-70 ops.
+    """
+    if tensor:
+        from gradcheck.tensor_generate import random_tensor_graph
+
+        return random_tensor_graph(rng, ops=ops, points=points)
+    op_names = resolve_ops(ops)
+    chooser = RngChooser(rng)
+    n_inputs = chooser.integer(*sizes.inputs)
+    deep = sizes.deep_every > 0 and chooser.integer(1, sizes.deep_every) == 1
+    n_nodes = chooser.integer(*(sizes.deep_nodes if deep else sizes.nodes))
+    n_outputs = chooser.integer(*sizes.outputs)
+    pts = sample_points(rng, n_inputs, points)
+    graph = build_graph(chooser, pts, op_names, n_nodes, n_outputs, chain=deep)
+    if deep:
+        graph.meta["deep"] = True
+    return graph

@@ -1,0 +1,288 @@
+"""The three-way parity check of one graph: the engine under test, torch (float64), numerics.
+
+`check_graph(graph, engine)` is the single entry point of the pytest suite and the campaign. At
+every batch point of the graph it checks: forward values equal torch's; the engine's
+cotangent-weighted input gradients equal torch's; both equal central differences (within the
+differences' own error estimate plus the gradcheck tolerance policy); and, for engines with
+second derivatives, a Hessian-vector product equals torch's. Torch runs once for all points.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradcheck.backends.base import EngineAdapter, load_engine
+from gradcheck.backends.numeric import central_differences
+from gradcheck.graph import Graph
+from gradcheck.tolerance import Tolerance, policy_for
+
+# Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
+# numerical oracle; errors are measured against the point's gradient scale (its largest entry).
+TORCH_TOLERANCE = Tolerance(atol=1e-10, rtol=1e-9)
+# Forward values: relative to max(|torch value|, 1e-3 * largest output of the point).
+FORWARD_RTOL = 1e-10
+# Numerical gradients: the policy's tolerance times this factor, plus their own error estimate.
+NUMERIC_SAFETY = 1e3
+ERROR_ESTIMATE_SAFETY = 10.0
+
+
+@dataclass
+class GraphCheck:
+    """The verdict and figures of one graph checked at one or more input points.
+
+    Errors are the largest over all checked points. Absolute errors are |engine - reference|;
+    relative ones divide by the point's gradient scale (largest |reference| entry), so a
+    near-zero entry never inflates them. `failure` is the graph at the first failing point, with
+    its cotangent, ready for `to_json()` and `to_python()`.
+    """
+
+    engine: str
+    ops: tuple[str, ...]
+    n_nodes: int
+    depth: int
+    passed: bool = True
+    problems: list[str] = field(default_factory=list)
+    points_checked: int = 0
+    points_skipped: int = 0
+    max_forward_err: float = 0.0
+    max_abs_err_torch: float = 0.0
+    max_rel_err_torch: float = 0.0
+    max_abs_err_numeric: float = 0.0
+    max_rel_err_numeric: float = 0.0
+    max_rel_err_torch_numeric: float = 0.0
+    max_rel_err_hvp: float | None = None
+    failing_point: int | None = None
+    failure: Graph | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def checked(self) -> int:
+        """How many graph instances (structure x point) were checked."""
+        return self.points_checked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "ops": list(self.ops),
+            "n_nodes": self.n_nodes,
+            "depth": self.depth,
+            "passed": self.passed,
+            "problems": list(self.problems),
+            "points_checked": self.points_checked,
+            "points_skipped": self.points_skipped,
+            "max_forward_err": self.max_forward_err,
+            "max_abs_err_torch": self.max_abs_err_torch,
+            "max_rel_err_torch": self.max_rel_err_torch,
+            "max_abs_err_numeric": self.max_abs_err_numeric,
+            "max_rel_err_numeric": self.max_rel_err_numeric,
+            "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
+            "max_rel_err_hvp": self.max_rel_err_hvp,
+            "failing_point": self.failing_point,
+            "failure": None if self.failure is None else self.failure.to_dict(),
+        }
+
+    def report(self) -> str:
+        """Everything a bug report needs: problems, figures, the failing graph as minigrad and torch code."""
+        lines = [f"engine {self.engine}: {'PASSED' if self.passed else 'FAILED'} ({', '.join(self.ops)})"]
+        lines += [f"  - {p}" for p in self.problems]
+        figures = {k: v for k, v in self.to_dict().items() if k.startswith("max_") or k.startswith("points")}
+        lines.append("  figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+        if self.failure is not None:
+            lines += [
+                "",
+                "# minigrad",
+                self.failure.to_python("minigrad"),
+                "# torch",
+                self.failure.to_python("torch"),
+            ]
+            lines += ["# graph JSON", self.failure.to_json(indent=None)]
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def check_graph(
+    graph: Graph,
+    engine: str | EngineAdapter = "minigrad",
+    *,
+    seed: int = 0,
+    points: int | None = None,
+    second_order: bool = True,
+    tolerance: Tolerance | None = None,
+) -> GraphCheck:
+    """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
+
+    seed: draws the random cotangents (one per output and point) and the Hessian direction, unless
+    the graph carries its own cotangent. points: check only the first `points` batch points
+    (default all the graph carries). second_order: also compare a Hessian-vector product with
+    torch's at the first valid point, when the engine supports create_graph. tolerance: the
+    numeric tolerance (default `policy_for(graph ops)`).
+    """
+    adapter = load_engine(engine)
+    ops = tuple(graph.ops())
+    result = GraphCheck(adapter.name, ops, len(graph.nodes), graph.depth())
+    unsupported = sorted(set(ops) - set(adapter.ops))
+    if unsupported:
+        raise ValueError(
+            f"check_graph: engine {adapter.name!r} does not support op(s) {unsupported}; "
+            f"it supports {sorted(adapter.ops)}"
+        )
+    policy = tolerance if tolerance is not None else policy_for(ops)
+    k = graph.n_points if points is None else min(points, graph.n_points)
+    batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points] if graph.points is not None else None
+    if batch is None:
+        batch = [np.array([float(inp.value)]) for inp in graph.inputs]
+    rng = np.random.default_rng(seed)
+    n_out, n_in = len(graph.outputs), graph.n_inputs
+    if graph.cotangent is not None:
+        cot = np.repeat(np.asarray(graph.cotangent, dtype=np.float64)[:, None], k, axis=1)
+    else:
+        cot = rng.uniform(0.5, 1.5, size=(n_out, k)) * rng.choice([-1.0, 1.0], size=(n_out, k))
+    want_hvp = second_order and adapter.create_graph
+    direction = rng.normal(size=(n_in, k)) if want_hvp else None
+
+    t0 = time.perf_counter()
+    numeric = central_differences(graph, batch, cot)
+    t1 = time.perf_counter()
+    from gradcheck.backends.torch_backend import run_torch_batch
+
+    reference = run_torch_batch(graph, batch, cot, direction)
+    t2 = time.perf_counter()
+    result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
+
+    for p in range(k):
+        if not numeric.valid[p]:
+            result.points_skipped += 1
+            continue
+        values = [float(b[p]) for b in batch]
+        try:
+            fwd, grads = adapter.run(graph, values, cot[:, p].tolist())
+            fwd_e = np.array([float(v) for v in fwd])
+            grad_e = np.array([float(g) for g in grads])
+        except Exception as e:  # an engine that raises is a finding, not a crash of the harness
+            _fail(result, graph, p, cot[:, p], f"engine raised {type(e).__name__}: {e}")
+            result.points_checked += 1
+            break
+        result.points_checked += 1
+        problems = _compare_point(result, policy, fwd_e, grad_e, reference, numeric, p)
+        if want_hvp and result.max_rel_err_hvp is None and reference.hvp is not None:
+            problems += _compare_hvp(
+                result, adapter, graph, values, cot[:, p], direction[:, p], reference.hvp[:, p]
+            )  # type: ignore[index]
+        if problems:
+            _fail(result, graph, p, cot[:, p], *problems)
+            break
+    result.timings["engine"] = time.perf_counter() - t2
+    return result
+
+
+def _compare_point(
+    result: GraphCheck,
+    policy: Tolerance,
+    fwd_e: np.ndarray,
+    grad_e: np.ndarray,
+    reference: Any,
+    numeric: Any,
+    p: int,
+) -> list[str]:
+    problems: list[str] = []
+    fwd_t = reference.forward[:, p]
+    grad_t = reference.grads[:, p]
+    grad_n = numeric.grads[:, p]
+    err_n = numeric.error[:, p]
+
+    fwd_scale = np.maximum(np.abs(fwd_t), 1e-3 * max(np.abs(fwd_t).max(), 1e-300))
+    fwd_err = float((np.abs(fwd_e - fwd_t) / fwd_scale).max()) if fwd_t.size else 0.0
+    if not np.isfinite(fwd_err):
+        fwd_err = np.inf
+    result.max_forward_err = max(result.max_forward_err, fwd_err)
+    if not fwd_err <= FORWARD_RTOL:
+        j = int(np.nanargmax(np.abs(fwd_e - fwd_t) / fwd_scale)) if np.isfinite(fwd_err) else 0
+        problems.append(
+            f"forward: output {j} is {fwd_e[j]!r} but torch gives {fwd_t[j]!r} "
+            f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
+        )
+
+    scale = float(np.abs(grad_t).max()) if grad_t.size else 0.0
+    scale = scale if scale > 0 else 1.0
+    abs_t = np.abs(grad_e - grad_t)
+    result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(abs_t))
+    result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / scale)
+    allowed_t = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
+        np.abs(grad_t), 1e-3 * scale
+    )
+    bad = ~(abs_t <= allowed_t)
+    for i in np.flatnonzero(bad)[:3]:
+        problems.append(
+            f"gradient of x{i}: engine {grad_e[i]!r}, torch {grad_t[i]!r} "
+            f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
+        )
+
+    allowed_n = ERROR_ESTIMATE_SAFETY * err_n + NUMERIC_SAFETY * (
+        policy.atol * max(scale, 1.0) + policy.rtol * np.abs(grad_n)
+    )
+    abs_n = np.abs(grad_e - grad_n)
+    result.max_abs_err_numeric = max(result.max_abs_err_numeric, _nanmax(abs_n))
+    result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / scale)
+    for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
+        problems.append(
+            f"gradient of x{i}: engine {grad_e[i]!r}, central differences {grad_n[i]!r} "
+            f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
+        )
+    abs_tn = np.abs(grad_t - grad_n)
+    result.max_rel_err_torch_numeric = max(result.max_rel_err_torch_numeric, _nanmax(abs_tn) / scale)
+    for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
+        problems.append(
+            f"reference disagreement: torch's gradient of x{i} {grad_t[i]!r} vs central differences "
+            f"{grad_n[i]!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
+        )
+    return problems
+
+
+def _compare_hvp(
+    result: GraphCheck,
+    adapter: EngineAdapter,
+    graph: Graph,
+    values: list[float],
+    cot: np.ndarray,
+    direction: np.ndarray,
+    hvp_t: np.ndarray,
+) -> list[str]:
+    try:
+        hvp_e = np.array([float(h) for h in adapter.run_hvp(graph, values, cot.tolist(), direction.tolist())])
+    except Exception as e:
+        result.max_rel_err_hvp = np.inf
+        return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
+    scale = float(np.abs(hvp_t).max()) if hvp_t.size else 0.0
+    scale = scale if scale > 0 else 1.0
+    err = np.abs(hvp_e - hvp_t)
+    result.max_rel_err_hvp = _nanmax(err) / scale
+    allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
+        np.abs(hvp_t), 1e-3 * scale
+    )
+    return [
+        f"second derivatives: Hessian-vector product entry {i}: engine {hvp_e[i]!r}, torch {hvp_t[i]!r} "
+        f"(direction {direction.tolist()})"
+        for i in np.flatnonzero(~(err <= allowed))[:3]
+    ]
+
+
+def _nanmax(x: np.ndarray) -> float:
+    if x.size == 0:
+        return 0.0
+    return float(np.inf) if np.isnan(x).any() else float(x.max())
+
+
+def _fail(result: GraphCheck, graph: Graph, p: int, cot: np.ndarray, *problems: str) -> None:
+    result.passed = False
+    result.failing_point = p
+    failure = graph.instance(p, cotangent=[float(c) for c in cot])
+    result.failure = failure
+    values = ", ".join(f"{inp.name}={inp.value!r}" for inp in failure.inputs)
+    result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)
