@@ -1,0 +1,200 @@
+"""Functions of Tensors used to build and train networks (torch.nn.functional's spelling).
+
+softmax, log_softmax, linear and binary_cross_entropy_with_logits are ops of their own, with a
+numerically stable forward and a derivative rule written once for ndarrays and Tensors (see
+`tensor_ops`); cross_entropy and mse_loss are compositions of ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
+from minigrad.tensor_dispatch import exp, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_ops import TensorOp
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+class Softmax(TensorOp):
+    """exp(x) / sum(exp(x)) along `axis`, computed after subtracting the max (no overflow)."""
+
+    name = "softmax"
+
+    @staticmethod
+    def forward(x, *, axis):
+        if x.size == 0:
+            return x.copy()
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(g, out, x, *, needs, axis):
+        return (out * (g - sum_over(g * out, (axis,), True)),)
+
+
+class LogSoftmax(TensorOp):
+    """x - logsumexp(x) along `axis`, computed after subtracting the max (no overflow)."""
+
+    name = "log_softmax"
+
+    @staticmethod
+    def forward(x, *, axis):
+        if x.size == 0:
+            return x.copy()
+        shifted = x - x.max(axis=axis, keepdims=True)
+        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        return shifted
+
+    @staticmethod
+    def backward(g, out, x, *, needs, axis):
+        return (g - exp(out) * sum_over(g, (axis,), True),)
+
+
+class Linear(TensorOp):
+    """x @ weight.T + bias in one op (torch.nn.functional.linear): no transposed copies of the
+    weight or of its gradient. x is (..., in), weight (out, in), bias (out,)."""
+
+    name = "linear"
+
+    @staticmethod
+    def forward(x, weight, *bias):
+        y = x @ weight.T
+        if bias:
+            y += bias[0]
+        return y
+
+    @staticmethod
+    def backward(g, out, x, weight, *bias, needs):
+        grad_x = g @ weight if needs[0] else None
+        grad_w = None
+        if needs[1]:
+            g2 = g if g.ndim == 2 else g.reshape((-1, g.shape[-1]))
+            x2 = x if x.ndim == 2 else x.reshape((-1, x.shape[-1]))
+            grad_w = swap_last(g2) @ x2
+        grads = (grad_x, grad_w)
+        if bias:
+            grads += (sum_to(g, bias[0]) if needs[2] else None,)
+        return grads
+
+
+class BinaryCrossEntropyWithLogits(TensorOp):
+    """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, torch's overflow-free formula."""
+
+    name = "binary_cross_entropy_with_logits"
+
+    @staticmethod
+    def forward(x, y):
+        max_val = np.maximum(-x, 0)
+        return (1 - y) * x + max_val + np.log(np.exp(-max_val) + np.exp(-x - max_val))
+
+    @staticmethod
+    def backward(g, out, x, y, *, needs):
+        grad_x = g * (sigmoid(x) - y) if needs[0] else None
+        grad_y = -g * x if needs[1] else None
+        return grad_x, grad_y
+
+
+def _axis(x: Tensor, dim: int, op: str) -> int:
+    if x.ndim == 0:
+        raise RuntimeError(f"{op}: expected a tensor with at least 1 dim, got a 0-d tensor")
+    return _dims(dim, x.ndim, op)[0]
+
+
+def softmax(x: Tensor, dim: int) -> Tensor:
+    """Softmax along `dim`."""
+    return apply_op(Softmax, (_floating(x),), axis=_axis(x, dim, "softmax"))
+
+
+def log_softmax(x: Tensor, dim: int) -> Tensor:
+    """log(softmax(x)) along `dim`, without forming softmax (stable for large logits)."""
+    return apply_op(LogSoftmax, (_floating(x),), axis=_axis(x, dim, "log_softmax"))
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias, as torch.nn.functional.linear."""
+    if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"linear: mat1 and mat2 shapes cannot be multiplied: input shape {x.shape}, weight shape "
+            f"{weight.shape} (expected input (..., {weight.shape[-1] if weight.ndim else '?'}))"
+        )
+    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
+        raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {weight.shape}")
+    inputs = (x, weight) if bias is None else (x, weight, bias)
+    dtype = result_type(*inputs)
+    if x.ndim == 1:
+        out = linear(x.unsqueeze(0), weight, bias)
+        return out.squeeze(0)
+    return apply_op(Linear, tuple(t.to(dtype) for t in inputs))
+
+
+def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Softmax cross-entropy of `logits` (N, C) or (C,) against integer class indices `target`
+    (N,) or () (torch.nn.functional.cross_entropy with class-index targets)."""
+    _check_reduction(reduction, "cross_entropy")
+    classes = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if classes.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"cross_entropy: expected integer class indices as target, got dtype {classes.dtype} "
+            "(probability targets are not supported)"
+        )
+    if logits.ndim not in (1, 2) or classes.shape != logits.shape[:-1]:
+        raise ValueError(
+            f"cross_entropy: expected logits (N, C) with target (N,) or logits (C,) with a 0-d target, "
+            f"got logits {logits.shape} and target {classes.shape}"
+        )
+    n_classes = logits.shape[-1]
+    if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
+        bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
+        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n_classes} classes")
+    log_probs = log_softmax(logits, dim=-1)
+    rows = () if logits.ndim == 1 else (np.arange(len(classes)),)
+    picked = log_probs[(*rows, classes)]
+    return _reduce(-picked, reduction)
+
+
+def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Mean (or sum, or elementwise) squared error."""
+    _check_reduction(reduction, "mse_loss")
+    target_shape = np.shape(target.data if isinstance(target, Tensor) else target)
+    if target_shape != input.shape:
+        raise ValueError(f"mse_loss: target size {target_shape} must be the same as input size {input.shape}")
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy on logits (sigmoid folded in, stable for large |input|)."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if not isinstance(target, Tensor):
+        target = _leaf(np.asarray(target, dtype=input.dtype))
+    if target.shape != input.shape:
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: Target size ({target.shape}) must be the same as "
+            f"input size ({input.shape})"
+        )
+    dtype = result_type(input, target)
+    loss = apply_op(BinaryCrossEntropyWithLogits, (input.to(dtype), target.to(dtype)))
+    return _reduce(loss, reduction)
+
+
+def _floating(x: Tensor) -> Tensor:
+    return x if x.dtype.kind == "f" else x.float()
+
+
+def _check_reduction(reduction: str, op: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise ValueError(
+            f"{op}: {reduction!r} is not a valid value for reduction (expected one of {REDUCTIONS})"
+        )
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss

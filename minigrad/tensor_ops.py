@@ -1,0 +1,327 @@
+"""Elementwise ops, matmul and where for `Tensor`: each forward rule beside its derivative rule.
+
+A derivative rule `backward(g, out, *inputs, needs, **params)` returns one gradient per input,
+None where `needs` says the input does not require grad (so no time is spent on the data batch).
+It is written once and serves two paths: ndarrays (the fast path of `backward()`), and Tensors
+(under `grad(..., create_graph=True)`, where the rule builds a differentiable graph). Rules use
+only operators, indexing and the helpers of `tensor_dispatch`; gradients are summed back to each
+input's shape and dtype with `sum_to`. Masks are computed on raw data and never differentiated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from minigrad.tensor_dispatch import cos, data, log, sigmoid_array, sin, sum_to, swap_last, where
+
+
+class TensorOp:
+    """Base of every tensor op: a name (used in error messages), a forward and a derivative rule."""
+
+    name: ClassVar[str]
+
+    @staticmethod
+    def forward(*args: Any, **params: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(g: Any, out: Any, *args: Any, needs: tuple[bool, ...], **params: Any) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+
+# --- binary elementwise ops (numpy broadcasting; gradients summed back to each operand) ---------
+
+
+class Add(TensorOp):
+    name = "add"
+    forward = staticmethod(np.add)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        return (sum_to(g, a) if needs[0] else None, sum_to(g, b) if needs[1] else None)
+
+
+class Sub(TensorOp):
+    name = "sub"
+    forward = staticmethod(np.subtract)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        return (sum_to(g, a) if needs[0] else None, sum_to(-g, b) if needs[1] else None)
+
+
+class Mul(TensorOp):
+    name = "mul"
+    forward = staticmethod(np.multiply)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        return (sum_to(g * b, a) if needs[0] else None, sum_to(g * a, b) if needs[1] else None)
+
+
+class Div(TensorOp):
+    name = "div"
+    forward = staticmethod(np.true_divide)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        grad_a = sum_to(g / b, a) if needs[0] else None
+        grad_b = sum_to(-g * ((a / b) / b), b) if needs[1] else None
+        return grad_a, grad_b
+
+
+class Pow(TensorOp):
+    """a ** b; torch's rules: d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0."""
+
+    name = "pow"
+    forward = staticmethod(np.power)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        grad_a = grad_b = None
+        if needs[0]:
+            grad_a = sum_to(where(data(b) == 0, 0.0, g * (b * a ** (b - 1.0))), a)
+        if needs[1]:
+            at_zero = (data(a) == 0) & (data(b) >= 0)
+            grad_b = sum_to(where(at_zero, 0.0, g * (out * log(a))), b)
+        return grad_a, grad_b
+
+
+def _tie_weights(winner: np.ndarray, tie: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """1 where an operand wins, 1/2 where it ties (torch splits the gradient), else 0."""
+    return (winner + 0.5 * tie).astype(dtype, copy=False)
+
+
+class Maximum(TensorOp):
+    name = "maximum"
+    forward = staticmethod(np.maximum)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        a_data, b_data = data(a), data(b)
+        tie = a_data == b_data
+        grad_a = sum_to(g * _tie_weights(a_data > b_data, tie, g.dtype), a) if needs[0] else None
+        grad_b = sum_to(g * _tie_weights(b_data > a_data, tie, g.dtype), b) if needs[1] else None
+        return grad_a, grad_b
+
+
+class Minimum(TensorOp):
+    name = "minimum"
+    forward = staticmethod(np.minimum)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        a_data, b_data = data(a), data(b)
+        tie = a_data == b_data
+        grad_a = sum_to(g * _tie_weights(a_data < b_data, tie, g.dtype), a) if needs[0] else None
+        grad_b = sum_to(g * _tie_weights(b_data < a_data, tie, g.dtype), b) if needs[1] else None
+        return grad_a, grad_b
+
+
+class Where(TensorOp):
+    """`a` where `cond` else `b`; cond is a boolean array (a constant of the op)."""
+
+    name = "where"
+
+    @staticmethod
+    def forward(a, b, *, cond):
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs, cond):
+        grad_a = sum_to(where(cond, g, 0.0), a) if needs[0] else None
+        grad_b = sum_to(where(cond, 0.0, g), b) if needs[1] else None
+        return grad_a, grad_b
+
+
+# --- unary elementwise ops ---------------------------------------------------------------------
+
+
+class Neg(TensorOp):
+    name = "neg"
+    forward = staticmethod(np.negative)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (-g,)
+
+
+class ReLU(TensorOp):
+    """max(a, 0); derivative 0 at a == 0, as torch."""
+
+    name = "relu"
+
+    @staticmethod
+    def forward(a):
+        return np.maximum(a, 0)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (where(data(a) > 0, g, 0.0),)
+
+
+class Tanh(TensorOp):
+    name = "tanh"
+    forward = staticmethod(np.tanh)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * (1.0 - out * out),)
+
+
+class Sigmoid(TensorOp):
+    name = "sigmoid"
+    forward = staticmethod(sigmoid_array)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * (1.0 - out) * out,)
+
+
+class Exp(TensorOp):
+    name = "exp"
+    forward = staticmethod(np.exp)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * out,)
+
+
+class Log(TensorOp):
+    name = "log"
+    forward = staticmethod(np.log)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g / a,)
+
+
+class Sin(TensorOp):
+    name = "sin"
+    forward = staticmethod(np.sin)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * cos(a),)
+
+
+class Cos(TensorOp):
+    name = "cos"
+    forward = staticmethod(np.cos)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * -sin(a),)
+
+
+class Sqrt(TensorOp):
+    name = "sqrt"
+    forward = staticmethod(np.sqrt)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g / (2.0 * out),)
+
+
+class Abs(TensorOp):
+    """|a|; derivative sign(a), so 0 at a == 0, as torch."""
+
+    name = "abs"
+    forward = staticmethod(np.abs)
+
+    @staticmethod
+    def backward(g, out, a, *, needs):
+        return (g * np.sign(data(a)),)
+
+
+class Clamp(TensorOp):
+    """a limited to [low, high] (either may be None); gradient passes where low <= a <= high, as torch."""
+
+    name = "clamp"
+
+    @staticmethod
+    def forward(a, *, low, high):
+        return np.clip(a, low, high)
+
+    @staticmethod
+    def backward(g, out, a, *, needs, low, high):
+        a_data = data(a)
+        inside = np.ones(a_data.shape, dtype=bool)
+        if low is not None:
+            inside &= a_data >= low
+        if high is not None:
+            inside &= a_data <= high
+        return (where(inside, g, 0.0),)
+
+
+class Cast(TensorOp):
+    """The same values in another dtype; the gradient is cast back to the input's dtype."""
+
+    name = "to"
+
+    @staticmethod
+    def forward(a, *, dtype):
+        return a.astype(dtype)
+
+    @staticmethod
+    def backward(g, out, a, *, needs, dtype):
+        return (sum_to(g, a),)
+
+
+# --- matrix product ----------------------------------------------------------------------------
+
+
+class MatMul(TensorOp):
+    """torch.matmul: 1-D operands are promoted to matrices and the added dim removed again;
+    batch dims broadcast, and their gradients are summed back."""
+
+    name = "matmul"
+    forward = staticmethod(np.matmul)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs):
+        if a.ndim == 2 and b.ndim == 2:  # the common case, spelled out
+            grad_a = g @ swap_last(b) if needs[0] else None
+            grad_b = swap_last(a) @ g if needs[1] else None
+            return grad_a, grad_b
+        a2 = a if a.ndim > 1 else a.reshape((1, a.shape[0]))
+        b2 = b if b.ndim > 1 else b.reshape((b.shape[0], 1))
+        if a.ndim == 1 and b.ndim == 1:
+            g2 = g.reshape((1, 1))
+        elif a.ndim == 1:
+            g2 = g.reshape((*g.shape[:-1], 1, g.shape[-1]))
+        elif b.ndim == 1:
+            g2 = g.reshape((*g.shape, 1))
+        else:
+            g2 = g
+        grad_a = sum_to(g2 @ swap_last(b2), a2).reshape(a.shape) if needs[0] else None
+        grad_b = sum_to(swap_last(a2) @ g2, b2).reshape(b.shape) if needs[1] else None
+        return grad_a, grad_b
+
+
+def check_matmul(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """Raise torch-like errors for operands matmul cannot multiply."""
+    if not a_shape or not b_shape:
+        raise RuntimeError(
+            "matmul: both arguments to matmul need to be at least 1D, "
+            f"but they are {len(a_shape)}D and {len(b_shape)}D (shapes {a_shape} and {b_shape})"
+        )
+    k_a = a_shape[-1]
+    k_b = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
+    if k_a != k_b:
+        a2 = a_shape if len(a_shape) > 1 else (1, *a_shape)
+        b2 = b_shape if len(b_shape) > 1 else (*b_shape, 1)
+        raise RuntimeError(
+            f"matmul: mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a2[-2:]))} and "
+            f"{'x'.join(map(str, b2[-2:]))}): input shapes {a_shape} and {b_shape}, inner sizes "
+            f"{k_a} and {k_b} differ"
+        )
+    try:
+        np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise RuntimeError(
+            f"matmul: batch dimensions {a_shape[:-2]} and {b_shape[:-2]} cannot be broadcast "
+            f"(input shapes {a_shape} and {b_shape})"
+        ) from None
