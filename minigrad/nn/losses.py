@@ -13,6 +13,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from minigrad import floatmath as fm
 from minigrad.scalar_ops import ScalarOp
 from minigrad.value import Value, apply_op
@@ -21,29 +23,32 @@ Scalar = Value | int | float
 Batch = Scalar | Sequence[Scalar]
 
 _REDUCTIONS = ("mean", "sum", "none")
+_BCE_EPSILON = float(np.float32(1e-12))  # torch clamps p(1 - p) at 1e-12 as a float32 constant
 
 
 # --- ops with a numerically careful forward and torch's derivative --------------------------------
 
 
-class Softplus(ScalarOp):
-    """log(1 + e^x) computed as max(x, 0) + log1p(e^-|x|): no overflow; derivative sigmoid(x)."""
+class BinaryCrossEntropyWithLogits(ScalarOp):
+    """(1 - t) x + log(1 + e^-x), the cross-entropy of sigmoid(x) against t, in torch's form:
+    finite for any logit, and with torch's derivatives sigmoid(x) - t and -x."""
 
-    name = "softplus"
-
-    @staticmethod
-    def forward(x: float) -> float:
-        return max(x, 0.0) + math.log1p(fm.exp(-abs(x)))
+    name = "bce_with_logits"
 
     @staticmethod
-    def backward(g, out, x):
-        return (g * (fm.sigmoid(x) if isinstance(x, float) else x.sigmoid()),)
+    def forward(x: float, t: float) -> float:
+        return (1.0 - t) * x + _softplus(-x)
+
+    @staticmethod
+    def backward(g, out, x, t):
+        sigmoid = fm.sigmoid(x) if isinstance(x, float) else x.sigmoid()
+        return g * (sigmoid - t), -g * x
 
 
 class BinaryCrossEntropy(ScalarOp):
     """-(t log p + (1 - t) log(1 - p)) for probability p and constant target t, torch's way:
     each log is clamped at -100 (so p = 0 or 1 gives a finite loss) and the derivative
-    (p - t) / (p (1 - p)) has its denominator clamped at 1e-12."""
+    (p - t) / (p (1 - p)) has its denominator clamped at 1e-12 (float32)."""
 
     name = "bce"
 
@@ -54,13 +59,13 @@ class BinaryCrossEntropy(ScalarOp):
     @staticmethod
     def backward(g, out, p, t):
         if isinstance(p, float):
-            return (g * (p - t) / max((1.0 - p) * p, 1e-12),)
+            return (g * (p - t) / max((1.0 - p) * p, _BCE_EPSILON),)
         return (g * (p - t) / ((1.0 - p) * p),)  # differentiable path (create_graph): no clamp
 
 
-def softplus(x: Value) -> Value:
-    """log(1 + e^x) for a Value, stable for any x (torch.nn.functional.softplus)."""
-    return apply_op(Softplus, x)
+def _softplus(x: float) -> float:
+    """log(1 + e^x) as max(x, 0) + log1p(e^-|x|): no overflow, no cancellation."""
+    return max(x, 0.0) + math.log1p(fm.exp(-abs(x)))
 
 
 # --- losses --------------------------------------------------------------------------------------
@@ -75,11 +80,12 @@ def mse_loss(predictions: Batch, targets: Batch, reduction: str = "mean") -> Any
 def binary_cross_entropy_with_logits(logits: Batch, targets: Batch, reduction: str = "mean") -> Any:
     """Binary cross-entropy of sigmoid(logit) against targets in [0, 1], never forming sigmoid.
 
-    Written (1 - t) x + softplus(-x), torch's formula, so it is finite and accurate for any logit
-    and its gradient is sigmoid(x) - t. Prefer this over `binary_cross_entropy` for raw scores.
+    One op per element, (1 - t) x + log(1 + e^-x) with gradient sigmoid(x) - t exactly as torch
+    computes them: finite and accurate for any logit. Prefer it over `binary_cross_entropy` for
+    raw scores. Targets may be Values (they then get the gradient -x).
     """
     xs, tgts = _pair("binary_cross_entropy_with_logits", logits, targets, reduction)
-    return _reduce([(1 - t) * x + softplus(-x) for x, t in zip(xs, tgts)], reduction)
+    return _reduce([apply_op(BinaryCrossEntropyWithLogits, x, t) for x, t in zip(xs, tgts)], reduction)
 
 
 def binary_cross_entropy(probabilities: Batch, targets: Batch, reduction: str = "mean") -> Any:
