@@ -1,0 +1,475 @@
+"""`gradcheck` and `gradgradcheck`: minigrad's analytical gradients against numerical ones.
+
+Slow mode compares every Jacobian entry (output k, input j) — rows from one backward pass per
+output element, columns from central differences — and also one backward pass with a random
+cotangent against vᵀ·J (so a rule that ignores its incoming gradient cannot pass by luck).
+Entries that fail against central differences are re-measured with the accurate oracle
+(mpmath when the function runs on `MPValue`s, else Richardson extrapolation) before they count,
+so the default tolerance can be tight without false alarms; failing entries are then probed for
+kinks. Fast mode compares the single number vᵀJu (one backward pass, one Richardson directional
+derivative) and reruns slow mode on failure to name the wrong entries.
+
+Also checked, as torch does: backward twice gives identical gradients (reentrancy), a zero
+cotangent gives zero gradients, each gradient has its input's shape and dtype, and the inputs
+(data and `.grad`) are left unmodified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import minigrad
+from gradcheck import kinks, oracle
+from gradcheck.failure import FastCheck, GradcheckError, GradcheckResult, Mismatch, literal
+from gradcheck.numerical import DEFAULT_EPS, FlatFunction, is_node, is_value, jacobian_column, make_tensor
+from gradcheck.tolerance import Tolerance, policy_for
+
+MAX_REPORTED = 20
+
+
+def gradcheck(
+    f: Callable[..., Any],
+    inputs: Sequence[Any],
+    *,
+    eps: float = DEFAULT_EPS,
+    atol: float | None = None,
+    rtol: float | None = None,
+    fast_mode: bool = False,
+    raise_exception: bool = True,
+    seed: int = 0,
+    nondet_tol: float = 0.0,
+    check_kinks: bool = True,
+) -> GradcheckResult:
+    """Check minigrad's gradients of `f(*inputs)` against numerical derivatives.
+
+    `inputs` are Values or Tensors (floats become Values, numpy arrays become Tensors). Without
+    atol/rtol the tolerance is `tolerance.policy_for` the ops recorded in f's graph. Returns a
+    `GradcheckResult`; raises `GradcheckError` on failure when `raise_exception`.
+    """
+    return _Checker(f, inputs, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradcheck").run(
+        fast_mode, raise_exception
+    )
+
+
+def gradgradcheck(
+    f: Callable[..., Any],
+    inputs: Sequence[Any],
+    *,
+    eps: float = DEFAULT_EPS,
+    atol: float | None = None,
+    rtol: float | None = None,
+    fast_mode: bool = False,
+    raise_exception: bool = True,
+    seed: int = 0,
+    nondet_tol: float = 0.0,
+    check_kinks: bool = True,
+) -> GradcheckResult:
+    """Check second derivatives: the first derivative vᵀJ, built with `create_graph=True`, is
+    itself gradchecked as a function of the inputs and of the cotangent v (random, fixed by seed)."""
+    leaves = _leaves(inputs)
+    with minigrad.enable_grad():
+        outputs = _output_nodes(f(*leaves))
+    rng = np.random.default_rng(seed + 1)
+    cotangents = [_cotangent_leaf(out, rng) for out in outputs]
+    count = len(leaves)
+
+    def first_derivative(*args: Any) -> tuple[Any, ...]:
+        xs, vs = list(args[:count]), list(args[count:])
+        with minigrad.enable_grad():
+            outs = _output_nodes(f(*xs))
+            return minigrad.grad(outs, xs, grad_outputs=vs, create_graph=True, materialize_grads=True)
+
+    first_derivative.__qualname__ = f"first_derivative_of_{getattr(f, '__name__', 'f')}"
+    checker = _Checker(
+        first_derivative, leaves + cotangents, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradgradcheck"
+    )
+    checker.original = (f, leaves)
+    return checker.run(fast_mode, raise_exception)
+
+
+# --- preparing inputs and outputs ---------------------------------------------------------------
+
+
+def _leaves(inputs: Sequence[Any]) -> list[Any]:
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Sequence) or is_node(inputs):
+        raise TypeError(f"gradcheck: inputs must be a list or tuple, got {type(inputs).__name__}")
+    leaves = []
+    for j, obj in enumerate(inputs):
+        if is_node(obj):
+            leaves.append(obj)
+        elif isinstance(obj, (int, float, np.floating, np.integer)) and not isinstance(obj, bool):
+            leaves.append(minigrad.Value(float(obj)))
+        elif isinstance(obj, np.ndarray):
+            tensor_type = getattr(minigrad, "Tensor", None)
+            if tensor_type is None:
+                raise TypeError(f"gradcheck: input {j} is a numpy array but minigrad has no Tensor yet")
+            leaves.append(make_tensor(tensor_type, obj.astype(np.float64), requires_grad=True))
+        else:
+            raise TypeError(
+                f"gradcheck: input {j} is a {type(obj).__name__}; expected a minigrad Value or Tensor "
+                "(or a float / numpy array to wrap)"
+            )
+    return leaves
+
+
+def _output_nodes(out: Any) -> list[Any]:
+    items = list(out) if isinstance(out, (tuple, list)) else [out]
+    for k, item in enumerate(items):
+        if not is_node(item):
+            raise TypeError(
+                f"gradcheck: output {k} is a {type(item).__name__} ({item!r}), not a minigrad Value or "
+                "Tensor; return only outputs computed from the inputs"
+            )
+    return items
+
+
+def _cotangent_leaf(out: Any, rng: np.random.Generator) -> Any:
+    if is_value(out):
+        return type(out)(float(rng.standard_normal()))
+    data = np.asarray(out.data)
+    return make_tensor(type(out), rng.standard_normal(data.shape).astype(data.dtype), requires_grad=True)
+
+
+def _snapshot(obj: Any) -> tuple[np.ndarray, Any]:
+    grad = getattr(obj, "grad", None)
+    grad_copy = None if grad is None else np.array(grad.data if is_node(grad) else grad, dtype=np.float64)
+    return np.array(obj.data, dtype=np.float64, copy=True), grad_copy
+
+
+def _op_names(outputs: list[Any]) -> set[str]:
+    names = set()
+    for node in minigrad.autograd.topological_order(outputs):
+        name = getattr(node, "_op", None) or getattr(node, "grad_fn", None)
+        if name:
+            names.add(str(name))
+    return names
+
+
+# --- the checker ------------------------------------------------------------------------------
+
+
+class _Checker:
+    """One check of one function at one point: holds the graph, the numerics and the findings."""
+
+    def __init__(
+        self,
+        f: Callable[..., Any],
+        inputs: Sequence[Any],
+        eps: float,
+        atol: float | None,
+        rtol: float | None,
+        seed: int,
+        nondet_tol: float,
+        check_kinks: bool,
+        name: str,
+    ) -> None:
+        self.f = f
+        self.leaves = _leaves(inputs)
+        self.eps = eps
+        self.seed = seed
+        self.nondet_tol = nondet_tol
+        self.check_kinks = check_kinks
+        self.name = name
+        self.original: tuple[Callable[..., Any], list[Any]] | None = None
+        self.problems: list[str] = []
+        self.notes: list[str] = []
+        self.before = [_snapshot(leaf) for leaf in self.leaves]
+        with minigrad.enable_grad():
+            self.outputs = _output_nodes(f(*self.leaves))
+        self.func = FlatFunction(f, self.leaves)
+        self.ops = _op_names(self.outputs)
+        if atol is None and rtol is None:
+            self.tolerance = policy_for(self.ops)
+        else:
+            default = policy_for(self.ops)
+            self.tolerance = Tolerance(
+                default.atol if atol is None else atol, default.rtol if rtol is None else rtol
+            )
+        self.explicit = atol is not None or rtol is not None
+        self._check_float64()
+        self.rng = np.random.default_rng(seed)
+        self._shape_checked = False
+        self._oracle_generic: bool | None = None
+        self.failed_entries = 0
+
+    def _check_float64(self) -> None:
+        for j, leaf in enumerate(self.leaves):
+            data = leaf.data
+            if isinstance(data, np.ndarray) and data.dtype != np.float64 and not self.explicit:
+                raise ValueError(
+                    f"{self.name}: input {j} is {data.dtype}; the default tolerances are for float64 "
+                    "(float32 gradients carry ~1e-7 relative rounding). Use float64 inputs, or pass atol and "
+                    "rtol explicitly (e.g. atol=1e-4, rtol=1e-3 for float32)"
+                )
+
+    # --- analytical side ------------------------------------------------------------------------
+
+    def vjp(self, v: np.ndarray) -> np.ndarray:
+        """vᵀJ from one minigrad backward pass, flattened; checks gradient shapes and dtypes once."""
+        cotangents = []
+        for k, out in enumerate(self.outputs):
+            part = v[self.func.output_offsets[k] : self.func.output_offsets[k + 1]]
+            if is_value(out):
+                cotangents.append(float(part[0]))
+            else:
+                data = np.asarray(out.data)
+                cotangents.append(part.reshape(data.shape).astype(data.dtype))
+        grads = minigrad.grad(self.outputs, self.leaves, grad_outputs=cotangents, allow_unused=True)
+        flat = []
+        for j, (leaf, g) in enumerate(zip(self.leaves, grads)):
+            if g is None:
+                flat.append(np.zeros(self.func.slots[j].size))
+                continue
+            if not self._shape_checked:
+                self._check_grad_type(j, leaf, g)
+            flat.append(np.asarray(g.data if is_node(g) else g, dtype=np.float64).ravel())
+        self._shape_checked = True
+        return np.concatenate(flat) if flat else np.zeros(0)
+
+    def _check_grad_type(self, j: int, leaf: Any, g: Any) -> None:
+        if is_value(leaf):
+            if not isinstance(g, float):
+                self.problems.append(
+                    f"gradient of input {j} is a {type(g).__name__}, expected a float like the Value's data"
+                )
+            return
+        got = np.asarray(g.data if is_node(g) else g)
+        want = np.asarray(leaf.data)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            self.problems.append(
+                f"gradient of input {j} has shape {got.shape} and dtype {got.dtype}; the input has shape "
+                f"{want.shape} and dtype {want.dtype}"
+            )
+
+    def analytical_jacobian(self) -> np.ndarray:
+        rows = np.empty((self.func.m, self.func.n))
+        for r in range(self.func.m):
+            unit = np.zeros(self.func.m)
+            unit[r] = 1.0
+            rows[r] = self.vjp(unit)
+        return rows
+
+    # --- numerical side -------------------------------------------------------------------------
+
+    def accurate_column(self, i: int) -> tuple[np.ndarray, str]:
+        """Column i from the best oracle: mpmath for functions generic over scalars, else Richardson.
+
+        The first mpmath column is cross-checked against Richardson's: a function that drops to
+        float inside (math.exp on an MPValue) disagrees with it and is never trusted again.
+        """
+        richardson = oracle.richardson_column(self.func, i)
+        if self._oracle_generic is not False and all(s.kind in ("float", "value") for s in self.func.slots):
+            column = np.empty(self.func.m)
+            for r in range(self.func.m):
+                unit = np.zeros(self.func.m)
+                unit[r] = 1.0
+                gradient = oracle.mpmath_gradient(self.f, self.func.x, unit, [i])
+                if gradient is None:
+                    self._oracle_generic = False
+                    break
+                column[r] = gradient[i]
+            else:
+                if self._oracle_generic is None:
+                    slack = 1e3 * richardson.error + 1e-9 * (1.0 + np.abs(column))
+                    self._oracle_generic = bool(np.all(np.abs(column - richardson.value) <= slack))
+                if self._oracle_generic:
+                    return column, "mpmath"
+        return richardson.value, "richardson"
+
+    # --- the checks -------------------------------------------------------------------------------
+
+    def run(self, fast_mode: bool, raise_exception: bool) -> GradcheckResult:
+        if not np.all(np.isfinite(self.func.fx)):
+            self.notes.append(
+                "the function's value is not finite here; gradients there are conventions, not derivatives"
+            )
+        self.check_backward_laws()
+        fast = None
+        mode = "slow"
+        mismatches: list[Mismatch] = []
+        if fast_mode:
+            fast = self.fast_check()
+            mode = "fast"
+            if not fast.passed:
+                mode = "fast, then slow"
+                mismatches = self.slow_check()
+                if not mismatches and not self.problems:
+                    self.notes.append(
+                        "fast mode disagreed but every entry passed in slow mode: the error is spread thinly "
+                        "over many entries, or the function is not smooth along the random direction"
+                    )
+        else:
+            mismatches = self.slow_check()
+        self.check_inputs_unmodified()
+        passed = not mismatches and not self.problems and (fast is None or fast.passed or mode != "fast")
+        result = GradcheckResult(
+            passed=passed,
+            check=self.name,
+            mode=mode,
+            tolerance=self.tolerance,
+            mismatches=mismatches,
+            problems=self.problems,
+            notes=self.notes,
+            fast=fast,
+            reproduce="" if passed else self.reproducer(mismatches),
+            evaluations=self.func.evaluations,
+            failed_entries=max(self.failed_entries, len(mismatches)),
+        )
+        if not passed and raise_exception:
+            raise GradcheckError(result)
+        return result
+
+    def check_backward_laws(self) -> None:
+        v = self.rng.standard_normal(self.func.m)
+        first, second = self.vjp(v), self.vjp(v)
+        if not np.all((np.abs(first - second) <= self.nondet_tol) | (np.isnan(first) & np.isnan(second))):
+            worst = int(np.nanargmax(np.abs(first - second)))
+            j, index = self.func.locate_input(worst)
+            self.problems.append(
+                "backward is not reentrant: two backward passes with the same cotangent gave "
+                f"{first[worst]!r} and {second[worst]!r} for input {j}{list(index) if index else ''} "
+                f"(nondet_tol {self.nondet_tol})"
+            )
+        zero = self.vjp(np.zeros(self.func.m))
+        if np.any(zero != 0):
+            worst = int(np.argmax(np.abs(np.nan_to_num(zero, nan=np.inf))))
+            j, index = self.func.locate_input(worst)
+            self.problems.append(
+                f"a zero cotangent gave a non-zero gradient {zero[worst]!r} for input {j}"
+                f"{list(index) if index else ''}"
+            )
+
+    def check_inputs_unmodified(self) -> None:
+        for j, (leaf, (data, grad)) in enumerate(zip(self.leaves, self.before)):
+            now_data, now_grad = _snapshot(leaf)
+            if not np.array_equal(now_data, data, equal_nan=True):
+                self.problems.append(
+                    f"input {j} was modified: its data changed from {data!r} to {now_data!r}"
+                )
+            if (grad is None) != (now_grad is None) or (
+                grad is not None and not np.array_equal(grad, now_grad, equal_nan=True)
+            ):
+                self.problems.append(
+                    f"input {j}'s .grad was modified by the check (from {grad!r} to {now_grad!r})"
+                )
+
+    def slow_check(self) -> list[Mismatch]:
+        func, tol = self.func, self.tolerance
+        analytical = self.analytical_jacobian()
+        numerical = np.empty((func.m, func.n))
+        methods = np.full((func.m, func.n), "central", dtype=object)
+        for i in range(func.n):
+            column = jacobian_column(func, i, self.eps)
+            bad = ~tol.accepts(analytical[:, i], column)
+            if np.any(bad):
+                better, method = self.accurate_column(i)
+                column = np.where(bad, better, column)
+                methods[bad, i] = method
+            numerical[:, i] = column
+        mismatches = []
+        failing = ~tol.accepts(analytical, numerical)
+        kink_by_column: dict[int, kinks.Differentiability | None] = {}
+        for r, i in zip(*np.nonzero(failing)):
+            if len(mismatches) >= MAX_REPORTED:
+                self.notes.append(
+                    f"{int(failing.sum())} entries failed; only the first {MAX_REPORTED} are reported"
+                )
+                break
+            kink = self._kink(int(i), kink_by_column)
+            k, out_index = func.locate_output(int(r))
+            j, in_index = func.locate_input(int(i))
+            mismatches.append(
+                Mismatch(
+                    k,
+                    out_index,
+                    j,
+                    in_index,
+                    float(analytical[r, i]),
+                    float(numerical[r, i]),
+                    str(methods[r, i]),
+                    tol,
+                    kink,
+                )
+            )
+        if not mismatches:
+            mismatches = self.random_cotangent_check(numerical)
+        return mismatches
+
+    def random_cotangent_check(self, numerical: np.ndarray) -> list[Mismatch]:
+        """vᵀJ from one backward pass with a random v, against vᵀ·(numerical J)."""
+        v = self.rng.standard_normal(self.func.m)
+        analytical = self.vjp(v)
+        expected = v @ numerical
+        allowed = np.abs(v) @ self.tolerance.allowed(numerical)
+        with np.errstate(invalid="ignore"):
+            bad = ~((np.abs(analytical - expected) <= allowed) | (np.isnan(analytical) & np.isnan(expected)))
+        mismatches = []
+        self.failed_entries = int(bad.sum())
+        for i in np.nonzero(bad)[0][:MAX_REPORTED]:
+            j, in_index = self.func.locate_input(int(i))
+            scaled = Tolerance(
+                float(np.abs(v) @ np.full(self.func.m, self.tolerance.atol)), self.tolerance.rtol
+            )
+            mismatches.append(
+                Mismatch(
+                    None, (), j, in_index, float(analytical[i]), float(expected[i]), "central", scaled, None
+                )
+            )
+        if mismatches:
+            self.notes.append(
+                "every Jacobian entry passed with unit cotangents but a random cotangent v = "
+                f"{np.array2string(v, precision=6)} did not: "
+                "a derivative rule mishandles its incoming gradient"
+            )
+        return mismatches
+
+    def fast_check(self) -> FastCheck:
+        u = self.rng.standard_normal(self.func.n)
+        v = self.rng.standard_normal(self.func.m)
+        if u.size:
+            u /= np.linalg.norm(u)
+        if v.size:
+            v /= np.linalg.norm(v)
+        analytical = float(self.vjp(v) @ u)
+        numerical = float(v @ oracle.richardson_directional(self.func, u).value)
+        return FastCheck(analytical, numerical, self.tolerance)
+
+    def _kink(
+        self, i: int, cache: dict[int, kinks.Differentiability | None]
+    ) -> kinks.Differentiability | None:
+        if not self.check_kinks:
+            return None
+        if i not in cache:
+            cache[i] = kinks.probe(self.func, [i])
+        return cache[i]
+
+    # --- reporting --------------------------------------------------------------------------------
+
+    def reproducer(self, mismatches: list[Mismatch]) -> str:
+        f, leaves = self.original if self.original is not None else (self.f, self.leaves)
+        call = "gradgradcheck" if self.original is not None else "gradcheck"
+        kinds = {type(leaf).__name__ for leaf in leaves}
+        lines = [
+            "    import numpy as np",
+            f"    from minigrad import {', '.join(sorted(kinds))}",
+            f"    from gradcheck import {call}",
+        ]
+        module = getattr(f, "__module__", None)
+        name = getattr(f, "__qualname__", "")
+        if module and name and "<" not in name:
+            top = name.split(".")[0]
+            lines.append(f"    from {module} import {top}")
+            lines.append(f"    f = {name}")
+        else:
+            lines.append(f"    f = ...  # {module}.{name}")
+            with contextlib.suppress(OSError, TypeError):
+                lines.append("    # defined as: " + inspect.getsource(f).strip().splitlines()[0])
+        inputs = ", ".join(literal(leaf) for leaf in leaves)
+        tol = self.tolerance
+        lines.append(f"    {call}(f, [{inputs}], atol={tol.atol!r}, rtol={tol.rtol!r}, seed={self.seed})")
+        return "\n".join(lines)
