@@ -63,19 +63,22 @@ def render_graph(root: Any, path: str | os.PathLike[str], format: str = "svg") -
 
 
 def _show(x: Any) -> str:
-    """A number to four significant digits; an array by its shape and dtype; None as None."""
+    """A number to four significant digits; an array (or a Tensor's) by dtype and shape; None as None."""
     if x is None:
         return "None"
     if isinstance(x, (int, float)):
         return f"{x:.4g}"
-    array = getattr(x, "data", x)
-    if hasattr(array, "shape"):
-        return f"{getattr(array, 'dtype', '')} {tuple(array.shape)}".strip()
-    return str(x)
+    array = x if hasattr(x, "shape") and hasattr(x, "dtype") else getattr(x, "data", x)
+    if not hasattr(array, "shape"):
+        return str(x)
+    text = f"{array.dtype} {tuple(array.shape)}"
+    return f"{text} {float(array.reshape(-1)[0]):.4g}" if array.size == 1 else text
 
 
 def _op_label(node: Any) -> str:
-    op = getattr(node, "_op", "") or "?"
+    """The op's name (a Value's `_op`, a Tensor's rule name), with the constant operand if any."""
+    rule = getattr(node, "_rule", None)
+    op = getattr(node, "_op", None) or getattr(rule, "name", None) or type(rule).__name__
     const = getattr(node, "_const", None)
     return op if const is None else f"{op}, c={const:.4g}"
 
