@@ -30,6 +30,8 @@ class Optimizer:
             raise ValueError("optimizer got an empty parameter list")
         seen: set[int] = set()
         for index, p in enumerate(self.params):
+            if isinstance(p, dict):
+                raise TypeError("parameter groups (dicts) are not supported: pass one list of parameters")
             if not hasattr(p, "_local_grads"):
                 raise TypeError(
                     f"optimizer can only optimize Values and Tensors, but parameter {index} is "

@@ -43,7 +43,7 @@ class Module:
 
 
 def _walk(root: Any) -> Iterator[Any]:
-    """Parameters inside `root` in order; iterative so that deep nesting cannot overflow the stack."""
+    """Parameters inside `root` in order: containers are walked with a stack, sub-modules asked."""
     stack = [root]
     while stack:
         obj = stack.pop()

@@ -177,6 +177,7 @@ def test_nan_learning_rate_is_rejected():
         ([], ValueError, "optimizer got an empty parameter list"),
         (Value(1.0), TypeError, "should be an iterable of Values or Tensors, but got Value"),
         ([Value(1.0), 2.0], TypeError, "parameter 1 is float 2.0"),
+        ([{"params": [Value(1.0)]}], TypeError, r"parameter groups \(dicts\) are not supported"),
     ],
 )
 def test_bad_parameter_lists_raise_clear_errors(params, error, message):
@@ -194,3 +195,18 @@ def test_parameters_can_be_a_generator():
     model = MLP(2, [2, 1], rng=0)
     opt = SGD((p for p in model.parameters()), lr=0.1)
     assert [id(p) for p in opt.params] == [id(p) for p in model.parameters()]
+
+
+def test_momentum_buffer_does_not_share_memory_with_the_gradient():
+    w0 = np.array([1.0, -2.0])
+    w = minigrad.Tensor(w0.copy(), requires_grad=True)
+    tw = torch.tensor(w0, requires_grad=True)
+    ours, theirs = SGD([w], lr=0.1, momentum=0.9), torch.optim.SGD([tw], lr=0.1, momentum=0.9)
+    for _ in range(3):
+        (w * w).sum().backward()
+        ours.step()
+        w.grad.data[...] = 0.0  # zeroing in place, like torch's zero_grad(set_to_none=False)
+        (tw * tw).sum().backward()
+        theirs.step()
+        theirs.zero_grad(set_to_none=False)
+    np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=0, atol=1e-15)
