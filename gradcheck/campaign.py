@@ -7,13 +7,18 @@ Failures are shrunk (in the pool too) and saved to the regression corpus by the 
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,11 +46,15 @@ class Settings:
     tensor: bool = False
     jobs: int = 1
     max_shrink: int = 10
+    points: int = 4
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
         ops = ", ".join(self.ops) if self.ops else "all registry ops"
-        return f"{self.graphs} random {kind} graphs, seed {self.seed}, engine {self.engine}, ops: {ops}"
+        return (
+            f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
+            f"engine {self.engine}, ops: {ops}"
+        )
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,8 @@ class GraphRecord:
     figures: dict[str, float | None]
     problems: tuple[str, ...] = ()
     failure: Failure | None = None
+    points_checked: int = 1
+    points_skipped: int = 0
 
 
 @dataclass
@@ -289,6 +300,284 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
+
+
+# --- the real thing: generate.py's graphs, parity.py's three-way check ------------------------
+
+
+def scalar_ops() -> tuple[str, ...]:
+    """The registry's scalar ops (a scalar campaign draws from these)."""
+    from gradcheck import registry
+
+    return tuple(registry.SCALAR_OPS)
+
+
+def tensor_ops() -> tuple[str, ...]:
+    """The registry's tensor ops (empty until the registry has any)."""
+    from gradcheck import registry
+
+    return tuple(getattr(registry, "TENSOR_OPS", ()))
+
+
+def load_adapter(name: str) -> Any:
+    """The engine adapter for `name`; CampaignError when it is unknown or its constructor raises."""
+    from gradcheck.backends import UnknownEngineError, load_engine
+
+    try:
+        return load_engine(name)
+    except UnknownEngineError as exc:
+        raise CampaignError(str(exc)) from None
+    except Exception as exc:
+        raise CampaignError(
+            f"engine {name!r}: loading its adapter raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def campaign_ops(settings: Settings, adapter: Any) -> tuple[str, ...]:
+    """The ops a campaign draws from, in registry order: --ops, or all the engine supports."""
+    pool = tensor_ops() if settings.tensor else scalar_ops()
+    if settings.tensor and not pool:
+        raise CampaignError("the registry has no tensor ops yet: tensor campaigns cannot run")
+    if settings.ops is None:
+        ops = tuple(op for op in pool if op in adapter.ops)
+        if not ops:
+            kind = "tensor" if settings.tensor else "scalar"
+            raise CampaignError(f"engine {settings.engine!r} supports none of the registry's {kind} ops")
+        return ops
+    from gradcheck import registry
+
+    unknown = [op for op in settings.ops if op not in registry.REGISTRY]
+    if unknown:
+        raise CampaignError(f"unknown op(s) {unknown}; the registry has {sorted(registry.REGISTRY)}")
+    wrong_kind = [op for op in settings.ops if op not in pool]
+    if wrong_kind:
+        kind = "tensor" if settings.tensor else "scalar"
+        other = "drop --tensor" if settings.tensor else "add --tensor"
+        raise CampaignError(f"op(s) {wrong_kind} are not {kind} ops ({other}?); {kind} ops: {list(pool)}")
+    unsupported = [op for op in settings.ops if op not in adapter.ops]
+    if unsupported:
+        supported = sorted(adapter.ops)
+        raise CampaignError(
+            f"engine {settings.engine!r} does not support op(s) {unsupported}; it supports {supported}"
+        )
+    return tuple(dict.fromkeys(settings.ops))
+
+
+def validate(settings: Settings) -> tuple[str, ...]:
+    """Check engine, ops and graph kind before any work; return the ops. Raises CampaignError.
+
+    The adapter must also evaluate a one-op graph of each op: an adapter that raises there is
+    broken (bad input), not an engine finding.
+    """
+    adapter = load_adapter(settings.engine)
+    if settings.tensor and not getattr(adapter, "tensor", False):
+        raise CampaignError(f"engine {settings.engine!r} evaluates scalar graphs only; drop --tensor")
+    if not settings.tensor and getattr(adapter, "tensor", False):
+        raise CampaignError(f"engine {settings.engine!r} evaluates tensor graphs: add --tensor")
+    ops = campaign_ops(settings, adapter)
+    _smoke_test(settings, adapter, ops)
+    return ops
+
+
+def _smoke_test(settings: Settings, adapter: Any, ops: Sequence[str]) -> None:
+    from gradcheck.generate import Sizes, random_graph
+    from gradcheck.registry import REGISTRY
+
+    one_op = Sizes(inputs=(2, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
+    for op in ops:
+        rng = np.random.default_rng([settings.seed, 0])
+        graph = random_graph(rng, ops=[op], tensor=settings.tensor, sizes=one_op)
+        if not graph.nodes:
+            continue
+        values = graph.input_values(0)
+        try:
+            adapter.run(graph, values, [1.0] * len(graph.outputs))
+        except Exception as exc:
+            node = graph.nodes[0]
+            code = REGISTRY[op].snippet([graph.name_of(a) for a in node.args], node.attr, "minigrad")
+            at = ", ".join(f"{inp.name}={v!r}" for inp, v in zip(graph.inputs, values))
+            raise CampaignError(
+                f"engine {settings.engine!r}: its adapter raised {type(exc).__name__}: {exc} "
+                f"evaluating `{code}` at {at}; fix the adapter (or leave {op!r} out of its `ops`)"
+            ) from exc
+
+
+class GraphChecker:
+    """Graph `index` of the campaign: generated from (seed, index), checked three ways."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.adapter = load_adapter(settings.engine)
+        self.ops = campaign_ops(settings, self.adapter)
+
+    def graph(self, index: int) -> Any:
+        from gradcheck.generate import random_graph
+
+        rng = np.random.default_rng(graph_seed(self.settings.seed, index))
+        return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
+
+    def __call__(self, index: int) -> GraphRecord:
+        from gradcheck.parity import check_graph
+
+        check = check_graph(self.graph(index), self.adapter, seed=graph_seed(self.settings.seed, index))
+        return record_of(index, check)
+
+
+def record_of(index: int, check: Any) -> GraphRecord:
+    """A GraphRecord from parity's GraphCheck."""
+    checked = check.points_checked > 0
+    figures = {m: (float(getattr(check, m)) if checked else None) for m in METRICS}
+    failure = None
+    if not check.passed and check.failure is not None:
+        failure = Failure(
+            problems=tuple(check.problems),
+            snippet=check.failure.to_python("minigrad"),
+            graph=check.failure.to_dict(),
+        )
+    return GraphRecord(
+        index=index,
+        ops=tuple(sorted(set(check.ops))),
+        passed=bool(check.passed),
+        figures=figures,
+        problems=tuple(check.problems),
+        failure=failure,
+        points_checked=check.points_checked,
+        points_skipped=check.points_skipped,
+    )
+
+
+class FailureShrinker:
+    """Shrinks a failing graph (its failing instance) with `gradcheck.shrink` to one that still fails.
+
+    "Still fails" means: the engine disagrees with torch or the oracle at a checkable point, for
+    a reason other than torch and the oracle disagreeing with each other.
+    """
+
+    def __init__(self, settings: Settings, max_checks: int = 400) -> None:
+        self.settings = settings
+        self.adapter = load_adapter(settings.engine)
+        self.max_checks = max_checks
+
+    def __call__(self, record: GraphRecord) -> GraphRecord:
+        from gradcheck.graph import Graph
+        from gradcheck.shrink import shrink_graph
+
+        f = record.failure
+        if f is None:
+            return record
+        graph = Graph.from_dict(f.graph)
+        problems = self.problems(graph)
+        if problems is None:  # the failing instance alone passes: keep it as found
+            problems = list(f.problems)
+        else:
+            graph = shrink_graph(graph, lambda g: self.problems(g) is not None, max_checks=self.max_checks)
+            problems = self.problems(graph) or problems
+        shrunk = dataclasses.replace(
+            f,
+            shrunk_graph=graph.to_dict(),
+            shrunk_snippet=graph.to_python("minigrad"),
+            shrunk_ops=tuple(graph.ops()),
+        )
+        return dataclasses.replace(record, failure=shrunk, problems=tuple(problems))
+
+    def problems(self, graph: Any) -> list[str] | None:
+        """The engine's problems on `graph` if it fails at a checkable point, else None."""
+        from gradcheck.parity import check_graph
+
+        try:
+            check = check_graph(graph, self.adapter)
+        except Exception:
+            return None
+        if check.passed or check.points_checked == 0:
+            return None
+        if all("reference disagreement" in p for p in check.problems):
+            return None  # torch and the oracle disagree: the candidate left the checkable domain
+        return list(check.problems)
+
+
+# --- the regression corpus: one graph JSON file (graph.py's format) per failure ------------------
+
+
+@dataclass
+class Corpus:
+    """A directory of graph JSON files, every one of which parsed (see `open_corpus`)."""
+
+    directory: Path
+    files: dict[str, Any]  # file name -> Graph
+
+
+def open_corpus(directory: Path) -> Corpus:
+    """Read and validate every *.json graph in `directory` (missing: empty corpus).
+
+    A malformed file is bad input: CampaignError names each such file and its problem, and
+    nothing is written, so no entry is lost or skipped silently.
+    """
+    from gradcheck.graph import Graph, GraphFormatError
+
+    directory = Path(directory)
+    files: dict[str, Any] = {}
+    problems: list[str] = []
+    if directory.exists() and not directory.is_dir():
+        raise CampaignError(f"corpus {directory}: not a directory")
+    for path in sorted(directory.glob("*.json")) if directory.exists() else []:
+        try:
+            files[path.name] = Graph.from_json(path.read_text(encoding="utf-8"))
+        except (GraphFormatError, OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: {exc}")
+    if problems:
+        raise CampaignError(
+            f"the regression corpus has {len(problems)} malformed file(s); fix or remove them "
+            "(nothing was run or written):\n  " + "\n  ".join(problems)
+        )
+    return Corpus(directory, files)
+
+
+def corpus_name(graph: dict[str, Any], engine: str) -> str:
+    """A file name fixed by the graph's content, so saving the same failure twice writes one file."""
+    core = {k: graph[k] for k in ("inputs", "nodes", "outputs", "cotangent") if k in graph}
+    digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", engine).strip("-").lower() or "engine"
+    return f"campaign-{slug}-{digest}.json"
+
+
+def save_failures(result: CampaignResult, corpus: Corpus) -> CampaignResult:
+    """Write each shrunk failure to the corpus (one file per distinct graph); note the file on its record."""
+    records = []
+    for record in result.records:
+        f = record.failure
+        if record.passed or f is None or f.shrunk_graph is None:
+            records.append(record)  # failures past --max-shrink are listed in the report, not saved
+            continue
+        graph = dict(f.shrunk_graph)
+        graph["meta"] = {
+            **graph.get("meta", {}),
+            "found_by": "gradcheck run",
+            "engine": result.settings.engine,
+            "seed": result.settings.seed,
+            "graph_index": record.index,
+            "problems": list(f.problems),
+        }
+        name = corpus_name(graph, result.settings.engine)
+        path = corpus.directory / name
+        if name not in corpus.files:
+            corpus.directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(graph, indent=1) + "\n", encoding="utf-8")
+            corpus.files[name] = graph
+        records.append(dataclasses.replace(record, failure=dataclasses.replace(f, corpus_file=str(path))))
+    return dataclasses.replace(result, records=records)
+
+
+def make_checker(settings: Settings) -> Checker:
+    return GraphChecker(settings)
+
+
+def make_shrinker(settings: Settings) -> Shrinker:
+    return FailureShrinker(settings)
+
+
+def real_backend() -> Backend:
+    """The campaign backend of `gradcheck run` and the gate."""
+    return Backend(make_checker, make_shrinker)
 
 
 __all__ = [

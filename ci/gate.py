@@ -1,0 +1,327 @@
+"""The gradient-regression gate: a fixed campaign whose per-op figures must stay near the baseline.
+
+    python -m ci.gate                       # compare with ci/baseline.json; exit 1 on a regression
+    python -m ci.gate --update-baseline     # rewrite the baseline on purpose (review the diff)
+
+It runs a deterministic campaign (fixed seeds; scalar graphs on `minigrad`, tensor graphs on
+`minigrad-tensor` when the registry has tensor ops) and fails when
+- any graph fails its parity check;
+- any registry op was never drawn (the campaign no longer covers it);
+- an op of the baseline is no longer covered;
+- an op's error figure exceeds max(FACTOR x baseline, FLOOR): FACTOR = 10; FLOOR = 1e-12 for the
+  figures against torch (float64 rounding of a whole graph is ~1e-14, so 0-vs-1e-17 noise never
+  trips it) and 1e-8 for the figures against the numerical oracle (its truncation error);
+- the baseline was recorded with other campaign settings (then the figures are not comparable).
+It prints a markdown summary: per op, the figures before and after and the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gradcheck.campaign import METRICS, CampaignError, CampaignResult, Settings
+
+BASELINE = Path(__file__).with_name("baseline.json")
+BASELINE_SCHEMA = 1
+FACTOR = 10.0
+FLOORS = {
+    "max_abs_err_torch": 1e-12,
+    "max_rel_err_torch": 1e-12,
+    "max_abs_err_numeric": 1e-8,
+    "max_rel_err_numeric": 1e-8,
+    "max_forward_err": 1e-12,
+}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One campaign of the gate: a name (the baseline's key), its engine and its fixed settings."""
+
+    name: str
+    engine: str
+    tensor: bool
+    graphs: int
+    seed: int
+
+    def settings(self, jobs: int) -> Settings:
+        return Settings(engine=self.engine, graphs=self.graphs, seed=self.seed, tensor=self.tensor, jobs=jobs)
+
+
+PARTS = (
+    Part("scalar", "minigrad", tensor=False, graphs=3000, seed=20240601),
+    Part("tensor", "minigrad-tensor", tensor=True, graphs=600, seed=20240602),
+)
+
+
+# --- comparing figures -------------------------------------------------------------------------
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    return float(x)
+
+
+def regressed(metric: str, before: float | None, after: float | None, factor: float = FACTOR) -> bool:
+    """True when `after` exceeds max(factor x before, floor), or became nan."""
+    if after is None:
+        return False
+    if math.isnan(after):
+        return before is None or not math.isnan(before)
+    limit = max(factor * (before or 0.0), FLOORS[metric])
+    return after > limit
+
+
+@dataclass
+class OpVerdict:
+    part: str
+    op: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    reasons: list[str]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def verdict(self) -> str:
+        if self.reasons:
+            return "FAIL: " + "; ".join(self.reasons)
+        if self.before is None:
+            return "new op (not in the baseline; --update-baseline records it)"
+        if self.after is not None and any(
+            _num(self.after.get(m)) is not None
+            and _num(self.before.get(m)) is not None
+            and _num(self.after[m]) * FACTOR < _num(self.before[m])
+            and _num(self.before[m]) > FLOORS[m]
+            for m in METRICS
+        ):
+            return "ok (improved more than 10x: consider --update-baseline)"
+        return "ok"
+
+
+def compare(baseline: dict, current: dict, registry_ops: Sequence[str]) -> tuple[list[OpVerdict], list[str]]:
+    """Per-op verdicts and the gate-wide problems (coverage, settings) of current vs baseline figures."""
+    problems: list[str] = []
+    verdicts: list[OpVerdict] = []
+    covered: set[str] = set()
+    for name, part in current["parts"].items():
+        covered.update(part["ops"])
+        base_part = baseline["parts"].get(name)
+        if base_part is None:
+            problems.append(f"part {name!r} is not in the baseline: run with --update-baseline")
+            base_part = {"settings": part["settings"], "ops": {}}
+        if base_part["settings"] != part["settings"]:
+            problems.append(
+                f"part {name!r}: the baseline was recorded with settings {base_part['settings']}, "
+                f"this run used {part['settings']}: figures are not comparable (--update-baseline)"
+            )
+        for op in sorted(set(base_part["ops"]) | set(part["ops"])):
+            before, after = base_part["ops"].get(op), part["ops"].get(op)
+            reasons: list[str] = []
+            if after is None:
+                reasons.append("no longer covered (the baseline has it, this campaign never drew it)")
+            else:
+                if after["failures"]:
+                    reasons.append(f"{after['failures']} failing graph(s): {after['failing_graphs'][:5]}")
+                for metric in METRICS:
+                    b = _num(before.get(metric)) if before else None
+                    a = _num(after.get(metric))
+                    if before is not None and regressed(metric, b, a):
+                        reasons.append(
+                            f"{metric} {_fmt(a)} > max({FACTOR:g} x {_fmt(b)}, floor {FLOORS[metric]:g})"
+                        )
+            verdicts.append(OpVerdict(name, op, before, after, reasons))
+    for name in baseline["parts"]:
+        if name not in current["parts"]:
+            problems.append(f"part {name!r} of the baseline was not run")
+    never = sorted(set(registry_ops) - covered)
+    if never:
+        problems.append(
+            f"registry op(s) {never} were never drawn by the gate's campaign: raise its graph count"
+        )
+    return verdicts, problems
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return "0" if x == 0 else f"{x:.2e}"
+
+
+def markdown(verdicts: Sequence[OpVerdict], problems: Sequence[str], seconds: float | None = None) -> str:
+    """The summary CI shows: a verdict line, gate-wide problems, then one row per op."""
+    failed = [v for v in verdicts if v.failed]
+    ok = not failed and not problems
+    lines = [f"## Gradient-regression gate: {'PASS' if ok else 'FAIL'}", ""]
+    lines.append(
+        f"Threshold: an error figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
+        "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
+    )
+    if seconds is not None:
+        lines.append(f"Campaign time: {seconds:.1f} s.")
+    lines.append("")
+    for p in problems:
+        lines.append(f"- **{p}**")
+    if problems:
+        lines.append("")
+    lines.append(
+        "| part | op | graphs | rel err vs torch (before → after) | rel err vs numeric (before → after) "
+        "| abs err vs torch (before → after) | verdict |"
+    )
+    lines.append("|---|---|---:|---|---|---|---|")
+    for v in verdicts:
+        graphs = v.after["graphs"] if v.after else 0
+        cells = []
+        for metric in ("max_rel_err_torch", "max_rel_err_numeric", "max_abs_err_torch"):
+            b = _fmt(_num(v.before.get(metric))) if v.before else "–"
+            a = _fmt(_num(v.after.get(metric))) if v.after else "–"
+            cells.append(f"{b} → {a}")
+        verdict = f"**{v.verdict}**" if v.failed else v.verdict
+        lines.append(f"| {v.part} | `{v.op}` | {graphs} | " + " | ".join(cells) + f" | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+def figures(results: dict[str, CampaignResult]) -> dict:
+    """The baseline's content for campaign results: per part, its settings and per-op figures."""
+    from gradcheck.report_json import build_report
+
+    parts = {}
+    for name, result in results.items():
+        report = build_report(result)
+        parts[name] = {
+            "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor")},
+            "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
+            "ops": {
+                op: {k: st[k] for k in ("graphs", "failures", "failing_graphs", *METRICS)}
+                for op, st in report["ops"].items()
+            },
+        }
+    return {
+        "schema_version": BASELINE_SCHEMA,
+        "factor": FACTOR,
+        "floors": FLOORS,
+        "parts": parts,
+    }
+
+
+def load_baseline(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CampaignError(f"{path}: no baseline yet; create it with --update-baseline") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CampaignError(f"{path}: cannot read the baseline: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema_version") != BASELINE_SCHEMA or "parts" not in data:
+        raise CampaignError(
+            f"{path}: not a gate baseline of schema_version {BASELINE_SCHEMA}; "
+            "recreate it with --update-baseline"
+        )
+    return data
+
+
+def run_parts(parts: Sequence[Part], jobs: int, progress: bool = False) -> dict[str, CampaignResult]:
+    """Run each part's campaign (skipping tensor parts when the registry has no tensor ops)."""
+    from gradcheck import campaign
+
+    backend = campaign.real_backend()
+    results = {}
+    for part in parts:
+        settings = part.settings(jobs)
+        if part.tensor and not campaign.tensor_ops():
+            continue
+        campaign.validate(settings)
+        if progress:
+            print(f"gate: {settings.describe()} ...", file=sys.stderr, flush=True)
+        results[part.name] = campaign.run_campaign(settings, backend)
+    return results
+
+
+def registry_ops(parts: Sequence[Part]) -> list[str]:
+    from gradcheck import campaign
+
+    ops = set(campaign.scalar_ops())
+    if any(p.tensor for p in parts):
+        ops |= set(campaign.tensor_ops())
+    return sorted(ops)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ci.gate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", type=Path, default=BASELINE, help=f"baseline file (default {BASELINE})")
+    parser.add_argument("--update-baseline", action="store_true", help="rewrite the baseline on purpose")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--engine", default=None, help="scalar engine instead of minigrad (to test the gate)")
+    parser.add_argument("--tensor-engine", default=None, help="tensor engine instead of minigrad-tensor")
+    parser.add_argument("--graphs", type=int, default=None, help="scalar graphs instead of the fixed count")
+    parser.add_argument(
+        "--tensor-graphs", type=int, default=None, help="tensor graphs instead of the fixed count"
+    )
+    parser.add_argument("--summary", type=Path, default=None, help="also write the markdown summary here")
+    args = parser.parse_args(argv)
+    parts = _parts(args)
+    start = time.perf_counter()
+    try:
+        results = run_parts(parts, max(1, args.jobs), progress=True)
+        current = figures(results)
+        seconds = time.perf_counter() - start
+        if args.update_baseline:
+            return _update(args.baseline, current, results, parts, seconds)
+        baseline = load_baseline(args.baseline)
+    except CampaignError as exc:
+        print(f"gate: error: {exc}", file=sys.stderr)
+        return 2
+    verdicts, problems = compare(baseline, current, registry_ops([p for p in parts if p.name in results]))
+    text = markdown(verdicts, problems, seconds)
+    print(text)
+    if args.summary:
+        args.summary.write_text(text, encoding="utf-8")
+    return 1 if problems or any(v.failed for v in verdicts) else 0
+
+
+def _parts(args: argparse.Namespace) -> list[Part]:
+    scalar, tensor = PARTS
+    scalar = Part(scalar.name, args.engine or scalar.engine, False, args.graphs or scalar.graphs, scalar.seed)
+    tensor = Part(
+        tensor.name,
+        args.tensor_engine or tensor.engine,
+        True,
+        args.tensor_graphs or tensor.graphs,
+        tensor.seed,
+    )
+    return [scalar, tensor]
+
+
+def _update(
+    path: Path, current: dict, results: dict[str, CampaignResult], parts: list[Part], seconds: float
+) -> int:
+    failing = {name: len(r.failures) for name, r in results.items() if r.failures}
+    if failing:
+        print(f"gate: not updating the baseline: graphs fail their parity check ({failing})", file=sys.stderr)
+        return 1
+    never = sorted(
+        set(registry_ops([p for p in parts if p.name in results]))
+        - {op for part in current["parts"].values() for op in part["ops"]}
+    )
+    if never:
+        print(f"gate: not updating the baseline: registry op(s) {never} never drawn", file=sys.stderr)
+        return 1
+    path.write_text(json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+    print(f"gate: baseline rewritten: {path} ({seconds:.1f} s); review and commit the diff")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The gradient-regression gate: passes on the committed figures, fails on planted regressions."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+
+from ci import gate
+
+ENGINES = textwrap.dedent(
+    """
+    import minigrad
+    from minigrad.scalar_ops import Tanh
+    from gradcheck.backends.minigrad_value import MinigradValue
+
+
+    class SlightlyWrongTanh(Tanh):
+        @staticmethod
+        def backward(g, out, a):
+            return (g * (1.0 - out * out) * (1.0 + 1e-6),)
+
+
+    class BrokenTanh(MinigradValue):
+        def apply(self, op, args, attrs):
+            if op == "tanh":
+                return minigrad.apply_op(SlightlyWrongTanh, args[0])
+            return super().apply(op, args, attrs)
+
+
+    class NoSin(MinigradValue):
+        ops = MinigradValue.ops - {"sin"}
+    """
+)
+
+SMALL = ["--graphs", "160", "--tensor-graphs", "40", "--jobs", "1"]
+
+
+@pytest.fixture
+def baseline(tmp_path, monkeypatch):
+    (tmp_path / "gate_engines.py").write_text(ENGINES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "baseline.json"
+    assert gate.main([*SMALL, "--baseline", str(path), "--update-baseline"]) == 0
+    return path
+
+
+def test_regressed_applies_the_factor_above_a_floor():
+    m = "max_rel_err_torch"
+    assert not gate.regressed(m, 0.0, 1e-17), "0 vs 1e-17 is noise under the floor"
+    assert not gate.regressed(m, 1e-15, 9e-13)
+    assert not gate.regressed(m, 1e-10, 9.9e-10)
+    assert gate.regressed(m, 1e-10, 1.1e-9)
+    assert gate.regressed(m, 0.0, 2e-12)
+    assert gate.regressed(m, 1e-10, math.nan)
+    assert not gate.regressed(m, math.nan, math.nan)
+    assert not gate.regressed("max_rel_err_numeric", 1e-10, 5e-9), "the oracle's floor is 1e-8"
+
+
+def test_the_gate_passes_against_the_baseline_it_just_recorded(baseline, capsys):
+    assert gate.main([*SMALL, "--baseline", str(baseline)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Gradient-regression gate: PASS")
+    assert "| scalar | `tanh` |" in out
+
+
+def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(baseline, tmp_path, capsys):
+    data = json.loads(baseline.read_text())
+    ops = data["parts"]["scalar"]["ops"]
+    # plant a regression: pretend tanh's figures were 1000 times smaller before
+    metric = max(gate.FLOORS, key=lambda m: float(ops["tanh"][m]) / gate.FLOORS[m])
+    after = float(ops["tanh"][metric])
+    assert after > 100 * gate.FLOORS[metric]
+    ops["tanh"][metric] = after / 1000
+    baseline.write_text(json.dumps(data))
+    summary = tmp_path / "summary.md"
+    assert gate.main([*SMALL, "--baseline", str(baseline), "--summary", str(summary)]) == 1
+    text = summary.read_text()
+    assert text.startswith("## Gradient-regression gate: FAIL")
+    (row,) = [line for line in text.splitlines() if "| `tanh` |" in line]
+    assert f"FAIL: {metric}" in row and "> max(10 x" in row
+    assert all("FAIL" not in line for line in text.splitlines() if "| `mul` |" in line)
+    assert gate.main([*SMALL, "--baseline", str(baseline), "--update-baseline"]) == 0
+    assert gate.main([*SMALL, "--baseline", str(baseline)]) == 0
+
+
+def test_a_broken_engine_fails_the_gate_and_cannot_become_the_baseline(baseline, capsys):
+    broken = [*SMALL, "--baseline", str(baseline), "--engine", "gate_engines:BrokenTanh"]
+    assert gate.main(broken) == 1
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if "| scalar | `tanh` |" in line]
+    assert "failing graph(s)" in row
+    assert gate.main([*broken, "--update-baseline"]) == 1
+    assert "not updating the baseline" in capsys.readouterr().err
+
+
+def test_an_op_the_campaign_stops_drawing_fails_the_gate(baseline, capsys):
+    assert gate.main([*SMALL, "--baseline", str(baseline), "--engine", "gate_engines:NoSin"]) == 1
+    out = capsys.readouterr().out
+    assert "registry op(s) ['sin'] were never drawn" in out
+    (row,) = [line for line in out.splitlines() if "| scalar | `sin` |" in line]
+    assert "no longer covered" in row
+
+
+def test_figures_from_other_settings_are_not_compared(baseline, capsys):
+    assert gate.main([*SMALL[:1], "170", *SMALL[2:], "--baseline", str(baseline)]) == 1
+    assert "figures are not comparable" in capsys.readouterr().out
+
+
+def test_a_missing_or_foreign_baseline_is_bad_input(tmp_path, capsys):
+    assert gate.main([*SMALL, "--baseline", str(tmp_path / "none.json")]) == 2
+    assert "no baseline yet; create it with --update-baseline" in capsys.readouterr().err
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"schema_version": 7}')
+    assert gate.main([*SMALL, "--baseline", str(foreign)]) == 2
+    assert "not a gate baseline" in capsys.readouterr().err
+
+
+def test_the_committed_baseline_covers_every_registry_op_with_the_gate_settings():
+    data = gate.load_baseline(gate.BASELINE)
+    covered = {op for part in data["parts"].values() for op in part["ops"]}
+    parts = [p for p in gate.PARTS if p.name in data["parts"]]
+    assert set(gate.registry_ops(parts)) <= covered
+    for part in parts:
+        recorded = data["parts"][part.name]["settings"]
+        assert recorded == {
+            "engine": part.engine,
+            "graphs": part.graphs,
+            "seed": part.seed,
+            "tensor": part.tensor,
+        }
+        assert data["parts"][part.name]["totals"]["failed"] == 0

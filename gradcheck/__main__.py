@@ -1,0 +1,245 @@
+"""`python -m gradcheck run`: the parity campaign from the command line (also the `gradcheck` script).
+
+Exit status: 0 when every graph agrees, 1 when some graph disagrees, 2 on bad input (an unknown
+engine or op, a malformed corpus file, an engine adapter that raises).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from gradcheck import campaign
+from gradcheck.campaign import CampaignError, CampaignResult, Settings
+
+DEFAULT_CORPUS = Path("parity_tests/corpus")
+
+DESCRIPTION = """\
+Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
+torch.autograd (float64) and by a numerical oracle (finite differences). Prints, per op, how many
+graphs used it and the largest gradient errors against torch and against the oracle; shrinks each
+failing graph, prints it as a runnable snippet and saves it to the regression corpus. Writes
+report.json and report.html to --out.
+"""
+
+EPILOG = """\
+Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
+
+Exit status: 0 all graphs agree; 1 some graph disagrees; 2 bad input (unknown engine or op,
+malformed corpus file, an engine adapter that raises).
+
+Outgrowing one machine: --jobs uses the cores of this machine. For more, run the pytest parity
+suite with pytest-xdist, which spreads test cases over local or remote workers:
+  pytest parity_tests -n auto                                   # every local core
+  pytest parity_tests -d --tx 4*ssh=user@host//python=python3 \\
+         --rsyncdir minigrad --rsyncdir gradcheck --rsyncdir parity_tests   # remote workers
+(see docs/campaign.md). Each worker needs the same Python, numpy and torch versions.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; say what to do next
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {value}")
+    return value
+
+
+def _ops(text: str) -> tuple[str, ...]:
+    ops = tuple(op.strip() for op in text.split(",") if op.strip())
+    if not ops:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of op names, e.g. tanh,mul")
+    return ops
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gradcheck", description="gradcheck: prove an autograd engine's gradients.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = sub.add_parser(
+        "run",
+        help="run a parity campaign over random graphs",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--graphs", type=_positive, default=2000, help="random graphs to check (default 2000)")
+    run.add_argument("--seed", type=_seed, default=0, help="campaign seed (default 0)")
+    run.add_argument(
+        "--engine",
+        default="minigrad",
+        help="minigrad | minigrad-tensor | micrograd | module:Adapter (default minigrad)",
+    )
+    run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
+    run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
+    run.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
+    run.add_argument(
+        "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
+    )
+    run.add_argument(
+        "--corpus", type=Path, default=DEFAULT_CORPUS, help=f"regression corpus (default {DEFAULT_CORPUS})"
+    )
+    run.add_argument("--no-save", action="store_true", help="do not add shrunk failures to the corpus")
+    run.add_argument(
+        "--max-shrink",
+        type=_positive,
+        default=10,
+        help="shrink and show at most this many failures (default 10)",
+    )
+    return parser
+
+
+def header(settings: Settings) -> Panel:
+    """What the user is looking at: engine, graphs, seed and what is being checked."""
+    kind = "tensor" if settings.tensor else "scalar"
+    ops = ", ".join(settings.ops) if settings.ops else "every registry op"
+    text = (
+        f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{settings.engine}[/cyan], "
+        f"{settings.graphs} random {kind} graphs, seed {settings.seed}, {settings.jobs} job(s)\n"
+        f"Ops: {ops}.\n"
+        "Checking each graph's gradients against torch.autograd (float64) and a numerical "
+        "oracle (finite differences), and its forward value against torch."
+    )
+    return Panel(text, expand=False)
+
+
+def op_table(result: CampaignResult) -> Table:
+    table = Table(title="Per op: graphs that used it, their largest errors, failures")
+    table.add_column("op", style="bold")
+    table.add_column("graphs", justify="right")
+    for label in ("abs err vs torch", "rel err vs torch", "abs err vs numeric", "rel err vs numeric"):
+        table.add_column(label, justify="right")
+    table.add_column("failures", justify="right")
+    for op, st in result.ops.items():
+        figures = [_fmt(st.maxima[m]) for m in campaign.GRAD_METRICS]
+        failures = f"[red]{st.failures}[/red]" if st.failures else "0"
+        table.add_row(op, str(st.graphs), *figures, failures)
+    return table
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return "0" if x == 0 else f"{x:.1e}"
+
+
+def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
+    """The `run` subcommand; returns the exit status."""
+    settings = Settings(
+        engine=args.engine,
+        graphs=args.graphs,
+        seed=args.seed,
+        ops=args.ops,
+        tensor=args.tensor,
+        jobs=args.jobs,
+        max_shrink=args.max_shrink,
+    )
+    console.print(header(settings))
+    backend = campaign.real_backend()
+    campaign.validate(settings)
+    corpus = None if args.no_save else campaign.open_corpus(args.corpus)
+    result = run_with_progress(settings, backend, console)
+    console.print(op_table(result))
+    failures = result.failures
+    saved = campaign.save_failures(result, corpus) if corpus is not None else result
+    unshrunk = []
+    for record in saved.failures:
+        f = record.failure
+        if f is None or f.shrunk_snippet is None:
+            unshrunk.append(record.index)
+            continue
+        console.print(f"\n[red bold]graph #{record.index} fails:[/red bold]")
+        for problem in record.problems:
+            console.print(Text(f"  {problem}"))
+        console.print(f"shrunk to (ops: {', '.join(f.shrunk_ops or ())}):")
+        console.print(Syntax(f.shrunk_snippet, "python", theme="ansi_dark", word_wrap=True))
+        if f.corpus_file:
+            console.print(Text(f"saved to {f.corpus_file}"))
+    if unshrunk:
+        shown = ", ".join(map(str, unshrunk[:20])) + (" ..." if len(unshrunk) > 20 else "")
+        console.print(
+            f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them): {shown}"
+        )
+    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    verdict = (
+        f"[green]all {len(result.records)} graphs agree[/green]"
+        if not failures
+        else f"[red]{len(failures)} of {len(result.records)} graphs disagree[/red]"
+    )
+    console.print(f"\n{verdict}; {result.seconds:.1f} s. Reports: {report[0]}, {report[1]}")
+    return 0 if not failures else 1
+
+
+def run_with_progress(settings: Settings, backend: campaign.Backend, console: Console) -> CampaignResult:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                if phase == "shrink" and total == 0:
+                    return
+                tasks[phase] = bar.add_task(
+                    "checking graphs" if phase == "check" else "shrinking failures", total=total
+                )
+            bar.update(tasks[phase], completed=done, total=total)
+
+        return campaign.run_campaign(settings, backend, progress)
+
+
+def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
+    from gradcheck.report_html import write_html
+    from gradcheck.report_json import build_report, write_report
+
+    report = build_report(result, command=command)
+    return write_report(report, out / "report.json"), write_html(report, out / "report.html")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False)
+    try:
+        return run_command(args, argv, console)
+    except CampaignError as exc:
+        print(f"gradcheck: error: {exc}", file=sys.stderr)  # unwrapped: logs and tests grep it
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["build_parser", "header", "main", "op_table"]

@@ -1,0 +1,250 @@
+"""`python -m gradcheck run`: what it prints, writes and exits with, on good and on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradcheck.__main__ import build_parser, main
+from gradcheck.graph import Graph
+
+# A minigrad engine whose tanh derivative is off by 1e-6 relative: a bug parity must catch.
+BROKEN_ENGINE = textwrap.dedent(
+    """
+    import minigrad
+    from minigrad.scalar_ops import Tanh
+    from gradcheck.backends.minigrad_value import MinigradValue
+
+
+    class SlightlyWrongTanh(Tanh):
+        @staticmethod
+        def backward(g, out, a):
+            return (g * (1.0 - out * out) * (1.0 + 1e-6),)
+
+
+    class BrokenTanh(MinigradValue):
+        name = "broken-tanh"
+        create_graph = False
+
+        def apply(self, op, args, attrs):
+            if op == "tanh":
+                return minigrad.apply_op(SlightlyWrongTanh, args[0])
+            return super().apply(op, args, attrs)
+
+
+    class RaisesOnExp(MinigradValue):
+        name = "raises-on-exp"
+
+        def apply(self, op, args, attrs):
+            if op == "exp":
+                raise TypeError("exp is not wired up yet")
+            return super().apply(op, args, attrs)
+
+
+    class RaisesWhenBuilt(MinigradValue):
+        def __init__(self):
+            raise RuntimeError("cannot find the engine's shared library")
+    """
+)
+
+
+@pytest.fixture
+def engines(tmp_path, monkeypatch):
+    """Make `test_engines:<Adapter>` importable here and in spawned workers."""
+    (tmp_path / "test_engines.py").write_text(BROKEN_ENGINE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_a_clean_run_opens_with_a_header_prints_the_op_table_and_writes_both_reports(tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    argv = ["run", "--graphs", "40", "--seed", "3", "--ops", "tanh,mul,add"]
+    status, out, _ = run(capsys, *argv, "--out", str(out_dir), "--corpus", str(tmp_path / "corpus"))
+    assert status == 0
+    first_lines = out.splitlines()[:4]
+    assert any("engine minigrad, 40 random scalar graphs, seed 3" in line for line in first_lines)
+    assert "torch.autograd" in out and "numerical" in out
+    table = out[out.index("Per op") :]
+    for op in ("add", "mul", "tanh"):
+        assert f"│ {op}" in table
+    assert "all 40 graphs agree" in out
+    report = json.loads((out_dir / "report.json").read_text())
+    assert report["settings"]["ops"] == ["tanh", "mul", "add"]
+    assert set(report["ops"]) <= {"tanh", "mul", "add"} and report["totals"]["failed"] == 0
+    assert "--graphs 40 --seed 3" in report["run"]["command"]
+    assert (out_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert not (tmp_path / "corpus").exists(), "a clean run writes nothing to the corpus"
+
+
+def test_figures_do_not_depend_on_how_the_run_was_split_across_jobs(tmp_path, capsys):
+    reports = []
+    for jobs in ("1", "2"):
+        out_dir = tmp_path / f"jobs{jobs}"
+        status, _, _ = run(
+            capsys, "run", "--graphs", "48", "--seed", "11", "--jobs", jobs, "--out", str(out_dir)
+        )
+        assert status == 0
+        reports.append(json.loads((out_dir / "report.json").read_text()))
+    one, two = reports
+    assert one["run"]["jobs"] == 1 and two["run"]["jobs"] == 2
+    del one["run"], two["run"]
+    assert one == two
+    assert one["totals"]["graphs"] == 48
+
+
+def test_a_wrong_gradient_fails_is_shrunk_printed_and_saved_to_the_corpus(engines, tmp_path, capsys):
+    corpus, out_dir = tmp_path / "corpus", tmp_path / "out"
+    argv = ["run", "--graphs", "30", "--engine", "test_engines:BrokenTanh", "--ops", "tanh,add,mul"]
+    argv += ["--max-shrink", "2"]
+    status, out, _ = run(capsys, *argv, "--out", str(out_dir), "--corpus", str(corpus))
+    assert status == 1
+    assert "graphs disagree" in out
+    assert "fails:" in out and "gradient of x0" in out
+    shrunk = out[out.index("shrunk to (ops: tanh)") :]
+    assert "v1 = x0.tanh()" in shrunk  # shrunk all the way down to the broken op
+    assert "more failing graph(s) not shrunk (raise --max-shrink" in out
+    saved = sorted(corpus.glob("*.json"))
+    assert len(saved) == 2, "the two shrunk failures are saved, the others listed"
+    graphs = [Graph.from_json(path.read_text()) for path in saved]
+    assert all(g.ops() == ["tanh"] for g in graphs)
+    assert all(g.meta["engine"] == "test_engines:BrokenTanh" for g in graphs)
+    report = json.loads((out_dir / "report.json").read_text())
+    assert report["totals"]["failed"] >= 2
+    assert report["ops"]["tanh"]["failures"] == report["totals"]["failed"]
+    assert sorted(f["corpus_file"] for f in report["failures"][:2]) == [str(p) for p in saved]
+    assert "v1 = x0.tanh()" in (out_dir / "report.html").read_text()
+
+
+def test_saving_the_same_failure_twice_keeps_one_corpus_file(engines, tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    argv = [
+        "run",
+        "--graphs",
+        "10",
+        "--engine",
+        "test_engines:BrokenTanh",
+        "--ops",
+        "tanh",
+        "--max-shrink",
+        "1",
+    ]
+    for _ in range(2):
+        status, _, _ = run(capsys, *argv, "--out", str(tmp_path / "out"), "--corpus", str(corpus))
+        assert status == 1
+    assert len(list(corpus.glob("*.json"))) == 1
+
+
+# --- bad input: a clear message and exit status 2 -----------------------------------------------
+
+
+def test_unknown_engine(tmp_path, capsys):
+    status, _, err = run(capsys, "run", "--engine", "tensorflow", "--out", str(tmp_path))
+    assert status == 2
+    assert "unknown engine 'tensorflow'" in err and "minigrad" in err
+
+
+def test_unknown_op(tmp_path, capsys):
+    status, _, err = run(capsys, "run", "--ops", "tanh,softplus", "--out", str(tmp_path))
+    assert status == 2
+    assert "unknown op(s) ['softplus']" in err and "'tanh'" in err
+
+
+def test_op_the_engine_does_not_support(tmp_path, capsys):
+    status, _, err = run(capsys, "run", "--engine", "micrograd", "--ops", "tanh", "--out", str(tmp_path))
+    assert status == 2
+    assert "engine 'micrograd' does not support op(s) ['tanh']" in err
+
+
+def test_a_malformed_corpus_file_is_named_and_nothing_is_lost(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    good = Graph.from_dict(
+        {
+            "format": "minigrad-graph",
+            "version": 1,
+            "inputs": [{"name": "x0", "value": 0.5, "shape": []}],
+            "nodes": [{"op": "tanh", "args": [0], "attrs": {}}],
+            "outputs": [1],
+        }
+    ).to_json()
+    (corpus / "good.json").write_text(good)
+    (corpus / "bad-op.json").write_text(good.replace('"tanh"', '"tanhh"'))
+    (corpus / "truncated.json").write_text(good[:40])
+    before = {p.name: p.read_text() for p in corpus.iterdir()}
+    status, _, err = run(
+        capsys, "run", "--graphs", "5", "--corpus", str(corpus), "--out", str(tmp_path / "out")
+    )
+    assert status == 2
+    assert "2 malformed file(s)" in err
+    assert f"{corpus / 'bad-op.json'}: node v1: unknown op 'tanhh'" in err
+    assert f"{corpus / 'truncated.json'}: not valid JSON" in err
+    assert "good.json" not in err
+    assert {p.name: p.read_text() for p in corpus.iterdir()} == before
+    assert not (tmp_path / "out").exists(), "nothing runs before the corpus is sound"
+
+
+def test_an_adapter_that_raises_on_an_op(engines, tmp_path, capsys):
+    status, _, err = run(capsys, "run", "--engine", "test_engines:RaisesOnExp", "--out", str(tmp_path / "o"))
+    assert status == 2
+    assert "engine 'test_engines:RaisesOnExp': its adapter raised TypeError: exp is not wired up yet" in err
+    assert ".exp()" in err and "fix the adapter" in err
+
+
+def test_an_adapter_that_raises_when_built(engines, tmp_path, capsys):
+    status, _, err = run(
+        capsys, "run", "--engine", "test_engines:RaisesWhenBuilt", "--out", str(tmp_path / "o")
+    )
+    assert status == 2
+    assert "loading its adapter raised RuntimeError: cannot find the engine's shared library" in err
+
+
+def test_an_adapter_module_that_does_not_exist(tmp_path, capsys):
+    status, _, err = run(capsys, "run", "--engine", "no_such_module:Adapter", "--out", str(tmp_path))
+    assert status == 2
+    assert "cannot import module 'no_such_module'" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--graphs", "0"], "expected a positive integer, got 0"),
+        (["run", "--jobs", "two"], "expected a positive integer, got 'two'"),
+        (["run", "--seed", "-1"], "non-negative integer seed"),
+        (["run", "--ops", ","], "comma-separated list of op names"),
+        (["walk"], "invalid choice: 'walk'"),
+    ],
+)
+def test_malformed_arguments_exit_2_with_the_reason(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_help_documents_exit_statuses_and_scaling_out_with_pytest_xdist():
+    text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    assert "-n auto" in text and "pytest-xdist" in text and "--tx" in text
+    assert "Exit status" in text and "--jobs" in text
+
+
+def test_the_module_runs_as_a_script(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "run", "--engine", "nope", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.returncode == 2
+    assert "unknown engine 'nope'" in done.stderr
