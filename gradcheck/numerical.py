@@ -274,6 +274,28 @@ def jacobian_column(func: FlatFunction, i: int, eps: float) -> np.ndarray:
     return (func(xp) - func(xm)) / taken
 
 
+#: Step of the fourth-order stencil, relative to max(1, |x|): balances its h^4 truncation error
+#: against rounding (about eps_machine·|F| / h), for ~1e-12 accuracy on order-one functions.
+STENCIL_STEP = 2.0**-11
+
+
+def stencil_column(func: FlatFunction, i: int, step: float = STENCIL_STEP) -> np.ndarray:
+    """Column i by the fourth-order central stencil [1, -8, 0, 8, -1] / 12h (4 evaluations).
+
+    Error about h^4·F^(5)/30 instead of central differences' h^2·F^(3)/6, so a step of ~5e-4 gives
+    ~1e-12 where the plain central difference at 1e-6 gives ~1e-9.
+    """
+    xi = func.x[i]
+    h = step * max(1.0, abs(float(xi)))
+    points = []
+    for k in (2.0, 1.0, -1.0, -2.0):
+        x = func.x.copy()
+        x[i] = xi + k * h
+        points.append(func(x))
+    far, near, near_m, far_m = points
+    return (8.0 * (near - near_m) - (far - far_m)) / (12.0 * h)
+
+
 def jacobian_matrix(func: FlatFunction, eps: float) -> np.ndarray:
     """The full (m, n) Jacobian by 2n evaluations."""
     matrix = np.empty((func.m, func.n))
