@@ -60,11 +60,8 @@ def tanh(x: float) -> float:
 
 
 def sigmoid(x: float) -> float:
-    """1 / (1 + e^-x), written so that neither branch overflows."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = exp(x)
-    return e / (1.0 + e)
+    """1 / (1 + e^-x), as torch computes it: e^-x may overflow to inf, giving exactly 0, never nan."""
+    return 1.0 / (1.0 + exp(-x))
 
 
 def pow(base: float, exponent: float) -> float:
@@ -72,6 +69,18 @@ def pow(base: float, exponent: float) -> float:
         return math.pow(base, exponent)
     except (ValueError, OverflowError, ZeroDivisionError):
         return _numpy(np.power, float(base), float(exponent))
+
+
+def pow_scalar(x: float, c: float) -> float:
+    """x ** c for a constant exponent: torch computes c = 0.5 and -0.5 as sqrt and 1/sqrt.
+
+    That differs from `pow` only at -inf and -0.0 (sqrt(-inf) is nan, 1/sqrt(-0.0) is -inf).
+    """
+    if c == 0.5:
+        return sqrt(x)
+    if c == -0.5:
+        return div(1.0, sqrt(x))
+    return pow(x, c)
 
 
 def div(x: float, y: float) -> float:
@@ -86,8 +95,9 @@ def relu(x: float) -> float:
 
 
 def sign(x: float) -> float:
+    """-1, 0 or 1; 0 for zero and for nan, as torch's `sgn`."""
     if x > 0:
         return 1.0
     if x < 0:
         return -1.0
-    return x * 0.0  # 0 for zero, nan for nan
+    return 0.0

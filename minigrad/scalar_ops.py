@@ -48,6 +48,10 @@ def power(x: Any, y: Any) -> Any:
     return fm.pow(x, y) if _is_float(x) and _is_float(y) else x**y
 
 
+def power_scalar(x: Any, c: float) -> Any:
+    return fm.pow_scalar(x, c) if _is_float(x) else x**c
+
+
 class ScalarOp:
     """Base of every scalar op: a name (shown as `Value._op`), a forward and a derivative rule."""
 
@@ -180,13 +184,13 @@ class PowConst(ScalarOp):
     """a ** c for a number c; zero gradient when c == 0, as torch."""
 
     name = "**"
-    forward = staticmethod(fm.pow)
+    forward = staticmethod(fm.pow_scalar)
 
     @staticmethod
     def backward(g, out, a, c):
         if c == 0:
             return (zero(g),)
-        return (g * (c * power(a, c - 1.0)),)
+        return (g * (c * power_scalar(a, c - 1.0)),)
 
 
 class RPowConst(ScalarOp):
@@ -215,23 +219,25 @@ class Neg(ScalarOp):
 
 
 class ReLU(ScalarOp):
-    """max(a, 0); derivative 0 at a == 0, as torch."""
+    """max(a, 0); derivative 0 where the output is <= 0 (so at a == 0), g at nan, as torch."""
 
     name = "ReLU"
     forward = staticmethod(fm.relu)
 
     @staticmethod
     def backward(g, out, a):
-        return (g if _data(a) > 0 else zero(g),)
+        return (zero(g) if _data(out) <= 0 else g,)
 
 
 class Tanh(ScalarOp):
+    """tanh; derivative 1 - out², computed as (1 - out)(1 + out), which keeps its digits near |out| = 1."""
+
     name = "tanh"
     forward = staticmethod(fm.tanh)
 
     @staticmethod
     def backward(g, out, a):
-        return (g * (1.0 - out * out),)
+        return (g * ((1.0 - out) * (1.0 + out)),)
 
 
 class Sigmoid(ScalarOp):
