@@ -24,3 +24,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_addoption(parser):
+    """`--engine NAME`: the engine the parity suite checks (see gradcheck.backends.load_engine)."""
+    parser.addoption(
+        "--engine",
+        default="minigrad",
+        help="engine checked by parity_tests: minigrad (default), minigrad-tensor, micrograd, module:Adapter",
+    )

@@ -64,19 +64,32 @@ def build_graph(
 
     Every choice goes through `chooser`; choice 0 always means the simpler thing (the first op,
     the most recent node), so a shrinking chooser shrinks toward short chains of simple ops.
-    `chain=True` always feeds the newest node into the next op (a deep chain).
+    `chain=True` builds a deep residual chain: each block applies a random op to the newest
+    node h and then adds (or subtracts) the result back onto h, so gradients neither vanish nor
+    skip the deep path.
     """
     n_in = len(points)
-    values = np.stack([np.asarray(p, dtype=np.float64) for p in points])  # (nodes so far, K)
+    k = np.asarray(points[0]).shape[0]
+    buf = np.empty((n_in + n_nodes + 1, k))
+    for i, p in enumerate(points):
+        buf[i] = p
+    n = n_in
     nodes: list[OpNode] = []
     specs = [REGISTRY[op] for op in ops]
+    residual = [REGISTRY[op] for op in ("add", "sub") if op in ops] if chain else []
+    block_input = n_in - 1
     attempts = 0
     while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
         attempts += 1
+        values = buf[:n]
+        if residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1:
+            if _append_residual(residual, buf, n, block_input, nodes):
+                n += 1
+                block_input = n - 1
+                continue
         spec = chooser.choice(specs)
         attrs = spec.draw_attrs(chooser)
         attr = dict(attrs)
-        n = values.shape[0]
         first = n - 1 if chain else _pick_recent(chooser, n)
         with np.errstate(all="ignore"):
             if spec.arity == 1:
@@ -97,7 +110,8 @@ def build_graph(
                 args = (first, other) if left else (other, first)
                 new = outs[other]
         nodes.append(OpNode(spec.name, args, attrs))
-        values = np.vstack([values, new[None, :]])
+        buf[n] = new
+        n += 1
     n_total = n_in + len(nodes)
     if not nodes:
         outputs = [0]
@@ -110,6 +124,21 @@ def build_graph(
     inputs = [Input(f"x{i}", float(points[i][0])) for i in range(n_in)]
     batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
     return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None)
+
+
+def _append_residual(
+    residual: list[Any], buf: np.ndarray, n: int, block_input: int, nodes: list[OpNode]
+) -> bool:
+    """Append `block_input +/- newest` when that stays well-conditioned; False when neither does."""
+    for spec in residual:
+        pair = [buf[block_input : block_input + 1], buf[n - 1 : n]]
+        with np.errstate(all="ignore"):
+            out = spec.numpy(pair, {})
+            if in_domain(spec, pair, {}, out).all():
+                nodes.append(OpNode(spec.name, (block_input, n - 1)))
+                buf[n] = out[0]
+                return True
+    return False
 
 
 def _pick_recent(chooser: Chooser, n: int) -> int:
@@ -155,3 +184,28 @@ def random_graph(
     if deep:
         graph.meta["deep"] = True
     return graph
+
+
+def graph_in_domain(graph: Graph) -> bool:
+    """True when every op of `graph` is inside its domain, off its kinks and sane at every point.
+
+    The generator guarantees this for what it builds; the shrinker uses it to keep its candidates
+    to graphs the check can judge.
+    """
+    if graph.is_tensor:
+        from gradcheck.tensor_generate import tensor_graph_in_domain
+
+        return tensor_graph_in_domain(graph)
+    k = graph.n_points
+    values = [np.asarray(p, dtype=np.float64) for p in graph.points] if graph.points is not None else None
+    if values is None:
+        values = [np.array([float(inp.value)]) for inp in graph.inputs]
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            spec = REGISTRY[node.op]
+            args = [values[a][None, :] for a in node.args]
+            out = spec.numpy(args, node.attr)
+            if not in_domain(spec, args, node.attr, out).all():
+                return False
+            values.append(out[0])
+    return len(values) == graph.n_inputs + len(graph.nodes) and k > 0

@@ -10,6 +10,7 @@ second derivatives, a Hessian-vector product equals torch's. Torch runs once for
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,8 @@ import numpy as np
 
 from gradcheck.backends.base import EngineAdapter, load_engine
 from gradcheck.backends.numeric import central_differences
-from gradcheck.graph import Graph
+from gradcheck.graph import Graph, Input, OpNode
+from gradcheck.registry import REGISTRY
 from gradcheck.tolerance import Tolerance, policy_for
 
 # Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
@@ -28,6 +30,9 @@ FORWARD_RTOL = 1e-10
 # Numerical gradients: the policy's tolerance times this factor, plus their own error estimate.
 NUMERIC_SAFETY = 1e3
 ERROR_ESTIMATE_SAFETY = 10.0
+# Relative errors divide by the point's largest gradient entry, but never by less than this: a
+# gradient that is zero up to rounding (x/x) has no meaningful relative error.
+SCALE_FLOOR = 1e-8
 
 
 @dataclass
@@ -115,6 +120,7 @@ def check_graph(
     points: int | None = None,
     second_order: bool = True,
     tolerance: Tolerance | None = None,
+    numeric: bool = True,
 ) -> GraphCheck:
     """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
 
@@ -122,7 +128,8 @@ def check_graph(
     the graph carries its own cotangent. points: check only the first `points` batch points
     (default all the graph carries). second_order: also compare a Hessian-vector product with
     torch's at the first valid point, when the engine supports create_graph. tolerance: the
-    numeric tolerance (default `policy_for(graph ops)`).
+    numeric tolerance (default `policy_for(graph ops)`). numeric=False compares with torch only
+    (for points exactly at a kink, where central differences are meaningless).
     """
     adapter = load_engine(engine)
     ops = tuple(graph.ops())
@@ -148,7 +155,7 @@ def check_graph(
     direction = rng.normal(size=(n_in, k)) if want_hvp else None
 
     t0 = time.perf_counter()
-    numeric = central_differences(graph, batch, cot)
+    numeric = central_differences(graph, batch, cot) if numeric else None
     t1 = time.perf_counter()
     from gradcheck.backends.torch_backend import run_torch_batch
 
@@ -157,7 +164,7 @@ def check_graph(
     result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
 
     for p in range(k):
-        if not numeric.valid[p]:
+        if numeric is not None and not numeric.valid[p]:
             result.points_skipped += 1
             continue
         values = [float(b[p]) for b in batch]
@@ -194,8 +201,6 @@ def _compare_point(
     problems: list[str] = []
     fwd_t = reference.forward[:, p]
     grad_t = reference.grads[:, p]
-    grad_n = numeric.grads[:, p]
-    err_n = numeric.error[:, p]
 
     fwd_scale = np.maximum(np.abs(fwd_t), 1e-3 * max(np.abs(fwd_t).max(), 1e-300))
     fwd_err = float((np.abs(fwd_e - fwd_t) / fwd_scale).max()) if fwd_t.size else 0.0
@@ -209,8 +214,7 @@ def _compare_point(
             f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
         )
 
-    scale = float(np.abs(grad_t).max()) if grad_t.size else 0.0
-    scale = scale if scale > 0 else 1.0
+    scale = max(float(np.abs(grad_t).max()) if grad_t.size else 0.0, SCALE_FLOOR)
     abs_t = np.abs(grad_e - grad_t)
     result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(abs_t))
     result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / scale)
@@ -224,6 +228,10 @@ def _compare_point(
             f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
         )
 
+    if numeric is None:
+        return problems
+    grad_n = numeric.grads[:, p]
+    err_n = numeric.error[:, p]
     allowed_n = ERROR_ESTIMATE_SAFETY * err_n + NUMERIC_SAFETY * (
         policy.atol * max(scale, 1.0) + policy.rtol * np.abs(grad_n)
     )
@@ -259,8 +267,7 @@ def _compare_hvp(
     except Exception as e:
         result.max_rel_err_hvp = np.inf
         return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
-    scale = float(np.abs(hvp_t).max()) if hvp_t.size else 0.0
-    scale = scale if scale > 0 else 1.0
+    scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = _nanmax(err) / scale
     allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
@@ -270,6 +277,27 @@ def _compare_hvp(
         f"second derivatives: Hessian-vector product entry {i}: engine {hvp_e[i]!r}, torch {hvp_t[i]!r} "
         f"(direction {direction.tolist()})"
         for i in np.flatnonzero(~(err <= allowed))[:3]
+    ]
+
+
+def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:
+    """One graph per registry kink case (an op applied exactly at its kink), for `ops` (default all)."""
+    graphs = []
+    for name, spec in REGISTRY.items():
+        if ops is not None and name not in ops:
+            continue
+        for values, attrs in spec.kink_cases:
+            inputs = [Input(f"x{i}", float(v)) for i, v in enumerate(values)]
+            node = OpNode(name, tuple(range(len(values))), tuple(sorted(attrs.items())))
+            graphs.append(Graph(inputs, [node], [len(values)], meta={"kink": True}))
+    return graphs
+
+
+def check_kinks(engine: str | EngineAdapter = "minigrad") -> list[GraphCheck]:
+    """Each kink case of the ops `engine` supports, checked against torch's convention (no numerics)."""
+    adapter = load_engine(engine)
+    return [
+        check_graph(g, adapter, numeric=False, second_order=False) for g in kink_graphs(sorted(adapter.ops))
     ]
 
 

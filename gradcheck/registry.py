@@ -64,7 +64,8 @@ class OpSpec:
     domain(args, attrs): per-element True where the arguments are inside the domain, a margin from
         poles and kinks. branch(args, attrs): a value that must not change under a numerical step
         (which side of a kink we are on); None for smooth ops.
-    attrs: attribute name -> options to draw from.
+    attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
+        exactly at a kink, checked against torch's convention there (never drawn at random).
     """
 
     name: str
@@ -76,6 +77,7 @@ class OpSpec:
     branch: Callable[[Sequence[np.ndarray], dict[str, Any]], np.ndarray] | None = None
     kinks: str = ""
     attrs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    kink_cases: tuple[tuple[tuple[float, ...], dict[str, Any]], ...] = ()
     tensor_only: bool = False
     torch_template: str | None = None
     torch_apply: Callable[[Sequence[Any], dict[str, Any]], Any] | None = None
@@ -145,6 +147,8 @@ _SCALAR_OPS: list[OpSpec] = [
         "{0} ** {1}",
         domain=lambda a, k: (a[0] >= POLE_MARGIN) & (np.abs(a[1]) <= 4.0),
         kinks="base must be positive",
+        # torch at base 0: d/da = 0 when b = 0; d/db = 0 when b >= 0 (not 0 * log 0 = nan)
+        kink_cases=(((0.0, 2.0), {}), ((0.0, 0.0), {}), ((2.0, 0.0), {})),
     ),
     OpSpec(
         "pow_const",
@@ -154,7 +158,9 @@ _SCALAR_OPS: list[OpSpec] = [
         "{0} ** {exponent}",
         domain=_pow_const_domain,
         kinks="pole at 0 for negative exponents; base >= 0 for fractional ones",
-        attrs={"exponent": (2.0, 3.0, -1.0, 0.5, -2.0, 1.5, -0.5, 0.0, 1.0)},
+        attrs={"exponent": (2.0, 3.0, -1.0, 0.5, -2.0, 1.5, -0.5, 1.0)},
+        # torch: d/dx x**0 = 0 everywhere, also at x = 0 (where c * x**(c-1) would divide by 0)
+        kink_cases=(((0.0,), {"exponent": 0.0}), ((0.0,), {"exponent": 2.0}), ((0.0,), {"exponent": 1.0})),
     ),
     OpSpec("neg", 1, lambda a, k: -a[0], lambda a, k: -a[0], "-{0}"),
     OpSpec(
@@ -166,6 +172,7 @@ _SCALAR_OPS: list[OpSpec] = [
         domain=lambda a, k: np.abs(a[0]) >= KINK_MARGIN,
         branch=_sign,
         kinks="kink at 0 (torch: derivative 0 there)",
+        kink_cases=(((0.0,), {}), ((-0.0,), {})),
     ),
     OpSpec(
         "tanh",
@@ -235,6 +242,7 @@ _SCALAR_OPS: list[OpSpec] = [
         domain=lambda a, k: np.abs(a[0]) >= KINK_MARGIN,
         branch=_sign,
         kinks="kink at 0 (torch: derivative 0 there)",
+        kink_cases=(((0.0,), {}), ((-0.0,), {})),
     ),
 ]
 
