@@ -82,11 +82,11 @@ def build_graph(
     while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
         attempts += 1
         values = buf[:n]
-        if residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1:
-            if _append_residual(residual, buf, n, block_input, nodes):
-                n += 1
-                block_input = n - 1
-                continue
+        grow = residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1
+        if grow and _append_residual(residual, buf, n, block_input, nodes):
+            n += 1
+            block_input = n - 1
+            continue
         spec = chooser.choice(specs)
         attrs = spec.draw_attrs(chooser)
         attr = dict(attrs)
