@@ -341,14 +341,14 @@ class Tensor:
         """Without dim: the largest element (ties share the gradient evenly). With an int dim:
         `(values, indices)` like torch, the gradient going to the returned indices."""
         if dim is None:
-            return self._extreme(reductions.Amax, None, keepdim)
+            return self._extreme(reductions.Amax, None, keepdim, "max")
         return self._extreme_along(np.argmax, "max", dim, keepdim)
 
     def min(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MinMax:
         """Without dim: the smallest element (ties share the gradient evenly). With an int dim:
         `(values, indices)` like torch, the gradient going to the returned indices."""
         if dim is None:
-            return self._extreme(reductions.Amin, None, keepdim)
+            return self._extreme(reductions.Amin, None, keepdim, "min")
         return self._extreme_along(np.argmin, "min", dim, keepdim)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -357,9 +357,10 @@ class Tensor:
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         return self._arg(np.argmin, "argmin", dim, keepdim)
 
-    def _extreme(self, rule: type[TensorOp], dim: DimArg, keepdim: bool) -> Tensor:
-        axes = _dims(dim, self.ndim, rule.name)
-        _check_nonempty(self, axes, rule.name)
+    def _extreme(self, rule: type[TensorOp], dim: DimArg, keepdim: bool, name: str = "") -> Tensor:
+        name = name or rule.name
+        axes = _dims(dim, self.ndim, name)
+        _check_nonempty(self, None if dim is None else axes, name)
         return apply_op(rule, (self,), axes=axes, keepdim=keepdim)
 
     def _extreme_along(self, arg: Any, name: str, dim: int, keepdim: bool) -> MinMax:
@@ -381,7 +382,7 @@ class Tensor:
 
     def _arg(self, arg: Any, name: str, dim: int | None, keepdim: bool) -> Tensor:
         if dim is None:
-            _check_nonempty(self, tuple(range(self.ndim)), name)
+            _check_nonempty(self, None, name)
             index = np.asarray(arg(self.data))
             return _leaf(index.reshape((1,) * self.ndim) if keepdim else index)
         axis = _dims(dim, self.ndim, name)
@@ -918,13 +919,19 @@ def _dims(dim: DimArg, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(sorted(axes)) if ndim else ()
 
 
-def _check_nonempty(t: Tensor, axes: tuple[int, ...], op: str) -> None:
-    if t.data.size == 0:
-        empty = [a for a in axes if t.shape[a] == 0]
-        if empty or not axes:
+def _check_nonempty(t: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
+    """Reductions without an identity (max, argmax) need a non-empty input; axes None: all of it."""
+    if t.data.size != 0:
+        return
+    if axes is None:
+        raise RuntimeError(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (input shape "
+            f"{t.shape}). Specify the reduction dim with the 'dim' argument."
+        )
+    for axis in axes:
+        if t.shape[axis] == 0:
             raise RuntimeError(
-                f"{op}(): Expected reduction dim {empty[0] if empty else 'to be specified'} to have "
-                f"non-zero size (input shape {t.shape})"
+                f"{op}(): Expected reduction dim {axis} to have non-zero size (input shape {t.shape})"
             )
 
 

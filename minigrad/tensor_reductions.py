@@ -29,14 +29,19 @@ class Mean(TensorOp):
 
     @staticmethod
     def forward(a, *, axes, keepdim):
-        return np.mean(a, axis=axes, keepdims=keepdim)
+        return np.sum(a, axis=axes, keepdims=keepdim) / _count(a.shape, axes)  # nan when empty, as torch
 
     @staticmethod
     def backward(g, out, a, *, needs, axes, keepdim):
-        count = 1
-        for axis in axes:
-            count *= a.shape[axis]
-        return (expand_reduced(g / float(count), a.shape, axes, keepdim),)
+        return (expand_reduced(g / float(_count(a.shape, axes)), a.shape, axes, keepdim),)
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """How many elements a reduction over `axes` combines."""
+    count = 1
+    for axis in axes:
+        count *= shape[axis]
+    return count
 
 
 def _even_split(a, out, axes: tuple[int, ...], g) -> np.ndarray:

@@ -1,0 +1,180 @@
+"""One training step of an MLP 784-512-512-10 in float32: minigrad vs torch vs hand-written numpy.
+
+A step is forward, cross-entropy, backward and an SGD update. The hand-written numpy step (its
+forward and backward derived by hand, no graph) is the floor minigrad is measured against; torch
+runs with the same number of threads. Every engine starts from the same weights and batch, and
+the first step's losses are checked to agree before anything is timed.
+
+    python benchmarks/bench_tensor_mlp.py [--steps 40] [--rounds 5]
+
+Prints milliseconds per step (the best round's median) and the ratios, for batch 64 and 256, on
+one thread and on the default number of threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+import minigrad
+import minigrad.functional as F
+from minigrad import nn
+from minigrad.optim import SGD
+
+SIZES = (784, 512, 512, 10)
+LR = 0.01
+
+
+def make_weights(seed: int = 0) -> list[np.ndarray]:
+    """Weights and biases in torch.nn.Linear's layout and default init: W (out, in), b (out,)."""
+    rng = np.random.default_rng(seed)
+    weights = []
+    for n_in, n_out in itertools.pairwise(SIZES):
+        bound = 1 / np.sqrt(n_in)
+        weights.append(rng.uniform(-bound, bound, (n_out, n_in)).astype(np.float32))
+        weights.append(rng.uniform(-bound, bound, n_out).astype(np.float32))
+    return weights
+
+
+def numpy_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    """The floor: forward and backward of the network written out by hand with numpy."""
+    params = [w.copy() for w in weights]
+    rows = np.arange(len(y))
+
+    def step() -> float:
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = x @ w1.T
+        h1 += b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ w2.T
+        h2 += b2
+        a2 = np.maximum(h2, 0)
+        z = a2 @ w3.T
+        z += b3
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        total = e.sum(axis=1, keepdims=True)
+        loss = float(np.log(total[:, 0]).mean() - z[rows, y].mean())
+        dz = e / total
+        dz[rows, y] -= 1
+        dz /= len(y)
+        da2 = dz @ w3
+        da2 *= h2 > 0
+        da1 = da2 @ w2
+        da1 *= h1 > 0
+        grads = (da1.T @ x, da1.sum(0), da2.T @ a1, da2.sum(0), dz.T @ a2, dz.sum(0))
+        for p, g in zip(params, grads):
+            p -= LR * g
+        return loss
+
+    return step
+
+
+def minigrad_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    model = nn.TensorMLP(SIZES)
+    for layer, (w, b) in zip(model.layers, zip(weights[::2], weights[1::2])):
+        layer.weight.data = w.copy()
+        layer.bias.data = b.copy()
+    optimizer = SGD(model.parameters(), lr=LR)
+    xs = minigrad.from_numpy(x)
+    ys = minigrad.from_numpy(y)
+
+    def step() -> float:
+        loss = F.cross_entropy(model(xs), ys)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
+def torch_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    layers = []
+    for n_in, n_out in itertools.pairwise(SIZES):
+        layers += [torch.nn.Linear(n_in, n_out), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers[:-1])
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for layer, (w, b) in zip(linears, zip(weights[::2], weights[1::2])):
+            layer.weight.copy_(torch.from_numpy(w))
+            layer.bias.copy_(torch.from_numpy(b))
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    xs = torch.from_numpy(x)
+    ys = torch.from_numpy(y)
+
+    def step() -> float:
+        loss = torch.nn.functional.cross_entropy(model(xs), ys)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    return step
+
+
+ENGINES = {
+    "numpy (floor)": numpy_step_factory,
+    "minigrad": minigrad_step_factory,
+    "torch": torch_step_factory,
+}
+
+
+def measure(batch: int, threads: int, steps: int, rounds: int) -> dict[str, float]:
+    """Milliseconds per step for each engine: the best of `rounds` medians, engines interleaved."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], batch).astype(np.int64)
+    weights = make_weights()
+    torch.set_num_threads(threads)
+    with threadpool_limits(limits=threads):
+        step_fns = {name: factory(weights, x, y) for name, factory in ENGINES.items()}
+        first = {name: fn() for name, fn in step_fns.items()}
+        reference = first["numpy (floor)"]
+        for name, loss in first.items():
+            if abs(loss - reference) > 1e-4 * max(1.0, abs(reference)):
+                raise SystemExit(f"{name}'s first loss {loss} differs from the floor's {reference}")
+        best = dict.fromkeys(step_fns, float("inf"))
+        for _ in range(rounds):
+            for name, fn in step_fns.items():
+                times = []
+                for _ in range(steps):
+                    start = time.perf_counter()
+                    fn()
+                    times.append(time.perf_counter() - start)
+                best[name] = min(best[name], statistics.median(times) * 1e3)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40, help="timed steps per round")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="rounds (engines interleaved); best median wins"
+    )
+    args = parser.parse_args()
+    default_threads = torch.get_num_threads()
+    print(f"MLP {'-'.join(map(str, SIZES))}, float32, one step = forward + cross-entropy + backward + SGD")
+    print(f"numpy {np.__version__}, torch {torch.__version__}, cpus {os.cpu_count()}")
+    header = f"{'batch':>5} {'threads':>7} | {'numpy ms':>9} {'minigrad ms':>11} {'torch ms':>9} |"
+    print(header + f" {'minigrad/numpy':>14} {'torch/numpy':>11} {'minigrad/torch':>14}")
+    for threads in sorted({1, default_threads}):
+        for batch in (64, 256):
+            ms = measure(batch, threads, args.steps, args.rounds)
+            floor, mine, theirs = ms["numpy (floor)"], ms["minigrad"], ms["torch"]
+            print(
+                f"{batch:>5} {threads:>7} | {floor:>9.2f} {mine:>11.2f} {theirs:>9.2f} |"
+                f" {mine / floor:>13.3f}x {theirs / floor:>10.3f}x {mine / theirs:>13.3f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
