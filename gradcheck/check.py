@@ -280,42 +280,52 @@ class _Checker:
         derivative. Each stage is a genuine estimate of the derivative, so an entry passes as soon
         as one agrees; a failing entry reports the most accurate stage's value.
         """
-        scale = self.row_scale
-        column = stencil_column(self.func, i)
-        methods = ["fourth-order"] * len(column)
-        bad = ~self.tolerance.accepts(analytical, column, scale)
-        if not np.any(bad):
-            return column, methods
-        central = jacobian_column(self.func, i, self.eps)
-        bad &= ~self.tolerance.accepts(analytical, central, scale)
-        if not np.any(bad):
-            return np.where(bad, column, central), methods
-        richardson = oracle.richardson_column(self.func, i)
-        column = np.where(bad, richardson.value, column)
-        for r in np.nonzero(bad)[0]:
-            methods[r] = "richardson"
-        bad &= ~self.tolerance.accepts(analytical, richardson.value, scale)
+        accepts = lambda estimate: self.tolerance.accepts(analytical, estimate, self.row_scale)
+        value = stencil_column(self.func, i)
+        methods = ["fourth-order"] * len(value)
+        bad = ~accepts(value)
+        if np.any(bad):
+            central = jacobian_column(self.func, i, self.eps)
+            confirmed = bad & accepts(central)
+            value[confirmed] = central[confirmed]
+            self._label(methods, confirmed, "central")
+            bad &= ~confirmed
+        if np.any(bad):
+            richardson = oracle.richardson_column(self.func, i)
+            value[bad] = richardson.value[bad]
+            self._label(methods, bad, "richardson")
+            bad &= ~accepts(richardson.value)
+            if np.any(bad):
+                exact = self._mpmath_entries(i, bad, richardson)
+                if exact is not None:
+                    value[bad] = exact[bad]
+                    self._label(methods, bad, "mpmath")
+        return value, methods
+
+    @staticmethod
+    def _label(methods: list[str], where: np.ndarray, name: str) -> None:
+        for r in np.nonzero(where)[0]:
+            methods[r] = name
+
+    def _mpmath_entries(self, i: int, rows: np.ndarray, richardson: oracle.Estimate) -> np.ndarray | None:
+        """Column i's entries in `rows` by mpmath, or None when f is not generic over scalars."""
         scalar = all(s.kind in ("float", "value") for s in self.func.slots)
-        if not np.any(bad) or not scalar or self._oracle_generic is False or self.func.n > MPMATH_MAX_INPUTS:
-            return column, methods
-        exact = column.copy()
-        for r in np.nonzero(bad)[0]:
+        if not scalar or self._oracle_generic is False or self.func.n > MPMATH_MAX_INPUTS:
+            return None
+        exact = np.full(self.func.m, np.nan)
+        for r in np.nonzero(rows)[0]:
             unit = np.zeros(self.func.m)
             unit[r] = 1.0
             gradient = oracle.mpmath_gradient(self.f, self.func.x, unit, [i])
             if gradient is None:
                 self._oracle_generic = False
-                return column, methods
+                return None
             exact[r] = gradient[i]
         if self._oracle_generic is None:
-            # a function that drops to float inside disagrees with Richardson; never trust it again
-            slack = 1e3 * richardson.error[bad] + 1e-9 * (1.0 + np.abs(exact[bad]))
-            self._oracle_generic = bool(np.all(np.abs(exact[bad] - richardson.value[bad]) <= slack))
-        if not self._oracle_generic:
-            return column, methods
-        for r in np.nonzero(bad)[0]:
-            methods[r] = "mpmath"
-        return exact, methods
+            # a function that drops to float inside disagrees with Richardson: never trust it again
+            slack = 1e3 * richardson.error[rows] + 1e-9 * (1.0 + np.abs(exact[rows]))
+            self._oracle_generic = bool(np.all(np.abs(exact[rows] - richardson.value[rows]) <= slack))
+        return exact if self._oracle_generic else None
 
     # --- the checks -------------------------------------------------------------------------------
 

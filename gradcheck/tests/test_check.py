@@ -109,6 +109,9 @@ def test_at_a_kink_the_report_says_not_differentiable_instead_of_a_bug():
     assert result.only_kinks
     (mismatch,) = result.mismatches
     assert (mismatch.output, mismatch.input) == (0, 0) and mismatch.near_kink
+    assert (
+        mismatch.method == "mpmath" and mismatch.numerical == 1.0
+    )  # mpmath's symmetric difference of 2·relu
     text = result.report()
     assert "not differentiable here: kink at this point" in text and "not a gradient bug" in text
 
