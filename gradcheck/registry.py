@@ -269,12 +269,12 @@ def in_domain(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any], o
 
 def resolve_ops(ops: Sequence[str] | None, allowed: Sequence[str] | None = None) -> tuple[str, ...]:
     """Validate op names against the registry (and an engine's supported set); None means all."""
-    pool = tuple(allowed) if allowed is not None else SCALAR_OPS
     if ops is None:
-        return pool
+        return tuple(allowed) if allowed is not None else SCALAR_OPS
     unknown = [op for op in ops if op not in REGISTRY]
     if unknown:
         raise ValueError(f"unknown op(s) {unknown}; the registry has {sorted(REGISTRY)}")
+    pool = tuple(allowed) if allowed is not None else tuple(REGISTRY)
     unsupported = [op for op in ops if op not in pool]
     if unsupported:
         raise ValueError(f"op(s) {unsupported} not supported here; supported: {list(pool)}")

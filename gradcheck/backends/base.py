@@ -132,11 +132,12 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     cls = getattr(module, attr, None)
     if cls is None:
         raise UnknownEngineError(f"engine {name!r}: module {module_name!r} has no attribute {attr!r}")
-    adapter = cls() if isinstance(cls, type) else cls
-    if not isinstance(adapter, EngineAdapter):
-        raise UnknownEngineError(
-            f"engine {name!r}: {target} is not an EngineAdapter (got {type(adapter).__name__})"
-        )
+    if isinstance(cls, type) and issubclass(cls, EngineAdapter):
+        adapter = cls()
+    elif isinstance(cls, EngineAdapter):
+        adapter = cls
+    else:
+        raise UnknownEngineError(f"engine {name!r}: {target} is not an EngineAdapter subclass or instance")
     unknown = sorted(set(adapter.ops) - set(REGISTRY))
     if unknown:
         raise UnknownEngineError(f"engine {name!r} lists ops unknown to the registry: {unknown}")
