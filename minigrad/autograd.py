@@ -134,7 +134,9 @@ def grad(
     input_list = _as_node_list(inputs)
     if grad_outputs is None:
         seeds: list[Any] = [None] * len(output_list)
-    elif isinstance(grad_outputs, (list, tuple)) and not _is_node(outputs):
+    elif isinstance(grad_outputs, (list, tuple)) and (
+        not _is_node(outputs) or (len(grad_outputs) == 1 and _is_node(grad_outputs[0]))
+    ):
         seeds = list(grad_outputs)
     else:
         seeds = [grad_outputs]

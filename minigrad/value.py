@@ -176,7 +176,13 @@ class Value:
         rule, prev, const = self._rule, self._prev, self._const
         assert rule is not None  # the core only asks nodes that have inputs
         if create_graph:
-            grads = rule.backward(g, self, *prev) if const is None else rule.backward(g, self, *prev, const)
+            # A nan made inside the rule is reported below as this node's backward, not as a forward op.
+            anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
+            try:
+                args = prev if const is None else (*prev, const)
+                grads = rule.backward(g, self, *args)
+            finally:
+                switches.anomaly_enabled = anomaly
         elif const is not None:
             grads = rule.backward(g, self.data, prev[0].data, const)
         elif len(prev) == 1:

@@ -1,0 +1,142 @@
+"""`Value` as a user meets it: construction, bad input, worked numbers from micrograd's examples."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from minigrad import Value
+
+
+def test_data_is_stored_as_float_and_grad_starts_at_zero() -> None:
+    v = Value(3)
+    assert type(v.data) is float and v.data == 3.0
+    assert v.grad == 0.0
+    assert v._op == ""
+    assert repr(v) == "Value(data=3.0, grad=0.0)"
+
+
+def test_numpy_real_scalars_are_accepted() -> None:
+    assert Value(np.float64(2.5)).data == 2.5
+    assert Value(np.int32(-4)).data == -4.0
+
+
+@pytest.mark.parametrize("bad", ["abc", None, [1.0], 1 + 2j, b"1"])
+def test_non_numbers_are_refused_naming_their_type(bad: object) -> None:
+    with pytest.raises(TypeError, match=type(bad).__name__):
+        Value(bad)  # type: ignore[arg-type]
+
+
+def test_booleans_are_refused_with_a_hint() -> None:
+    with pytest.raises(TypeError, match=r"bool.*use 1\.0 or 0\.0"):
+        Value(True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("expr", "other"),
+    [
+        (lambda v: v + "x", "str"),
+        (lambda v: "x" + v, "str"),
+        (lambda v: v - "x", "str"),
+        (lambda v: "x" - v, "str"),
+        (lambda v: v * None, "NoneType"),
+        (lambda v: v / [1], "list"),
+        (lambda v: v ** "2", "str"),
+        (lambda v: "2" ** v, "str"),
+        (lambda v: v + True, "bool"),
+    ],
+)
+def test_arithmetic_with_a_non_number_raises_type_error_naming_it(expr, other: str) -> None:
+    with pytest.raises(TypeError) as info:
+        expr(Value(1.0))
+    assert "Value" in str(info.value) and other in str(info.value)
+
+
+def test_backward_seed_must_be_a_number() -> None:
+    with pytest.raises(TypeError, match=r"backward.*str"):
+        Value(1.0).backward("one")  # type: ignore[arg-type]
+
+
+def test_nan_data_is_allowed_and_propagates() -> None:
+    x = Value(math.nan)
+    y = x * 2.0 + 1.0
+    y.backward()
+    assert math.isnan(x.data) and math.isnan(y.data)
+    assert x.grad == 2.0
+
+
+def test_op_names_are_recorded_like_micrograd() -> None:
+    x, y = Value(1.0), Value(2.0)
+    assert (x + y)._op == "+"
+    assert (x * 2)._op == "*"
+    assert (x**y)._op == "**"
+    assert x.relu()._op == "ReLU"
+    assert x.tanh()._op == "tanh"
+
+
+def test_float_and_item_give_the_data() -> None:
+    v = Value(-1.25)
+    assert float(v) == -1.25 and v.item() == -1.25
+
+
+# --- worked numbers -----------------------------------------------------------------------------
+
+
+def test_x_times_y_plus_x() -> None:
+    x, y = Value(2.0), Value(3.0)
+    z = x * y + x
+    z.backward()
+    assert (z.data, x.grad, y.grad) == (8.0, 4.0, 2.0)
+
+
+def test_square_of_a_times_b_plus_c() -> None:
+    a, b, c = Value(2.0), Value(3.0), Value(1.0)
+    out = (a * b + c) ** 2
+    out.backward()
+    assert (out.data, a.grad, b.grad, c.grad) == (49.0, 42.0, 28.0, 14.0)
+
+
+def test_reused_intermediate_node_counts_every_use() -> None:
+    a = Value(1.0)
+    b = a + a
+    c = b + b
+    c.backward()
+    assert (c.data, a.grad, b.grad) == (4.0, 4.0, 2.0)
+
+
+def test_every_value_on_the_path_receives_its_gradient_like_micrograd() -> None:
+    a = Value(1.5)
+    b = a * 2.0
+    c = b * 3.0
+    c.backward()
+    assert (c.grad, b.grad, a.grad) == (1.0, 3.0, 6.0)
+
+
+def test_micrograd_readme_expression_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+
+    def expression(a, b):
+        c = a + b
+        d = a * b + b**3
+        c = c + c + 1
+        c = c + 1 + c + (-a)
+        d = d + d * 2 + (b + a).relu()
+        d = d + 3 * d + (b - a).relu()
+        e = c - d
+        f = e**2
+        g = f / 2.0
+        g = g + 10.0 / f
+        return g
+
+    a, b = Value(-4.0), Value(2.0)
+    g = expression(a, b)
+    g.backward()
+    ta = torch.tensor(-4.0, dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    tg = expression(ta, tb)
+    tg.backward()
+    assert math.isclose(g.data, tg.item(), rel_tol=1e-12)
+    assert math.isclose(a.grad, ta.grad.item(), rel_tol=1e-12)
+    assert math.isclose(b.grad, tb.grad.item(), rel_tol=1e-12)
