@@ -1,0 +1,143 @@
+"""minigrad.functional against torch.nn.functional: softmax, log_softmax, linear, cross_entropy,
+mse_loss and binary_cross_entropy_with_logits; values, gradients, second derivatives, stability
+at extreme logits and torch's errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+import torch
+import torch.nn.functional as TF
+
+import minigrad
+import minigrad.functional as F
+from minigrad.tests.tensor_torch_check import check, check_second
+
+DTYPES = [np.float64, np.float32]
+
+
+def sample(shape, seed=0, scale=1.0):
+    return np.random.default_rng(seed).standard_normal(shape) * scale
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "shape,dim", [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -1), ((2, 0), 1)], ids=str
+)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_and_log_softmax_match_torch(name, shape, dim, dtype):
+    ours, theirs = getattr(F, name), getattr(TF, name)
+    check((lambda t: ours(t, dim), lambda t: theirs(t, dim)), [sample(shape, 1)], dtype)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_second_derivatives_match_torch(name):
+    ours, theirs = getattr(F, name), getattr(TF, name)
+    check_second((lambda t: ours(t, 1), lambda t: theirs(t, 1)), [sample((3, 4), 2)])
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_is_stable_for_huge_logits(name):
+    logits = np.array([[1000.0, 0.0, -1000.0], [-800.0, -800.0, -801.0]])
+    ours, theirs = getattr(F, name), getattr(TF, name)
+    check((lambda t: ours(t, 1), lambda t: theirs(t, 1)), [logits])
+    assert np.all(np.isfinite(ours(minigrad.tensor(logits), 1).data))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("x_shape", [(4, 3), (3,), (2, 5, 3)], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_matches_torch(x_shape, bias, dtype):
+    arrays = [sample(x_shape, 3), sample((2, 3), 4)] + ([sample((2,), 5)] if bias else [])
+    check((F.linear, TF.linear), arrays, dtype)
+
+
+def test_linear_second_derivatives_match_torch():
+    check_second(
+        (lambda x, w, b: F.linear(x, w, b).tanh(), lambda x, w, b: TF.linear(x, w, b).tanh()),
+        [sample((4, 3), 6), sample((2, 3), 7), sample((2,), 8)],
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(6, 4), (4,)], ids=str)
+def test_cross_entropy_matches_torch(shape, reduction, dtype):
+    rng = np.random.default_rng(9)
+    target = rng.integers(0, shape[-1], shape[:-1])
+    check(
+        (
+            lambda t: F.cross_entropy(t, minigrad.tensor(target), reduction=reduction),
+            lambda t: TF.cross_entropy(t, torch.from_numpy(target), reduction=reduction),
+        ),
+        [sample(shape, 10, scale=3.0)],
+        dtype,
+    )
+
+
+def test_cross_entropy_second_derivatives_and_extreme_logits():
+    target = np.array([0, 2, 1])
+    fns = (
+        lambda t: F.cross_entropy(t, target),
+        lambda t: TF.cross_entropy(t, torch.from_numpy(target)),
+    )
+    check_second(fns, [sample((3, 4), 11)])
+    check(fns, [np.array([[500.0, -500.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [-300.0, 300.0, 299.0, 0.0]])])
+
+
+def test_cross_entropy_rejects_bad_targets_like_torch():
+    logits = minigrad.zeros(2, 3)
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        F.cross_entropy(logits, minigrad.tensor([0, 3]))
+    with pytest.raises(RuntimeError, match="expected integer class indices"):
+        F.cross_entropy(logits, minigrad.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"logits \(2, 3\) and target \(3,\)"):
+        F.cross_entropy(logits, minigrad.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.cross_entropy(logits, minigrad.tensor([0, 1]), reduction="avg")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_matches_torch(reduction, dtype):
+    check(
+        (
+            lambda a, b: F.mse_loss(a, b, reduction=reduction),
+            lambda a, b: TF.mse_loss(a, b, reduction=reduction),
+        ),
+        [sample((3, 4), 12), sample((3, 4), 13)],
+        dtype,
+    )
+
+
+def test_mse_loss_second_derivatives_and_shape_check():
+    check_second((F.mse_loss, TF.mse_loss), [sample((5,), 14), sample((5,), 15)])
+    with pytest.raises(ValueError, match=r"target size \(3,\) must be the same as input size \(2,\)"):
+        F.mse_loss(minigrad.zeros(2), minigrad.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_with_logits_matches_torch(reduction, dtype):
+    rng = np.random.default_rng(16)
+    check(
+        (
+            lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+            lambda x, y: TF.binary_cross_entropy_with_logits(x, y, reduction=reduction),
+        ),
+        [sample((4, 3), 17, scale=3.0), rng.random((4, 3))],
+        dtype,
+    )
+
+
+def test_binary_cross_entropy_with_logits_is_stable_and_exact_at_zero():
+    logits = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
+    targets = np.array([1.0, 0.0, 0.3, 1.0, 0.0])
+    check((F.binary_cross_entropy_with_logits, TF.binary_cross_entropy_with_logits), [logits, targets])
+    check_second(
+        (F.binary_cross_entropy_with_logits, TF.binary_cross_entropy_with_logits), [logits[1:4], targets[1:4]]
+    )
+    with pytest.raises(ValueError, match=r"Target size \(\(3,\)\) must be the same as input size \(\(2,\)\)"):
+        F.binary_cross_entropy_with_logits(minigrad.zeros(2), minigrad.zeros(3))
