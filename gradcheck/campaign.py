@@ -12,7 +12,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -533,11 +532,14 @@ def open_corpus(directory: Path) -> Corpus:
 
 
 def corpus_name(graph: dict[str, Any], engine: str) -> str:
-    """A file name fixed by the graph's content, so saving the same failure twice writes one file."""
+    """A file name fixed by the graph's content and engine, so saving a failure twice writes one file.
+
+    The same scheme as the parity suite's `parity_tests/regression.py`: both write one corpus.
+    """
     core = {k: graph[k] for k in ("inputs", "nodes", "outputs", "cotangent") if k in graph}
     digest = hashlib.sha256(json.dumps(core, sort_keys=True).encode()).hexdigest()[:16]
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", engine).strip("-").lower() or "engine"
-    return f"campaign-{slug}-{digest}.json"
+    slug = "".join(c if c.isalnum() else "-" for c in engine).strip("-").lower()
+    return f"failure-{slug}-{digest}.json"
 
 
 def save_failures(result: CampaignResult, corpus: Corpus) -> CampaignResult:
@@ -551,11 +553,9 @@ def save_failures(result: CampaignResult, corpus: Corpus) -> CampaignResult:
         graph = dict(f.shrunk_graph)
         graph["meta"] = {
             **graph.get("meta", {}),
-            "found_by": "gradcheck run",
             "engine": result.settings.engine,
-            "seed": result.settings.seed,
-            "graph_index": record.index,
-            "problems": list(f.problems),
+            "found_by": f"gradcheck run --seed {result.settings.seed}, graph {record.index}",
+            "problems": list(record.problems),
         }
         name = corpus_name(graph, result.settings.engine)
         path = corpus.directory / name

@@ -57,6 +57,7 @@ def test_regressed_applies_the_factor_above_a_floor():
     assert gate.regressed(m, 1e-10, math.nan)
     assert not gate.regressed(m, math.nan, math.nan)
     assert not gate.regressed("max_rel_err_numeric", 1e-10, 5e-9), "the oracle's floor is 1e-8"
+    assert set(gate.FLOORS) == {"max_rel_err_torch", "max_rel_err_numeric", "max_forward_err"}
 
 
 def test_the_gate_passes_against_the_baseline_it_just_recorded(baseline, capsys):

@@ -1,0 +1,69 @@
+"""Campaign throughput with --jobs 1 and --jobs 2 side by side, and the gate's wall time.
+
+    python benchmarks/bench_campaign.py [--graphs 2000] [--no-gate]
+
+Prints graphs per second (whole run, including process start-up, and the checking phase alone),
+the jobs-2 / jobs-1 speed-up, whether both runs gave identical per-op figures, and how long
+`python -m ci.gate` takes end to end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gradcheck import campaign
+from gradcheck.campaign import Settings
+from gradcheck.report_json import build_report, figures_only
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(graphs: int, jobs: int, seed: int) -> tuple[float, float, dict]:
+    settings = Settings(graphs=graphs, seed=seed, jobs=jobs)
+    campaign.validate(settings)
+    start = time.perf_counter()
+    result = campaign.run_campaign(settings, campaign.real_backend())
+    wall = time.perf_counter() - start
+    return wall, result.check_seconds, figures_only(build_report(result))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--graphs", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-gate", action="store_true", help="skip timing the gate")
+    args = parser.parse_args()
+    print(f"cores available: {len(os.sched_getaffinity(0))}; {args.graphs} scalar graphs, engine minigrad")
+    rows = {}
+    for jobs in (1, 2):
+        wall, check, figures = measure(args.graphs, jobs, args.seed)
+        rows[jobs] = (wall, check, figures)
+        print(
+            f"--jobs {jobs}: {wall:6.1f} s wall, {args.graphs / wall:6.0f} graphs/s overall, "
+            f"{args.graphs / check:6.0f} graphs/s while checking"
+        )
+    speedup = rows[1][0] / rows[2][0]
+    print(f"jobs 2 / jobs 1 speed-up: {speedup:.2f}x (wall)")
+    print(f"identical per-op figures for jobs 1 and 2: {rows[1][2] == rows[2][2]}")
+    if not args.no_gate:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "ci.gate", "--summary", os.devnull],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(
+            f"gate (python -m ci.gate): {time.perf_counter() - start:.1f} s wall, "
+            f"exit status {done.returncode}"
+        )
+
+
+if __name__ == "__main__":
+    main()
