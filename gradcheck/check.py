@@ -490,14 +490,52 @@ class _Checker:
         module = getattr(f, "__module__", None)
         name = getattr(f, "__qualname__", "")
         if module and name and "<" not in name:
-            top = name.split(".")[0]
-            lines.append(f"    from {module} import {top}")
-            lines.append(f"    f = {name}")
+            if "." in name:
+                lines.append(f"    from {module} import {name.split('.')[0]}")
+                lines.append(f"    f = {name}")
+            else:
+                lines.append(f"    from {module} import {name} as f")
         else:
             lines.append(f"    f = ...  # {module}.{name}")
             with contextlib.suppress(OSError, TypeError):
                 lines.append("    # defined as: " + inspect.getsource(f).strip().splitlines()[0])
         inputs = ", ".join(literal(leaf) for leaf in leaves)
         tol = self.tolerance
-        lines.append(f"    {call}(f, [{inputs}], atol={tol.atol!r}, rtol={tol.rtol!r}, seed={self.seed})")
+        options = f"atol={tol.atol!r}, rtol={tol.rtol!r}, seed={self.seed}"
+        lines.append(f"    {call}(f, [{inputs}], {options})")
+        entry = next((m for m in mismatches if m.output is not None), None)
+        if (
+            entry is not None
+            and self.original is None
+            and len(self.leaves) > 1
+            and self.single_input_fails(entry.input)
+        ):
+            j = entry.input
+            args = ", ".join("x" if k == j else literal(leaf) for k, leaf in enumerate(self.leaves))
+            lines.append(f"    # smallest: input {j} alone (the others held fixed) fails the same way")
+            lines.append(f"    {call}(lambda x: f({args}), [{literal(self.leaves[j])}], {options})")
         return "\n".join(lines)
+
+    def single_input_fails(self, j: int) -> bool:
+        """Whether checking input j alone, the other inputs held fixed, fails too (so it reproduces)."""
+        leaf = self.leaves[j]
+        fresh = (
+            type(leaf)(float(leaf.data))
+            if is_value(leaf)
+            else make_tensor(type(leaf), np.array(leaf.data, copy=True), requires_grad=True)
+        )
+        others = list(self.leaves)
+
+        def alone(x: Any) -> Any:
+            args = list(others)
+            args[j] = x
+            return self.f(*args)
+
+        tol = self.tolerance
+        try:
+            checker = _Checker(
+                alone, [fresh], self.eps, tol.atol, tol.rtol, self.seed, self.nondet_tol, False, self.name
+            )
+            return not checker.run(fast_mode=False, raise_exception=False)
+        except Exception:
+            return False

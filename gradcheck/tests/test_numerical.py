@@ -98,3 +98,19 @@ def test_bad_inputs_and_outputs_get_clear_errors():
         numerical_jacobian(lambda x: np.zeros(1 if x > 0.5 else 2), [0.5])
     with pytest.raises(ValueError, match="cotangent for output 0 has shape"):
         numerical_vjp(lambda x: np.array([x, x]), [1.0], np.ones(3))
+
+
+Tensor = getattr(minigrad, "Tensor", None)
+
+
+@pytest.mark.skipif(Tensor is None, reason="minigrad.Tensor not available")
+def test_tensor_inputs_are_differentiated_in_float64_and_left_alone():
+    x = Tensor(np.array([[0.5, -1.0], [2.0, 0.25]], dtype=np.float32), requires_grad=True)
+    before = x.data.copy()
+    (grad,) = numerical_vjp(lambda t: (t * t).sum(), [x], 1.0)
+    assert grad.dtype == np.float64 and grad.shape == (2, 2)
+    np.testing.assert_allclose(grad, 2.0 * before.astype(np.float64), atol=1e-8)
+    np.testing.assert_array_equal(x.data, before)
+    assert x.grad is None
+    ((block,),) = numerical_jacobian(lambda t: t.exp(), [x])
+    assert block.shape == (2, 2, 2, 2)

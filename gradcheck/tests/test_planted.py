@@ -168,6 +168,7 @@ def test_the_wrong_entries_are_exactly_those_the_bug_touches():
     text = result.report()
     assert "d output 0 / d input 1" in text and "analytical" in text and "allowed" in text
     assert "Reproduce with" in text and "Value(0.5), Value(0.2)" in text
+    assert "gradcheck(lambda x: f(Value(0.5), x), [Value(0.2)]" in text  # the smallest call: input 1 alone
 
 
 def test_a_bug_seen_only_with_a_non_unit_cotangent_is_caught_by_the_random_cotangent():
