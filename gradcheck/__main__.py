@@ -37,12 +37,13 @@ Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
 Exit status: 0 all graphs agree; 1 some graph disagrees; 2 bad input (unknown engine or op,
 malformed corpus file, an engine adapter that raises).
 
-Outgrowing one machine: --jobs uses the cores of this machine. For more, run the pytest parity
-suite with pytest-xdist, which spreads test cases over local or remote workers:
-  pytest parity_tests -n auto                                   # every local core
-  pytest parity_tests -d --tx 4*ssh=user@host//python=python3 \\
-         --rsyncdir minigrad --rsyncdir gradcheck --rsyncdir parity_tests   # remote workers
-(see docs/campaign.md). Each worker needs the same Python, numpy and torch versions.
+Outgrowing one machine: --jobs uses the cores of this machine. Beyond it, run the pytest parity
+suite with pytest-xdist, which spreads its test cases over local or remote workers:
+  pytest parity_tests -n auto                  # every local core
+  pytest parity_tests --dist load \\
+      --tx 4*ssh=user@host//python=/path/to/.venv/bin/python//chdir=/path/to/checkout
+Remote hosts need the same checkout (same commit) and the same numpy and torch versions; see
+docs/campaign.md.
 """
 
 
