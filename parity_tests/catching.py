@@ -1,0 +1,47 @@
+"""How many graphs the harness needs to catch an engine's bug (used by the self-check and benchmarks)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, settings
+
+from gradcheck.backends.base import EngineAdapter
+from gradcheck.generate import random_graph
+from gradcheck.parity import check_graph
+from gradcheck.strategies import engine_graphs
+
+
+def stream_graphs_until_caught(
+    engine: EngineAdapter, budget: int, seed: int = 0, points: int = 16
+) -> int | None:
+    """Graphs of the seeded campaign stream checked until the first failure (None: never in budget)."""
+    ops = sorted(engine.ops)
+    for index in range(budget):
+        graph = random_graph(np.random.default_rng([seed, index]), ops=ops, points=points)
+        if not check_graph(graph, engine, seed=index).passed:
+            return index + 1
+    return None
+
+
+def hypothesis_examples_until_caught(engine: EngineAdapter, budget: int, points: int = 8) -> int | None:
+    """Examples of the suite's hypothesis property (ci-style: derandomized) until the first failure."""
+    count = [0]
+
+    @settings(
+        max_examples=budget,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(engine_graphs(engine, points=points))
+    def prop(graph):
+        count[0] += 1
+        assert check_graph(graph, engine, seed=0).passed
+
+    try:
+        prop()
+    except AssertionError:
+        return count[0]
+    return None
