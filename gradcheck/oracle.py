@@ -1,20 +1,28 @@
-"""An accurate numerical oracle: derivatives to ~1e-12 relative instead of central differences' ~1e-9.
+"""An accurate numerical oracle: derivatives to ~3e-13 where central differences give ~3e-10.
 
 Stable public entry point (the parity harness relies on it)::
 
     accurate_gradient(f, x, cotangent=None, *, method="auto") -> np.ndarray
 
 * ``f`` is called as ``f(*xs)`` with one Python float per entry of the 1-D array ``x`` and returns
-  a number or a sequence of numbers (a flat output vector).
+  a number or a sequence of numbers (a flat output vector). A function written with Value's API
+  (``x.exp()``), which fails on floats, is called on minigrad Values instead.
 * ``cotangent`` (same length as that output vector) weights the outputs; ``None`` means ``f``
   returns a single number and the weight is 1.
 * The result is the float64 gradient of ``sum(cotangent * f(x))`` with respect to ``x``, shape
   ``x.shape``.
-* ``method``: ``"richardson"`` (float64 central differences at several steps, extrapolated to
-  step 0 with Ridders' tableau, which also yields an error estimate), ``"mpmath"`` (``f`` is called
-  on ``mpmath.mpf`` numbers at 40 digits and differentiated by ``mpmath.diff``; ``f`` must be
-  generic over number types), or ``"auto"`` (mpmath when ``f`` returns mpf for mpf inputs and a
-  float64 spot check agrees with it, Richardson otherwise).
+* ``method``: ``"richardson"`` (float64 central differences at 8 steps from 2^-6·max(1, |x|)
+  down, extrapolated to step 0 with Ridders' tableau, which also yields an error estimate);
+  ``"mpmath"`` (``f`` is called on `MPValue` numbers, 40-digit mpmath numbers that speak Value's
+  API and that mpmath's functions accept, and differentiated by ``mpmath.diff``; ``f`` must be
+  generic over number types); or ``"auto"`` (mpmath when ``f`` returns mpmath numbers and a
+  float64 spot check agrees with them, Richardson otherwise).
+
+Measured accuracy (``benchmarks/bench_gradcheck.py``): Richardson 2e-13 to 6e-13 relative on
+smooth functions of every op family, 400x to 2000x better than central differences at 1e-6;
+mpmath is exact to float64 rounding. Richardson's steps reach 0.03, so it degrades near kinks
+of any derivative (``a * relu(a)`` near 0); gradcheck therefore consults it only after shorter
+stencils disagree.
 
 `richardson_column`, `richardson_directional` and `accurate_vjp` offer the same oracle over the
 structured inputs of `gradcheck.numerical` (floats, arrays, Values, Tensors).
@@ -75,7 +83,7 @@ def ridders(difference: Callable[[float], np.ndarray], h0: float, levels: int = 
     return Estimate(best, error)
 
 
-def _first_step(func: FlatFunction, difference: Callable[[float], np.ndarray], h0: float) -> float:
+def _first_step(difference: Callable[[float], np.ndarray], h0: float) -> float:
     """Shrink the first step until the differences are finite (domain edges such as log near 0)."""
     for _ in range(6):
         if np.all(np.isfinite(difference(h0))):
@@ -95,7 +103,7 @@ def richardson_column(func: FlatFunction, i: int, levels: int = LEVELS) -> Estim
         xm[i] = xi - h
         return (func(xp) - func(xm)) / (xp[i] - xm[i])
 
-    return ridders(difference, _first_step(func, difference, FIRST_STEP * scale), levels)
+    return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels)
 
 
 def richardson_directional(func: FlatFunction, u: np.ndarray, levels: int = LEVELS) -> Estimate:
@@ -108,18 +116,7 @@ def richardson_directional(func: FlatFunction, u: np.ndarray, levels: int = LEVE
     def difference(h: float) -> np.ndarray:
         return (func(func.x + h * u) - func(func.x - h * u)) / (2.0 * h)
 
-    return ridders(difference, _first_step(func, difference, FIRST_STEP * scale), levels)
-
-
-def accurate_jacobian_matrix(func: FlatFunction) -> Estimate:
-    """The full (m, n) Jacobian with Richardson's error estimate per entry."""
-    columns = [richardson_column(func, i) for i in range(func.n)]
-    if not columns:
-        empty = np.zeros((func.m, 0))
-        return Estimate(empty, empty)
-    return Estimate(
-        np.stack([c.value for c in columns], axis=1), np.stack([c.error for c in columns], axis=1)
-    )
+    return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels)
 
 
 def accurate_vjp(f: Callable[..., Any], inputs: Sequence[Any], cotangent: Any) -> tuple[np.ndarray, ...]:
@@ -250,7 +247,10 @@ def mpmath_gradient(
                 outs = _outputs(f(*args))
                 return mpmath.fsum(w * MPValue(o).data for w, o in zip(weights, outs))
 
-            gradient[i] = float(mpmath.diff(along, point[i].data))
+            try:
+                gradient[i] = float(mpmath.diff(along, point[i].data))
+            except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+                gradient[i] = np.nan  # complex or undefined nearby: no exact derivative here
     return gradient
 
 
@@ -270,7 +270,9 @@ class MPValue:
     def __init__(self, data: Any) -> None:
         import mpmath
 
-        self.data = data.data if isinstance(data, MPValue) else mpmath.mpf(data)
+        if isinstance(data, MPValue):
+            data = data.data
+        self.data = mpmath.nan if isinstance(data, mpmath.mpc) else mpmath.mpf(data)  # IEEE: no complex
 
     @property
     def _mpf_(self) -> Any:

@@ -157,3 +157,15 @@ def test_float32_tensors_need_an_explicit_tolerance():
     with pytest.raises(ValueError, match="float32"):
         gradcheck(lambda t: (t * t).sum(), [x])
     assert gradcheck(lambda t: (t * t).sum(), [x], atol=1e-4, rtol=1e-3)
+
+
+def test_at_a_pole_the_report_blames_the_point_not_the_backward_laws():
+    result = gradcheck(lambda a: a.log(), [Value(0.0)], raise_exception=False)
+    assert not result and result.problems == []  # 0 * inf = nan is IEEE, not a zero-cotangent bug
+    assert any("not finite" in note for note in result.notes)
+
+
+@needs_tensor
+def test_a_tensor_that_does_not_require_grad_is_refused():
+    with pytest.raises(ValueError, match="requires_grad=False"):
+        gradcheck(lambda t: t.exp(), [Tensor(np.ones(2))])

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradcheck.numerical import FlatFunction, jacobian_column
-from gradcheck.oracle import MPValue, accurate_gradient, richardson_column, ridders
+from gradcheck.oracle import MPValue, accurate_gradient, accurate_vjp, richardson_column, ridders
 from gradcheck.tolerance import PROBES
 from minigrad import Value
 
@@ -108,3 +108,18 @@ def test_mpvalue_speaks_value_api():
     assert float((1 - a).relu()) == 0.0 and float((-a).abs()) == 2.0
     assert float(MPValue(0).sigmoid()) == 0.5 and float(MPValue(1).exp().log()) == pytest.approx(1.0)
     assert float(mpmath.sqrt(a)) == pytest.approx(math.sqrt(2))  # mpmath functions accept it
+
+
+def test_accurate_vjp_follows_the_numerical_layout():
+    a = np.array([[0.3, -0.2], [0.5, 0.1]])
+    b = np.array([1.5, -0.5])
+    cot = np.array([1.0, -2.0])
+    grad_a, grad_b = accurate_vjp(lambda m, v: np.tanh(m @ v), [a, b], cot)
+    inner = 1.0 - np.tanh(a @ b) ** 2
+    np.testing.assert_allclose(grad_a, np.outer(cot * inner, b), rtol=1e-11)
+    np.testing.assert_allclose(grad_b, (cot * inner) @ a, rtol=1e-11)
+
+
+def test_mpvalue_follows_ieee_where_mpmath_would_go_complex():
+    assert math.isnan(float(MPValue(-1).log())) and math.isnan(float(MPValue(-4).sqrt()))
+    assert math.isnan(float(MPValue(-8) ** 0.5))
