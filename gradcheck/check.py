@@ -112,7 +112,9 @@ def gradgradcheck(
 def _leaves(inputs: Sequence[Any]) -> list[Any]:
     if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Sequence) or is_node(inputs):
         raise TypeError(f"gradcheck: inputs must be a list or tuple, got {type(inputs).__name__}")
-    leaves = []
+    if len(inputs) == 0:
+        raise ValueError("gradcheck: no inputs to check; pass at least one Value or Tensor")
+    leaves: list[Any] = []
     for j, obj in enumerate(inputs):
         if is_node(obj):
             if not is_value(obj) and not getattr(obj, "requires_grad", True):
@@ -120,6 +122,12 @@ def _leaves(inputs: Sequence[Any]) -> list[Any]:
                     f"gradcheck: input {j} is a Tensor with requires_grad=False; every input is "
                     "differentiated, so create it with requires_grad=True"
                 )
+            for k, earlier in enumerate(leaves):
+                if earlier is obj:
+                    raise ValueError(
+                        f"gradcheck: inputs {k} and {j} are the same object; each input is perturbed on its "
+                        "own, so pass distinct Values/Tensors (or use it twice inside f)"
+                    )
             leaves.append(obj)
         elif isinstance(obj, (int, float, np.floating, np.integer)) and not isinstance(obj, bool):
             leaves.append(minigrad.Value(float(obj)))

@@ -135,6 +135,11 @@ def test_bad_inputs_and_outputs_are_named():
         gradcheck(lambda a: 1.0, [Value(1.0)])
     with pytest.raises(TypeError, match="must be a list or tuple"):
         gradcheck(lambda a: a, Value(1.0))
+    x = Value(0.5)
+    with pytest.raises(ValueError, match="inputs 0 and 1 are the same object"):
+        gradcheck(lambda a, b: a * b, [x, x])
+    with pytest.raises(ValueError, match="no inputs"):
+        gradcheck(lambda: Value(1.0), [])
 
 
 Tensor = getattr(minigrad, "Tensor", None)

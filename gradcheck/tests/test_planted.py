@@ -287,3 +287,23 @@ def test_a_bug_in_one_of_many_inputs_is_caught_in_fast_mode(seed):
 
     result = gradcheck(f, xs, fast_mode=True, raise_exception=False, seed=seed)
     assert not result and [(m.input) for m in result.mismatches] == [17]
+
+
+def test_torch_gradcheck_itself_passes_the_1e4_bug_that_ours_catches():
+    torch = pytest.importorskip("torch")
+
+    class TorchExpOff1e4(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            out = a.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out * (1.0 + 1e-4)
+
+    a = torch.tensor([0.7], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: TorchExpOff1e4.apply(t) * 2.0, (a,))
+    assert not gradcheck(lambda v: apply_op(ExpOff1e4, v) * 2.0, [Value(0.7)], raise_exception=False)
