@@ -276,12 +276,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parts = _parts(args)
     start = time.perf_counter()
     try:
+        baseline = None if args.update_baseline else load_baseline(args.baseline)
         results = run_parts(parts, max(1, args.jobs), progress=True)
         current = figures(results)
         seconds = time.perf_counter() - start
-        if args.update_baseline:
+        if baseline is None:
             return _update(args.baseline, current, results, parts, seconds)
-        baseline = load_baseline(args.baseline)
     except CampaignError as exc:
         print(f"gate: error: {exc}", file=sys.stderr)
         return 2
