@@ -398,8 +398,8 @@ class _Checker:
             j, index = self.func.locate_input(worst)
             self.problems.append(
                 "backward is not reentrant: two backward passes with the same cotangent gave "
-                f"{first[worst]!r} and {second[worst]!r} for input {j}{list(index) if index else ''} "
-                f"(nondet_tol {self.nondet_tol})"
+                f"{float(first[worst])!r} and {float(second[worst])!r} for input {j}"
+                f"{list(index) if index else ''} (nondet_tol {self.nondet_tol})"
             )
         zero = self.vjp(np.zeros(self.func.m))
         # 0 · inf is NaN by IEEE rules: excuse NaN where the gradient itself is not finite
@@ -407,7 +407,7 @@ class _Checker:
             worst = int(np.argmax(np.abs(np.nan_to_num(zero, nan=np.inf))))
             j, index = self.func.locate_input(worst)
             self.problems.append(
-                f"a zero cotangent gave a non-zero gradient {zero[worst]!r} for input {j}"
+                f"a zero cotangent gave a non-zero gradient {float(zero[worst])!r} for input {j}"
                 f"{list(index) if index else ''}"
             )
 
@@ -466,7 +466,7 @@ class _Checker:
             j, in_index = self.func.locate_input(int(i))
             a, n = float(analytical[i]), float(expected[i])
             mismatches.append(
-                Mismatch(None, (), j, in_index, a, n, "central", self.tolerance, float(allowed[i]))
+                Mismatch(None, (), j, in_index, a, n, "vᵀ·numerical J", self.tolerance, float(allowed[i]))
             )
         if mismatches:
             self.notes.append(

@@ -48,10 +48,16 @@ class Mismatch:
         else:
             where = f"d output {self.output}{_index(self.out_index)} / d input {self.input}"
             where += _index(self.in_index)
+        tol = self.tolerance
+        rule = (
+            f"Σ_r |v_r|·(atol {tol.atol:g}·max(1, |output r|) + rtol {tol.rtol:g}·|J_r|)"
+            if self.output is None
+            else f"atol {tol.atol:g}·max(1, |output|) + rtol {tol.rtol:g}·|numerical|"
+        )
         lines = [
             f"{where}: analytical {self.analytical!r}, numerical {self.numerical!r} ({self.method})",
-            f"    abs error {self.abs_error:.3e}, rel error {self.rel_error:.3e}; allowed {self.allowed:.3e} "
-            f"(atol {self.tolerance.atol:g}·max(1, |output|) + rtol {self.tolerance.rtol:g}·|numerical|)",
+            f"    abs error {self.abs_error:.3e}, rel error {self.rel_error:.3e}; "
+            f"allowed {self.allowed:.3e} ({rule})",
         ]
         if self.kink is not None:
             lines.append(f"    {self.kink.describe()}")
