@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradcheck import GradcheckError, gradcheck, gradgradcheck
 from gradcheck.tolerance import TORCH
@@ -307,3 +309,31 @@ def test_torch_gradcheck_itself_passes_the_1e4_bug_that_ours_catches():
     a = torch.tensor([0.7], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: TorchExpOff1e4.apply(t) * 2.0, (a,))
     assert not gradcheck(lambda v: apply_op(ExpOff1e4, v) * 2.0, [Value(0.7)], raise_exception=False)
+
+
+def exp_off_by(relative_error: float) -> type[ScalarOp]:
+    """exp with a derivative rule off by the given relative error."""
+
+    def backward(g, out, a):
+        return (g * out * (1.0 + relative_error),)
+
+    return type(
+        "ExpOffBy",
+        (ScalarOp,),
+        {"name": "exp", "forward": staticmethod(fm.exp), "backward": staticmethod(backward)},
+    )
+
+
+@settings(max_examples=30)
+@given(
+    st.floats(-2.0, 2.0),
+    st.floats(-2.0, 2.0),
+    st.floats(1e-6, 1.0),
+    st.sampled_from([-1.0, 1.0]),
+)
+def test_any_relative_error_from_1e6_up_is_caught_in_both_modes(a, b, size, sign):
+    op = exp_off_by(sign * size)
+    f = lambda x, y: apply_op(op, x) * 2.0 + y
+    inputs = [Value(a), Value(b)]
+    assert not gradcheck(f, inputs, raise_exception=False)
+    assert not gradcheck(f, inputs, fast_mode=True, raise_exception=False)
