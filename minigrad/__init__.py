@@ -1,5 +1,6 @@
 """minigrad: a small, fast, correct automatic-differentiation engine (scalar Value and numpy Tensor)."""
 
+from minigrad import nn, optim
 from minigrad.autograd import grad
 from minigrad.draw import draw_graph, render_graph
 from minigrad.grad_mode import (
@@ -42,6 +43,8 @@ from minigrad.tensor_ops import TensorOp
 from minigrad.value import Value, apply_op
 
 __all__ = [
+    "nn",
+    "optim",
     "ScalarOp",
     "Tensor",
     "TensorOp",

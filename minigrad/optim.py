@@ -118,16 +118,23 @@ class Adam(Optimizer):
             t = state["step"] = state.get("step", 0) + 1
             m = state.get("exp_avg", 0.0)
             v = state.get("exp_avg_sq", 0.0)
-            m = state["exp_avg"] = m + (1 - beta1) * (g - m)
-            v = state["exp_avg_sq"] = v * beta2 + (1 - beta2) * (g * g)
+            m = state["exp_avg"] = _lerp(m, g, 1 - beta1)
+            v = state["exp_avg_sq"] = v * beta2 + (1 - beta2) * g * g
             step_size = self.lr / (1 - beta1**t)
             denom = v**0.5 / (1 - beta2**t) ** 0.5 + self.eps
-            p.data -= step_size * (m / denom)
+            p.data -= step_size * m / denom  # torch's addcdiv order: (value * m) / denom
 
 
 def _check_nonnegative(what: str, x: float) -> None:
     if not x >= 0.0:  # also rejects nan
         raise ValueError(f"Invalid {what}: {x}")
+
+
+def _lerp(start: Any, end: Any, weight: float) -> Any:
+    """start + weight (end - start), computed from the nearer end as torch.lerp does (exact at 0 and 1)."""
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
 
 
 def _grad_data(p: Any) -> Any:

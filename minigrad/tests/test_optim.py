@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import minigrad
 from minigrad import Value
@@ -210,3 +212,50 @@ def test_momentum_buffer_does_not_share_memory_with_the_gradient():
         theirs.step()
         theirs.zero_grad(set_to_none=False)
     np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=0, atol=1e-15)
+
+
+grads = st.lists(st.lists(st.floats(-10.0, 10.0), min_size=3, max_size=3), min_size=1, max_size=5)
+
+
+def run_on_given_gradients(name, kwargs, gradient_steps):
+    """Our optimizer and torch's on three parameters, fed the same gradients; both final parameters."""
+    start = [0.5, -1.5, 2.0]
+    ours_p = [Value(x) for x in start]
+    theirs_p = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in start]
+    ours = getattr(minigrad.optim, name)(ours_p, **kwargs)
+    theirs = getattr(torch.optim, name)(theirs_p, **kwargs)
+    for step in gradient_steps:
+        for p, tp, g in zip(ours_p, theirs_p, step):
+            p.grad = g
+            tp.grad = torch.tensor(g, dtype=torch.float64)
+        ours.step()
+        theirs.step()
+    return [p.data for p in ours_p], [tp.item() for tp in theirs_p]
+
+
+@given(
+    lr=st.floats(0.0, 1.0),
+    momentum=st.floats(0.0, 0.99),
+    weight_decay=st.floats(0.0, 0.1),
+    gradient_steps=grads,
+)
+def test_sgd_equals_torch_for_any_hyperparameters_and_gradients(lr, momentum, weight_decay, gradient_steps):
+    kwargs = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
+    ours, theirs = run_on_given_gradients("SGD", kwargs, gradient_steps)
+    assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12)
+
+
+@given(
+    lr=st.floats(0.0, 1.0),
+    beta1=st.floats(0.0, 0.99),
+    beta2=st.floats(0.0, 0.9999),
+    eps=st.floats(1e-10, 1e-3),
+    weight_decay=st.floats(0.0, 0.1),
+    gradient_steps=grads,
+)
+def test_adam_equals_torch_for_any_hyperparameters_and_gradients(
+    lr, beta1, beta2, eps, weight_decay, gradient_steps
+):
+    kwargs = {"lr": lr, "betas": (beta1, beta2), "eps": eps, "weight_decay": weight_decay}
+    ours, theirs = run_on_given_gradients("Adam", kwargs, gradient_steps)
+    assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12)
