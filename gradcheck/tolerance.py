@@ -89,13 +89,20 @@ OP_FAMILY: dict[str, str] = {
         ["reshape", "permute", "expand", "getitem", "cat", "stack", "to", "sumtosize", "takealongaxis"],
         "arithmetic",
     ),
-    **dict.fromkeys(["putalongaxis", "scatteradd"], "arithmetic"),
-    **dict.fromkeys(["exp", "log"], "exp_log"),
+    **dict.fromkeys(["putalongaxis", "scatteradd", "transpose", "t", "linear"], "arithmetic"),
+    **dict.fromkeys(
+        ["exp", "log", "softmax", "logsoftmax", "logsumexp", "crossentropy", "nllloss"], "exp_log"
+    ),
+    # losses built from log and sigmoid: their tolerance is exp_log's (the looser of the two)
+    **dict.fromkeys(
+        ["bce", "bcewithlogits", "binarycrossentropy", "binarycrossentropywithlogits"], "exp_log"
+    ),
     **dict.fromkeys(["sin", "cos"], "trig"),
     **dict.fromkeys(["tanh", "sigmoid"], "tanh_sigmoid"),
     **dict.fromkeys(["sqrt", "**", "pow", "powconst", "rpowconst"], "sqrt_pow"),
     **dict.fromkeys(
-        ["relu", "abs", "max", "min", "maximum", "minimum", "amax", "amin", "clamp", "where"], "piecewise"
+        ["relu", "abs", "max", "min", "maximum", "minimum", "amax", "amin", "clamp", "where", "hingeloss"],
+        "piecewise",
     ),
 }
 
