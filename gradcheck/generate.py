@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.backends.layout import RANK, pad
 from gradcheck.graph import Graph, Input, OpNode
-from gradcheck.registry import REGISTRY, Chooser, in_domain, resolve_ops
+from gradcheck.registry import REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
 
 
 class RngChooser:
@@ -170,8 +171,6 @@ def random_graph(
     `sizes.deep_every` is a deep chain of 52-70 ops.
     """
     if tensor:
-        from gradcheck.tensor_generate import random_tensor_graph
-
         return random_tensor_graph(rng, ops=ops, points=points)
     op_names = resolve_ops(ops)
     chooser = RngChooser(rng)
@@ -193,8 +192,6 @@ def graph_in_domain(graph: Graph) -> bool:
     to graphs the check can judge.
     """
     if graph.is_tensor:
-        from gradcheck.tensor_generate import tensor_graph_in_domain
-
         return tensor_graph_in_domain(graph)
     k = graph.n_points
     values = [np.asarray(p, dtype=np.float64) for p in graph.points] if graph.points is not None else None
@@ -209,3 +206,143 @@ def graph_in_domain(graph: Graph) -> bool:
                 return False
             values.append(out[0])
     return len(values) == graph.n_inputs + len(graph.nodes) and k > 0
+
+
+# --- tensor graphs -------------------------------------------------------------------------------
+
+# Input shapes of tensor graphs: small, and mixing ranks so that broadcasting happens often.
+TENSOR_SHAPES: tuple[tuple[int, ...], ...] = ((3,), (2, 3), (1, 3), (2, 1), (3, 2), (2, 2, 3), (2, 1, 3), ())
+
+
+def build_tensor_graph(
+    chooser: Chooser,
+    shapes: Sequence[tuple[int, ...]],
+    points: Sequence[np.ndarray],
+    ops: Sequence[str],
+    n_nodes: int,
+    n_outputs: int,
+) -> Graph:
+    """A tensor graph over inputs of `shapes`, with K points per input (arrays of shape (K, *shape)).
+
+    Binary elementwise ops pick a second argument of any broadcast-compatible shape, so operands
+    of different shapes (broadcasting) are common; every op stays in its domain at every point.
+    """
+    values = [pad(np.asarray(p, dtype=np.float64), s) for p, s in zip(points, shapes)]
+    node_shapes = [tuple(s) for s in shapes]
+    nodes: list[OpNode] = []
+    specs = [REGISTRY[op] for op in ops]
+    attempts = 0
+    while len(nodes) < n_nodes and attempts < 6 * n_nodes + 10:
+        attempts += 1
+        spec = chooser.choice(specs)
+        n = len(values)
+        first = _pick_recent(chooser, n)
+        attrs = spec.draw_tensor_attrs(chooser, node_shapes[first])
+        if attrs is None:
+            continue
+        attr = dict(attrs)
+        if spec.arity == 1:
+            args: tuple[int, ...] = (first,)
+        else:
+            left = chooser.integer(0, 1) == 0
+            valid = []
+            for other in range(n - 1, -1, -1):
+                pair = (first, other) if left else (other, first)
+                if _tensor_value(spec, values, node_shapes, pair, attr) is not None:
+                    valid.append(pair)
+                if len(valid) == 6:
+                    break
+            if not valid:
+                continue
+            args = valid[chooser.integer(0, len(valid) - 1)]
+        made = _tensor_value(spec, values, node_shapes, args, attr)
+        if made is None:
+            continue
+        out, shape = made
+        nodes.append(OpNode(spec.name, args, attrs))
+        values.append(out)
+        node_shapes.append(shape)
+    outputs = _outputs(chooser, len(shapes), len(nodes), n_outputs)
+    inputs = [
+        Input(f"x{i}", np.array(p[0], dtype=np.float64), tuple(s))
+        for i, (p, s) in enumerate(zip(points, shapes))
+    ]
+    batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
+    return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None, meta={"kind": "tensor"})
+
+
+def _tensor_value(
+    spec: Any,
+    values: list[np.ndarray],
+    shapes: list[tuple[int, ...]],
+    args: tuple[int, ...],
+    attr: dict[str, Any],
+) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """The op's padded value and shape on these arguments, None if shapes misfit or out of domain."""
+    shape = spec.out_shape([shapes[a] for a in args], attr)
+    if shape is None or len(shape) > RANK:
+        return None
+    arrays = [values[a] for a in args]
+    with np.errstate(all="ignore"):
+        out = spec.numpy(arrays, attr)
+        if not in_domain(spec, arrays, attr, out).all():
+            return None
+    return pad(out, shape), shape
+
+
+def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[int]:
+    if not n_nodes:
+        return [0]
+    outputs = [n_in + n_nodes - 1]
+    for _ in range(n_outputs - 1):
+        o = n_in + chooser.integer(0, n_nodes - 1)
+        if o not in outputs:
+            outputs.append(o)
+    return outputs
+
+
+def random_tensor_graph(
+    rng: np.random.Generator, ops: Sequence[str] | None = None, points: int = 1, sizes: Sizes = Sizes()
+) -> Graph:
+    """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops)."""
+    op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
+    chooser = RngChooser(rng)
+    n_inputs = chooser.integer(1, 3)
+    shapes = [chooser.choice(TENSOR_SHAPES) for _ in range(n_inputs)]
+    pts = []
+    for shape in shapes:
+        scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
+        pts.append(rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale)
+    n_nodes = chooser.integer(1, min(sizes.nodes[1], 20))
+    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, chooser.integer(*sizes.outputs))
+
+
+def tensor_graph_in_domain(graph: Graph) -> bool:
+    """`graph_in_domain` for tensor graphs."""
+    k = graph.n_points
+    if graph.points is not None:
+        values = [pad(np.asarray(p, dtype=np.float64), i.shape) for p, i in zip(graph.points, graph.inputs)]
+    else:
+        values = [pad(np.asarray(i.value, dtype=np.float64)[None], i.shape) for i in graph.inputs]
+    shapes = [i.shape for i in graph.inputs]
+    for node in graph.nodes:
+        made = _tensor_value(REGISTRY[node.op], values, shapes, node.args, node.attr)
+        if made is None:
+            return False
+        values.append(made[0])
+        shapes.append(made[1])
+    return k > 0
+
+
+def graph_shapes(graph: Graph) -> list[tuple[int, ...]]:
+    """The shape of every node of a graph (inputs first), from the registry's shape rules."""
+    shapes = [tuple(i.shape) for i in graph.inputs]
+    for node in graph.nodes:
+        shape = REGISTRY[node.op].out_shape([shapes[a] for a in node.args], node.attr)
+        if shape is None:
+            arg_shapes = [shapes[a] for a in node.args]
+            raise ValueError(
+                f"op {node.op!r} cannot take arguments of shapes {arg_shapes} (attrs {node.attr})"
+            )
+        shapes.append(shape)
+    return shapes

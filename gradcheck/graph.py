@@ -72,8 +72,11 @@ class Graph:
 
     @property
     def is_tensor(self) -> bool:
-        return any(inp.shape != () for inp in self.inputs) or any(
-            op_is_tensor(node.op) for node in self.nodes
+        """A tensor graph: tensor inputs or ops, or marked so (meta kind 'tensor', e.g. 0-d inputs)."""
+        return (
+            self.meta.get("kind") == "tensor"
+            or any(inp.shape != () for inp in self.inputs)
+            or any(op_is_tensor(node.op) for node in self.nodes)
         )
 
     def ops(self) -> list[str]:
@@ -236,8 +239,8 @@ class Graph:
             lines += ["import torch", ""]
             leaf = lambda v: f"torch.tensor({_literal(v)}, dtype=torch.float64, requires_grad=True)"
         elif tensor:
-            lines += ["import minigrad", "from minigrad import Tensor", ""]
-            leaf = lambda v: f"Tensor({_literal(v)}, requires_grad=True)"
+            lines += ["import minigrad", "import minigrad.functional", "from minigrad import Tensor", ""]
+            leaf = lambda v: f"Tensor({_literal(v)}, requires_grad=True, dtype=minigrad.float64)"
         else:
             lines += ["import minigrad", "from minigrad import Value", ""]
             leaf = lambda v: f"Value({_literal(v)})"
@@ -255,12 +258,14 @@ class Graph:
             if target == "torch":
                 cot = ", ".join(f"torch.tensor({_literal(c)}, dtype=torch.float64)" for c in self.cotangent)
             elif tensor:
-                cot = ", ".join(f"Tensor({_literal(c)})" for c in self.cotangent)
+                cot = ", ".join(f"Tensor({_literal(c)}, dtype=minigrad.float64)" for c in self.cotangent)
             else:
                 cot = ", ".join(_literal(c) for c in self.cotangent)
             lines.append(f"cotangent = [{cot}]")
         else:
-            ones = "torch.ones_like(o)" if target == "torch" else ("o.ones_like()" if tensor else "1.0")
+            ones = (
+                "torch.ones_like(o)" if target == "torch" else ("minigrad.ones_like(o)" if tensor else "1.0")
+            )
             lines.append(f"cotangent = [{ones} for o in outputs]")
         module = "torch.autograd" if target == "torch" else "minigrad"
         lines.append(f"grads = {module}.grad(outputs, inputs, cotangent, allow_unused=True)")

@@ -142,51 +142,135 @@ def check_graph(
         )
     policy = tolerance if tolerance is not None else policy_for(ops)
     k = graph.n_points if points is None else min(points, graph.n_points)
-    batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points] if graph.points is not None else None
-    if batch is None:
-        batch = [np.array([float(inp.value)]) for inp in graph.inputs]
     rng = np.random.default_rng(seed)
-    n_out, n_in = len(graph.outputs), graph.n_inputs
-    if graph.cotangent is not None:
-        cot = np.repeat(np.asarray(graph.cotangent, dtype=np.float64)[:, None], k, axis=1)
-    else:
-        cot = rng.uniform(0.5, 1.5, size=(n_out, k)) * rng.choice([-1.0, 1.0], size=(n_out, k))
-    want_hvp = second_order and adapter.create_graph
-    direction = rng.normal(size=(n_in, k)) if want_hvp else None
+    run = _TensorRun(graph, k, rng, second_order and adapter.create_graph) if graph.is_tensor else None
+    run = run or _ScalarRun(graph, k, rng, second_order and adapter.create_graph)
 
     t0 = time.perf_counter()
-    numeric = central_differences(graph, batch, cot) if numeric else None
+    numbers = run.numeric() if numeric else None
     t1 = time.perf_counter()
-    from gradcheck.backends.torch_backend import run_torch_batch
-
-    reference = run_torch_batch(graph, batch, cot, direction)
+    reference = run.torch()
     t2 = time.perf_counter()
     result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
 
     for p in range(k):
-        if numeric is not None and not numeric.valid[p]:
+        if numbers is not None and not numbers.valid[p]:
             result.points_skipped += 1
             continue
-        values = [float(b[p]) for b in batch]
-        try:
-            fwd, grads = adapter.run(graph, values, cot[:, p].tolist())
-            fwd_e = np.array([float(v) for v in fwd])
-            grad_e = np.array([float(g) for g in grads])
-        except Exception as e:  # an engine that raises is a finding, not a crash of the harness
-            _fail(result, graph, p, cot[:, p], f"engine raised {type(e).__name__}: {e}")
-            result.points_checked += 1
-            break
+        values, cot = run.values(p), run.cotangent(p)
         result.points_checked += 1
-        problems = _compare_point(result, policy, fwd_e, grad_e, reference, numeric, p)
-        if want_hvp and result.max_rel_err_hvp is None and reference.hvp is not None:
+        try:
+            fwd, grads = adapter.run(graph, values, cot)
+            fwd_e, grad_e = _flat(fwd), _flat(grads)
+        except Exception as e:  # an engine that raises is a finding, not a crash of the harness
+            _fail(result, graph, p, cot, f"engine raised {type(e).__name__}: {e}")
+            break
+        problems = _compare_point(result, policy, fwd_e, grad_e, reference, numbers, p, run.labels)
+        if run.direction is not None and result.max_rel_err_hvp is None and reference.hvp is not None:
             problems += _compare_hvp(
-                result, adapter, graph, values, cot[:, p], direction[:, p], reference.hvp[:, p]
-            )  # type: ignore[index]
+                result, adapter, graph, values, cot, run.direction_at(p), reference.hvp[:, p]
+            )
         if problems:
-            _fail(result, graph, p, cot[:, p], *problems)
+            _fail(result, graph, p, cot, *problems)
             break
     result.timings["engine"] = time.perf_counter() - t2
     return result
+
+
+def _flat(values: Sequence[Any]) -> np.ndarray:
+    """Engine results (floats or arrays) as one float64 vector, in order."""
+    return (
+        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+        if values
+        else np.zeros(0)
+    )
+
+
+class _ScalarRun:
+    """A scalar graph at K points: one (K,) vector per input, one cotangent per output and point."""
+
+    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
+        self.graph = graph
+        if graph.points is not None:
+            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
+        else:
+            self.batch = [np.array([float(inp.value)]) for inp in graph.inputs]
+        n_out = len(graph.outputs)
+        if graph.cotangent is not None:
+            self.cot = np.repeat(np.asarray(graph.cotangent, dtype=np.float64)[:, None], k, axis=1)
+        else:
+            self.cot = rng.uniform(0.5, 1.5, size=(n_out, k)) * rng.choice([-1.0, 1.0], size=(n_out, k))
+        self.direction = rng.normal(size=(graph.n_inputs, k)) if hvp else None
+        self.labels = [inp.name for inp in graph.inputs]
+
+    def numeric(self) -> Any:
+        return central_differences(self.graph, self.batch, self.cot)
+
+    def torch(self) -> Any:
+        from gradcheck.backends.torch_backend import run_torch_batch
+
+        return run_torch_batch(self.graph, self.batch, self.cot, self.direction)
+
+    def values(self, p: int) -> list[Any]:
+        return [float(b[p]) for b in self.batch]
+
+    def cotangent(self, p: int) -> list[Any]:
+        return self.cot[:, p].tolist()
+
+    def direction_at(self, p: int) -> list[Any]:
+        assert self.direction is not None
+        return self.direction[:, p].tolist()
+
+
+class _TensorRun:
+    """A tensor graph at K points: arrays (K, *shape) per input, per output cotangent and direction."""
+
+    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
+        from gradcheck.generate import graph_shapes
+
+        self.graph = graph
+        shapes = graph_shapes(graph)
+        if graph.points is not None:
+            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
+        else:
+            self.batch = [np.asarray(inp.value, dtype=np.float64)[None] for inp in graph.inputs]
+        out_shapes = [shapes[o] for o in graph.outputs]
+        if graph.cotangent is not None:
+            self.cot = [
+                np.broadcast_to(np.asarray(c, dtype=np.float64), (k, *s))
+                for c, s in zip(graph.cotangent, out_shapes)
+            ]
+        else:
+            self.cot = [
+                rng.uniform(0.5, 1.5, size=(k, *s)) * rng.choice([-1.0, 1.0], size=(k, *s))
+                for s in out_shapes
+            ]
+        self.direction = [rng.normal(size=(k, *i.shape)) for i in graph.inputs] if hvp else None
+        self.labels = [
+            f"{inp.name}{list(ix) if inp.shape else ''}"
+            for inp in graph.inputs
+            for ix in np.ndindex(*inp.shape)
+        ]
+
+    def numeric(self) -> Any:
+        from gradcheck.backends.numeric import central_differences_tensor
+
+        return central_differences_tensor(self.graph, self.batch, self.cot)
+
+    def torch(self) -> Any:
+        from gradcheck.backends.torch_backend import run_torch_tensor_batch
+
+        return run_torch_tensor_batch(self.graph, self.batch, self.cot, self.direction)
+
+    def values(self, p: int) -> list[Any]:
+        return [np.array(b[p]) for b in self.batch]
+
+    def cotangent(self, p: int) -> list[Any]:
+        return [np.array(c[p]) for c in self.cot]
+
+    def direction_at(self, p: int) -> list[Any]:
+        assert self.direction is not None
+        return [np.array(d[p]) for d in self.direction]
 
 
 def _compare_point(
@@ -197,6 +281,7 @@ def _compare_point(
     reference: Any,
     numeric: Any,
     p: int,
+    labels: Sequence[str],
 ) -> list[str]:
     problems: list[str] = []
     fwd_t = reference.forward[:, p]
@@ -224,7 +309,7 @@ def _compare_point(
     bad = ~(abs_t <= allowed_t)
     for i in np.flatnonzero(bad)[:3]:
         problems.append(
-            f"gradient of x{i}: engine {grad_e[i]!r}, torch {grad_t[i]!r} "
+            f"gradient of {labels[i]}: engine {grad_e[i]!r}, torch {grad_t[i]!r} "
             f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
         )
 
@@ -240,14 +325,14 @@ def _compare_point(
     result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / scale)
     for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
         problems.append(
-            f"gradient of x{i}: engine {grad_e[i]!r}, central differences {grad_n[i]!r} "
+            f"gradient of {labels[i]}: engine {grad_e[i]!r}, central differences {grad_n[i]!r} "
             f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
         )
     abs_tn = np.abs(grad_t - grad_n)
     result.max_rel_err_torch_numeric = max(result.max_rel_err_torch_numeric, _nanmax(abs_tn) / scale)
     for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
         problems.append(
-            f"reference disagreement: torch's gradient of x{i} {grad_t[i]!r} vs central differences "
+            f"reference disagreement: torch's gradient of {labels[i]} {grad_t[i]!r} vs central differences "
             f"{grad_n[i]!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
         )
     return problems
@@ -257,13 +342,13 @@ def _compare_hvp(
     result: GraphCheck,
     adapter: EngineAdapter,
     graph: Graph,
-    values: list[float],
-    cot: np.ndarray,
-    direction: np.ndarray,
+    values: list[Any],
+    cot: list[Any],
+    direction: list[Any],
     hvp_t: np.ndarray,
 ) -> list[str]:
     try:
-        hvp_e = np.array([float(h) for h in adapter.run_hvp(graph, values, cot.tolist(), direction.tolist())])
+        hvp_e = _flat(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
         return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
@@ -275,7 +360,7 @@ def _compare_hvp(
     )
     return [
         f"second derivatives: Hessian-vector product entry {i}: engine {hvp_e[i]!r}, torch {hvp_t[i]!r} "
-        f"(direction {direction.tolist()})"
+        f"(direction {_flat(direction).tolist()})"
         for i in np.flatnonzero(~(err <= allowed))[:3]
     ]
 
@@ -287,7 +372,12 @@ def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:
         if ops is not None and name not in ops:
             continue
         for values, attrs in spec.kink_cases:
-            inputs = [Input(f"x{i}", float(v)) for i, v in enumerate(values)]
+            inputs = [
+                Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v))
+                if np.ndim(v)
+                else Input(f"x{i}", float(v))
+                for i, v in enumerate(values)
+            ]
             node = OpNode(name, tuple(range(len(values))), tuple(sorted(attrs.items())))
             graphs.append(Graph(inputs, [node], [len(values)], meta={"kink": True}))
     return graphs
@@ -301,16 +391,21 @@ def check_kinks(engine: str | EngineAdapter = "minigrad") -> list[GraphCheck]:
     ]
 
 
+def _short(v: Any) -> str:
+    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(v)
+
+
 def _nanmax(x: np.ndarray) -> float:
     if x.size == 0:
         return 0.0
     return float(np.inf) if np.isnan(x).any() else float(x.max())
 
 
-def _fail(result: GraphCheck, graph: Graph, p: int, cot: np.ndarray, *problems: str) -> None:
+def _fail(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: str) -> None:
     result.passed = False
     result.failing_point = p
-    failure = graph.instance(p, cotangent=[float(c) for c in cot])
+    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
+    failure = graph.instance(p, cotangent=cotangent)
     result.failure = failure
-    values = ", ".join(f"{inp.name}={inp.value!r}" for inp in failure.inputs)
+    values = ", ".join(f"{inp.name}={_short(inp.value)}" for inp in failure.inputs)
     result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from gradcheck.generate import build_graph, sample_points
+from gradcheck.generate import TENSOR_SHAPES, build_graph, build_tensor_graph, sample_points
 from gradcheck.graph import Graph
-from gradcheck.registry import resolve_ops
+from gradcheck.registry import TENSOR_OPS, resolve_ops
 
 
 class DrawChooser:
@@ -86,3 +86,46 @@ def engine_graphs(engine: Any, **kwargs: Any) -> st.SearchStrategy[Graph]:
     adapter = load_engine(engine)
     ops = [op for op in resolve_ops(kwargs.pop("ops", None)) if op in adapter.ops]
     return scalar_graphs(ops=ops, **kwargs)
+
+
+@st.composite
+def tensor_graphs(
+    draw: Any,
+    ops: Sequence[str] | None = None,
+    max_inputs: int = 3,
+    max_nodes: int = 16,
+    max_outputs: int = 3,
+    points: int = 4,
+) -> Graph:
+    """Tensor expression graphs over registry `ops` (default every tensor-capable op).
+
+    Input shapes mix ranks 0-3 with size-1 dims, so elementwise ops broadcast often; matmul,
+    reductions (one dim or all), transpose, reshape, softmax and log_softmax keep their shapes
+    consistent. The first point's values are drawn by hypothesis, the other points from a seed.
+    """
+    op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
+    chooser = DrawChooser(draw)
+    n_inputs = draw(st.integers(1, max_inputs), label="inputs")
+    shapes = [draw(st.sampled_from(TENSOR_SHAPES), label=f"shape of x{i}") for i in range(n_inputs)]
+    seed = draw(st.integers(0, 2**32 - 1), label="seed of extra points")
+    rng = np.random.default_rng(seed)
+    batch = []
+    for i, shape in enumerate(shapes):
+        size = int(np.prod(shape))
+        first = draw(st.lists(input_values(), min_size=size, max_size=size), label=f"x{i}")
+        rest = rng.uniform(-2.0, 2.0, size=(points - 1, *shape)) * 10.0 ** rng.uniform(
+            -0.5, 0.5, (points - 1, *shape)
+        )
+        batch.append(np.concatenate([np.asarray(first, dtype=np.float64).reshape(1, *shape), rest]))
+    n_nodes = draw(st.integers(1, max_nodes), label="nodes")
+    n_outputs = draw(st.integers(1, max_outputs), label="outputs")
+    return build_tensor_graph(chooser, shapes, batch, op_names, n_nodes, n_outputs)
+
+
+def engine_tensor_graphs(engine: Any, **kwargs: Any) -> st.SearchStrategy[Graph]:
+    """`tensor_graphs` restricted to the ops a tensor engine adapter supports."""
+    from gradcheck.backends.base import load_engine
+
+    adapter = load_engine(engine)
+    ops = [op for op in resolve_ops(kwargs.pop("ops", None), TENSOR_OPS) if op in adapter.ops]
+    return tensor_graphs(ops=ops, **kwargs)

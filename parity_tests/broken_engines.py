@@ -12,8 +12,14 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
 from gradcheck.backends.base import EngineAdapter
+from gradcheck.backends.minigrad_tensor import MinigradTensor
 from gradcheck.registry import SCALAR_OPS
+from minigrad import tensor_ops
+from minigrad.tensor import apply_op
+from minigrad.tensor_ops import TensorOp
 
 
 def _sigmoid(x: float) -> float:
@@ -231,3 +237,57 @@ DeepOnly = _broken(
 BROKEN_ENGINES: dict[str, type[TinyAdapter]] = {
     cls.name: cls for cls in (AssignGrads, WrongDerivative, OffByMillionth, WrongOrder, SharedOnly, DeepOnly)
 }
+
+
+# --- a tensor engine whose broadcasting is not summed back -------------------------------------
+
+
+def _first_slice_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The bug: leading broadcast dims are summed, but a broadcast size-1 dim keeps only slice 0."""
+    g = g.sum(axis=tuple(range(g.ndim - len(shape)))) if g.ndim > len(shape) else g
+    return g[tuple(slice(0, 1) if s == 1 and n != 1 else slice(None) for s, n in zip(shape, g.shape))]
+
+
+class _UnsummedBroadcast(TensorOp):
+    """A binary elementwise op whose gradient is not summed over broadcast size-1 dims."""
+
+    name = "unsummed_broadcast"
+
+    @staticmethod
+    def forward(a, b, *, rule):
+        return rule.forward(a, b)
+
+    @staticmethod
+    def backward(g, out, a, b, *, needs, rule):
+        wide_a, wide_b = np.broadcast_to(a, out.shape), np.broadcast_to(b, out.shape)
+        grad_a, grad_b = rule.backward(g, out, wide_a, wide_b, needs=(True, True))
+        return (
+            _first_slice_to(grad_a, a.shape) if needs[0] else None,
+            _first_slice_to(grad_b, b.shape) if needs[1] else None,
+        )
+
+
+_BINARY_RULES = {
+    "add": tensor_ops.Add,
+    "sub": tensor_ops.Sub,
+    "mul": tensor_ops.Mul,
+    "div": tensor_ops.Div,
+    "pow": tensor_ops.Pow,
+    "maximum": tensor_ops.Maximum,
+    "minimum": tensor_ops.Minimum,
+}
+
+
+class UnsummedBroadcast(MinigradTensor):
+    """minigrad Tensor with broadcasting not summed back over size-1 dims (first order only)."""
+
+    name = "broken-broadcast"
+    create_graph = False
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op in _BINARY_RULES and args[0].shape != args[1].shape:
+            return apply_op(_UnsummedBroadcast, tuple(args), rule=_BINARY_RULES[op])
+        return super().apply(op, args, attrs)
+
+
+BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {UnsummedBroadcast.name: UnsummedBroadcast}

@@ -8,22 +8,25 @@ from hypothesis import HealthCheck, Phase, given, settings
 from gradcheck.backends.base import EngineAdapter
 from gradcheck.generate import random_graph
 from gradcheck.parity import check_graph
-from gradcheck.strategies import engine_graphs
+from gradcheck.strategies import engine_graphs, engine_tensor_graphs
 
 
 def stream_graphs_until_caught(
-    engine: EngineAdapter, budget: int, seed: int = 0, points: int = 16
+    engine: EngineAdapter, budget: int, seed: int = 0, points: int = 16, tensor: bool = False
 ) -> int | None:
     """Graphs of the seeded campaign stream checked until the first failure (None: never in budget)."""
     ops = sorted(engine.ops)
     for index in range(budget):
-        graph = random_graph(np.random.default_rng([seed, index]), ops=ops, points=points)
+        rng = np.random.default_rng([seed, index])
+        graph = random_graph(rng, ops=ops, points=4 if tensor else points, tensor=tensor)
         if not check_graph(graph, engine, seed=index).passed:
             return index + 1
     return None
 
 
-def hypothesis_examples_until_caught(engine: EngineAdapter, budget: int, points: int = 8) -> int | None:
+def hypothesis_examples_until_caught(
+    engine: EngineAdapter, budget: int, points: int = 8, tensor: bool = False
+) -> int | None:
     """Examples of the suite's hypothesis property (ci-style: derandomized) until the first failure."""
     count = [0]
 
@@ -35,7 +38,7 @@ def hypothesis_examples_until_caught(engine: EngineAdapter, budget: int, points:
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(engine_graphs(engine, points=points))
+    @given(engine_tensor_graphs(engine, points=4) if tensor else engine_graphs(engine, points=points))
     def prop(graph):
         count[0] += 1
         assert check_graph(graph, engine, seed=0).passed

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from gradcheck.generate import random_graph
 from gradcheck.parity import check_graph, kink_graphs
-from gradcheck.registry import SCALAR_OPS
+from gradcheck.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.shrink import shrink_graph
-from gradcheck.strategies import scalar_graphs
+from gradcheck.strategies import engine_tensor_graphs, scalar_graphs
 from parity_tests import regression
 from parity_tests.conftest import EXAMPLES, record_failure
 
@@ -82,3 +82,28 @@ def test_corpus_graph_still_agrees(engine, path):
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {sorted(set(graph.ops()) - engine.ops)}")
     _assert_passes(check_graph(graph, engine, seed=0), save=False)
+
+
+@settings(max_examples=max(20, EXAMPLES // 5))
+@given(data=st.data())
+def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, data):
+    if not engine.tensor:
+        pytest.skip(f"engine {engine.name} has no tensors")
+    graph = data.draw(engine_tensor_graphs(engine, points=4), label="graph")
+    _assert_passes(check_graph(graph, engine, seed=0))
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_seeded_random_tensor_graphs_agree(engine, chunk):
+    if not engine.tensor:
+        pytest.skip(f"engine {engine.name} has no tensors")
+    ops = [op for op in TENSOR_OPS if op in engine.ops]
+    per_chunk = max(5, PER_CHUNK // 4)
+    for index in range(chunk * per_chunk, (chunk + 1) * per_chunk):
+        graph = random_graph(np.random.default_rng([STREAM_SEED, 1, index]), ops=ops, tensor=True, points=4)
+        check = check_graph(graph, engine, seed=index)
+        if not check.passed:
+            assert check.failure is not None
+            small = shrink_graph(check.failure, lambda g, i=index: not check_graph(g, engine, seed=i).passed)
+            _assert_passes(check_graph(small, engine, seed=index))
+            _assert_passes(check)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gradcheck.backends.base import load_engine
-from parity_tests.broken_engines import BROKEN_ENGINES, TinyAdapter
+from parity_tests.broken_engines import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES, TinyAdapter
 from parity_tests.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from parity_tests.conftest import EXAMPLES
 
@@ -33,3 +33,19 @@ def test_correct_engines_raise_no_false_alarm(engine):
     budget = max(50, BUDGET // 5)
     assert hypothesis_examples_until_caught(engine, budget) is None
     assert stream_graphs_until_caught(engine, budget) is None
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_TENSOR_ENGINES))
+def test_each_broken_tensor_engine_is_caught(name):
+    engine = BROKEN_TENSOR_ENGINES[name]()
+    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET // 5, tensor=True)
+    by_stream = stream_graphs_until_caught(engine, BUDGET // 5, tensor=True)
+    assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
+    print(f"{name}: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+def test_the_correct_tensor_engine_raises_no_false_alarm():
+    engine = load_engine("minigrad-tensor")
+    budget = max(20, BUDGET // 10)
+    assert hypothesis_examples_until_caught(engine, budget, tensor=True) is None
+    assert stream_graphs_until_caught(engine, budget, tensor=True) is None

@@ -86,3 +86,63 @@ def central_differences(graph: Graph, points: Sequence[np.ndarray], cotangent: n
     scale = np.abs(outs[:, 0, :]).max(axis=0) * np.abs(cotangent).max(axis=0) + np.abs(f[0])
     error = np.abs(coarse - fine) + 4 * EPS * scale / h
     return NumericResult(outs[:, 0, :], fine, error, valid)
+
+
+def central_differences_tensor(
+    graph: Graph, points: Sequence[np.ndarray], cotangent: Sequence[np.ndarray]
+) -> NumericResult:
+    """`central_differences` for tensor graphs: every input element is a coordinate.
+
+    points[i]: input i's values, shape (K, *shape_i); cotangent[j]: (K, *shape of output j).
+    Returns forward (sum of output sizes, K) and grads/error (sum of input sizes, K), flattened
+    in input order, C order within each input.
+    """
+    from gradcheck.backends.layout import pad
+    from gradcheck.generate import graph_shapes
+
+    shapes = graph_shapes(graph)
+    k = points[0].shape[0]
+    x = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in points], axis=1)  # (K, N)
+    n = x.shape[1]
+    h = STEP * np.maximum(1.0, np.abs(x))
+    offsets = np.array([1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 0.5, -0.5])
+    r = len(offsets)
+    m = 1 + r * n
+    stencil = np.broadcast_to(x, (m, k, n)).copy()
+    for e in range(n):
+        stencil[1 + r * e : 1 + r * (e + 1), :, e] += offsets[:, None] * h[:, e]
+    flat = stencil.reshape(m * k, n)
+    inputs, start = [], 0
+    for inp in graph.inputs:
+        size = int(np.prod(inp.shape))
+        inputs.append(pad(flat[:, start : start + size].reshape(m * k, *inp.shape), inp.shape))
+        start += size
+    nodes = list(inputs)
+    valid = np.ones(k, dtype=bool)
+    with np.errstate(all="ignore"):
+        for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
+            spec = REGISTRY[node.op]
+            args = [nodes[a] for a in node.args]
+            if spec.branch is not None:
+                b = np.asarray(spec.branch(args, node.attr)).reshape(m, k, -1)
+                valid &= (b == b[:1]).all(axis=(0, 2))
+            nodes.append(pad(spec.numpy(args, node.attr), shape))
+    outs = [nodes[o].reshape(m, k, -1) for o in graph.outputs]  # (m, K, size_j)
+    for out in outs:
+        valid &= np.isfinite(out).all(axis=(0, 2))
+    cots = [np.asarray(c, dtype=np.float64).reshape(k, -1) for c in cotangent]
+    f = sum(np.einsum("mke,ke->mk", out, c) for out, c in zip(outs, cots))  # (m, K)
+    row = [f[1 + np.arange(n) * r + j] for j in range(r)]  # each (N, K)
+    hT = h.T
+    d_h = (row[0] - row[1]) / (2 * hT)
+    d_2h = (row[2] - row[3]) / (4 * hT)
+    d_q = (row[4] - row[5]) / (0.5 * hT)
+    d_half = (row[6] - row[7]) / hT
+    coarse = (4 * d_h - d_2h) / 3
+    fine = (4 * d_q - d_half) / 3
+    scale = sum(np.abs(out[0]).sum(axis=1) * np.abs(c).max(axis=1) for out, c in zip(outs, cots)) + np.abs(
+        f[0]
+    )
+    error = np.abs(coarse - fine) + 4 * EPS * scale / hT
+    forward = np.concatenate([out[0].T for out in outs], axis=0)  # (F, K)
+    return NumericResult(forward, fine, error, valid)

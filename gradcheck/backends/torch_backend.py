@@ -61,3 +61,57 @@ def run_torch_batch(
         else:
             hvp = np.zeros((len(points), k))
     return TorchResult(forward, g, hvp)
+
+
+def run_torch_tensor_batch(
+    graph: Graph,
+    points: Sequence[np.ndarray],
+    cotangent: Sequence[np.ndarray],
+    direction: Sequence[np.ndarray] | None = None,
+) -> TorchResult:
+    """A tensor graph at K points: points[i] (K, *shape_i), cotangent[j] (K, *shape of output j).
+
+    Results are flattened per point as in `central_differences_tensor`: forward (F, K), grads
+    (N, K); `direction` (like points) asks for the Hessian-vector product too.
+    """
+    from gradcheck.backends.layout import pad, unpad
+    from gradcheck.generate import graph_shapes
+
+    shapes = graph_shapes(graph)
+    k = points[0].shape[0]
+    leaves = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in points]
+    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
+    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
+        out = REGISTRY[node.op].apply_torch_batched([nodes[a] for a in node.args], node.attr)
+        nodes.append(pad(out, shape))
+    outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
+    cot = [
+        torch.from_numpy(np.ascontiguousarray(c, dtype=np.float64)).reshape(o.shape)
+        for c, o in zip(cotangent, outputs)
+    ]
+    want_hvp = direction is not None
+    grads = torch.autograd.grad(outputs, leaves, cot, allow_unused=True, create_graph=want_hvp)
+    forward = np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0)
+
+    def flat(gs: Sequence[Any]) -> np.ndarray:
+        parts = [
+            np.zeros((k, int(np.prod(inp.shape))))
+            if g is None
+            else g.detach().numpy(force=True).reshape(k, -1)
+            for g, inp in zip(gs, graph.inputs)
+        ]
+        return np.concatenate(parts, axis=1).T
+
+    hvp = None
+    if want_hvp:
+        assert direction is not None
+        terms = [
+            (g * torch.from_numpy(np.asarray(u, dtype=np.float64))).sum()
+            for g, u in zip(grads, direction)
+            if g is not None and g.requires_grad
+        ]
+        if terms:
+            hvp = flat(torch.autograd.grad(sum(terms), leaves, allow_unused=True))
+        else:
+            hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
+    return TorchResult(forward, flat(grads), hvp)

@@ -55,7 +55,9 @@ def test_shrinking_ends_at_a_small_readable_graph():
     graph = find(
         scalar_graphs(ops=["add", "mul", "sin", "cos", "tanh"], max_nodes=12, points=2),
         lambda g: "cos" in g.ops() and not check_graph(g, engine, second_order=False).passed,
-        settings=settings(max_examples=500, database=None, derandomize=True, suppress_health_check=list(HealthCheck)),
+        settings=settings(
+            max_examples=500, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+        ),
     )
     assert len(graph.nodes) == 1 and graph.n_inputs == 1
     assert graph.to_python().count("\n") < 15

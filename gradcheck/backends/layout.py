@@ -1,0 +1,21 @@
+"""The batched layout of tensor-graph values: (batch, 1, ..., 1, *shape), always RANK + 1 axes.
+
+Padding every value to the same number of axes keeps numpy's and torch's broadcasting aligned
+per batch point, and the registry's negative dims never see the batch axis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+RANK = 3  # the largest rank of a tensor-graph value
+
+
+def pad(x: Any, shape: tuple[int, ...]) -> Any:
+    """`x` (a numpy array or torch tensor holding a batch of `shape` values) in the padded layout."""
+    return x.reshape((x.shape[0],) + (1,) * (RANK - len(shape)) + tuple(shape))
+
+
+def unpad(x: Any, shape: tuple[int, ...]) -> Any:
+    """The inverse of `pad`: (batch, *shape)."""
+    return x.reshape((x.shape[0], *shape))
