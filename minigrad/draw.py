@@ -2,7 +2,7 @@
 
 Like micrograd's draw_dot: one record node per Value showing its data and grad, and one small
 node per op between the op's inputs and its result. The walk is iterative (the autograd core's
-topological order), so a graph a million nodes deep is no problem. Rendering needs the optional
+topological order), so depth is not bounded by Python's recursion limit. Rendering needs the optional
 `graphviz` package and Graphviz's `dot` program; producing the DOT text needs neither.
 """
 
