@@ -204,7 +204,7 @@ def figures(results: dict[str, CampaignResult]) -> dict:
     for name, result in results.items():
         report = build_report(result)
         parts[name] = {
-            "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor")},
+            "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor", "points")},
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
             "ops": {
                 op: {k: st[k] for k in ("graphs", "failures", "failing_graphs", *METRICS)}

@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
     run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
+    run.add_argument(
+        "--points", type=_positive, default=4, help="input points each graph is checked at (default 4)"
+    )
     run.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
     run.add_argument(
         "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
@@ -122,7 +125,8 @@ def header(settings: Settings) -> Panel:
     ops = ", ".join(settings.ops) if settings.ops else "every registry op"
     text = (
         f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{settings.engine}[/cyan], "
-        f"{settings.graphs} random {kind} graphs, seed {settings.seed}, {settings.jobs} job(s)\n"
+        f"{settings.graphs} random {kind} graphs ({settings.points} input points each), "
+        f"seed {settings.seed}, {settings.jobs} job(s)\n"
         f"Ops: {ops}.\n"
         "Checking each graph's gradients against torch.autograd (float64) and a numerical "
         "oracle (finite differences), and its forward value against torch."
@@ -132,7 +136,7 @@ def header(settings: Settings) -> Panel:
 
 def op_table(result: CampaignResult) -> Table:
     table = Table(title="Per op: graphs that used it, their largest errors, failures")
-    table.add_column("op", style="bold")
+    table.add_column("op", style="bold", no_wrap=True)
     table.add_column("graphs", justify="right")
     for label in ("abs err vs torch", "rel err vs torch", "abs err vs numeric", "rel err vs numeric"):
         table.add_column(label, justify="right")
@@ -160,6 +164,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         tensor=args.tensor,
         jobs=args.jobs,
         max_shrink=args.max_shrink,
+        points=args.points,
     )
     console.print(header(settings))
     backend = campaign.real_backend()

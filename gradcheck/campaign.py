@@ -390,7 +390,9 @@ def _smoke_test(settings: Settings, adapter: Any, ops: Sequence[str]) -> None:
             continue
         values = graph.input_values(0)
         try:
-            adapter.run(graph, values, [1.0] * len(graph.outputs))
+            leaves, outputs = adapter.build(graph, values)
+            forward = [np.asarray(adapter.value(o), dtype=np.float64) for o in outputs]
+            adapter.gradients(outputs, leaves, [np.ones_like(v) if v.ndim else 1.0 for v in forward])
         except Exception as exc:
             node = graph.nodes[0]
             code = REGISTRY[op].snippet([graph.name_of(a) for a in node.args], node.attr, "minigrad")

@@ -62,7 +62,8 @@ def _header(report: dict) -> str:
     verdict = f"all {t['graphs']} graphs agree" if ok else f"{t['failed']} of {t['graphs']} graphs disagree"
     return f"""
 <h1>gradcheck parity campaign: {escape(s["engine"])}</h1>
-<p>{t["graphs"]} random {kind} graphs (seed {s["seed"]}; ops: {escape(ops)}). Each graph's
+<p>{t["graphs"]} random {kind} graphs, each at {s.get("points")} input points (seed {s["seed"]};
+ops: {escape(ops)}). Each graph's
 gradients from <b>{escape(s["engine"])}</b> are compared with <b>torch.autograd</b> (float64) and
 with a <b>numerical oracle</b> (finite differences); its forward value with torch's.</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict)}</p>
@@ -249,6 +250,7 @@ def _settings(report: dict) -> str:
         ("graphs", s["graphs"]),
         ("seed", s["seed"]),
         ("graph kind", "tensor" if s["tensor"] else "scalar"),
+        ("points per graph", s.get("points")),
         ("ops", ", ".join(s["ops"]) if s["ops"] else "all"),
         ("jobs", run.get("jobs")),
         ("time", f"{run.get('seconds')} s ({run.get('graphs_per_second')} graphs/s while checking)"),
@@ -259,7 +261,7 @@ def _settings(report: dict) -> str:
     items = "".join(f"<dt>{escape(str(k))}</dt><dd>{escape(str(v))}</dd>" for k, v in rows)
     return f"""
 <h2 id="settings">Settings: repeat this run</h2>
-<p>The figures depend only on engine, graphs, seed, ops and graph kind (not on jobs).</p>
+<p>The figures depend only on engine, graphs, seed, ops, graph kind and points (not on jobs).</p>
 <pre>{escape(run.get("command") or "")}</pre>
 <dl class="settings">{items}</dl>
 """

@@ -1,7 +1,7 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
-- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, max_shrink).
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
 - `run`: how this run happened (command line, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric, failing graph
   indices, decade histograms of each metric) and `failures` (each failing graph in full).
@@ -97,6 +97,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "seed": s.seed,
             "ops": list(s.ops) if s.ops else None,
             "tensor": s.tensor,
+            "points": s.points,
             "max_shrink": s.max_shrink,
         },
         "totals": {

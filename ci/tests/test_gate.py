@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from ci import gate
+from gradcheck import campaign
 
 ENGINES = textwrap.dedent(
     """
@@ -80,9 +81,9 @@ def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(basel
     assert gate.main([*SMALL, "--baseline", str(baseline), "--summary", str(summary)]) == 1
     text = summary.read_text()
     assert text.startswith("## Gradient-regression gate: FAIL")
-    (row,) = [line for line in text.splitlines() if "| `tanh` |" in line]
+    (row,) = [line for line in text.splitlines() if "| scalar | `tanh` |" in line]
     assert f"FAIL: {metric}" in row and "> max(10 x" in row
-    assert all("FAIL" not in line for line in text.splitlines() if "| `mul` |" in line)
+    assert all("FAIL" not in line for line in text.splitlines() if "`mul`" in line or "| tensor |" in line)
     assert gate.main([*SMALL, "--baseline", str(baseline), "--update-baseline"]) == 0
     assert gate.main([*SMALL, "--baseline", str(baseline)]) == 0
 
@@ -100,9 +101,20 @@ def test_a_broken_engine_fails_the_gate_and_cannot_become_the_baseline(baseline,
 def test_an_op_the_campaign_stops_drawing_fails_the_gate(baseline, capsys):
     assert gate.main([*SMALL, "--baseline", str(baseline), "--engine", "gate_engines:NoSin"]) == 1
     out = capsys.readouterr().out
-    assert "registry op(s) ['sin'] were never drawn" in out
     (row,) = [line for line in out.splitlines() if "| scalar | `sin` |" in line]
     assert "no longer covered" in row
+
+
+def test_a_registry_op_no_part_draws_fails_the_gate():
+    figures = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(gate.FLOORS, 1e-15)}
+    part = {"settings": {"seed": 1}, "ops": {"add": figures}}
+    both = {"parts": {"scalar": part}}
+    verdicts, problems = gate.compare(both, both, registry_ops=["add", "softplus"])
+    assert problems == [
+        "registry op(s) ['softplus'] were never drawn by the gate's campaign: raise its graph count"
+    ]
+    assert [(v.op, v.failed) for v in verdicts] == [("add", False)]
+    assert "FAIL" in gate.markdown(verdicts, problems).splitlines()[0]
 
 
 def test_figures_from_other_settings_are_not_compared(baseline, capsys):
@@ -122,7 +134,10 @@ def test_a_missing_or_foreign_baseline_is_bad_input(tmp_path, capsys):
 def test_the_committed_baseline_covers_every_registry_op_with_the_gate_settings():
     data = gate.load_baseline(gate.BASELINE)
     covered = {op for part in data["parts"].values() for op in part["ops"]}
-    parts = [p for p in gate.PARTS if p.name in data["parts"]]
+    parts = [p for p in gate.PARTS if not p.tensor or campaign.tensor_ops()]
+    assert sorted(data["parts"]) == sorted(p.name for p in parts), (
+        "a tensor part exactly when tensor ops exist"
+    )
     assert set(gate.registry_ops(parts)) <= covered
     for part in parts:
         recorded = data["parts"][part.name]["settings"]
@@ -130,6 +145,7 @@ def test_the_committed_baseline_covers_every_registry_op_with_the_gate_settings(
             "engine": part.engine,
             "graphs": part.graphs,
             "seed": part.seed,
+            "points": part.settings(1).points,
             "tensor": part.tensor,
         }
         assert data["parts"][part.name]["totals"]["failed"] == 0

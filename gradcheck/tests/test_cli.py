@@ -72,8 +72,9 @@ def test_a_clean_run_opens_with_a_header_prints_the_op_table_and_writes_both_rep
     argv = ["run", "--graphs", "40", "--seed", "3", "--ops", "tanh,mul,add"]
     status, out, _ = run(capsys, *argv, "--out", str(out_dir), "--corpus", str(tmp_path / "corpus"))
     assert status == 0
-    first_lines = out.splitlines()[:4]
-    assert any("engine minigrad, 40 random scalar graphs, seed 3" in line for line in first_lines)
+    assert out.startswith("╭"), "the header panel comes first"
+    header = " ".join(out[: out.index("╰")].replace("│", " ").split())
+    assert "engine minigrad, 40 random scalar graphs (4 input points each), seed 3" in header
     assert "torch.autograd" in out and "numerical" in out
     table = out[out.index("Per op") :]
     for op in ("add", "mul", "tanh"):

@@ -137,6 +137,7 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
         "seed": 7,
         "ops": None,
         "tensor": False,
+        "points": 4,
         "max_shrink": 10,
     }
     assert loaded["totals"]["graphs"] == 4 and loaded["totals"]["failed"] == 1
