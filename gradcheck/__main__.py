@@ -94,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, default=0, help="campaign seed (default 0)")
     run.add_argument(
         "--engine",
-        default="minigrad",
-        help="minigrad | minigrad-tensor | micrograd | module:Adapter (default minigrad)",
+        default=None,
+        help="minigrad | minigrad-tensor | micrograd | module:Adapter "
+        "(default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
     run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
@@ -157,7 +158,7 @@ def _fmt(x: float | None) -> str:
 def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
     settings = Settings(
-        engine=args.engine,
+        engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,

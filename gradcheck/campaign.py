@@ -370,9 +370,12 @@ def validate(settings: Settings) -> tuple[str, ...]:
     """
     adapter = load_adapter(settings.engine)
     if settings.tensor and not getattr(adapter, "tensor", False):
-        raise CampaignError(f"engine {settings.engine!r} evaluates scalar graphs only; drop --tensor")
+        raise CampaignError(
+            f"engine {settings.engine!r} evaluates scalar graphs only; drop --tensor "
+            "(minigrad's tensor engine is --engine minigrad-tensor)"
+        )
     if not settings.tensor and getattr(adapter, "tensor", False):
-        raise CampaignError(f"engine {settings.engine!r} evaluates tensor graphs: add --tensor")
+        raise CampaignError(f"engine {settings.engine!r} evaluates tensor graphs only: add --tensor")
     ops = campaign_ops(settings, adapter)
     _smoke_test(settings, adapter, ops)
     return ops

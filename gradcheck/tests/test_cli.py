@@ -146,6 +146,15 @@ def test_saving_the_same_failure_twice_keeps_one_corpus_file(engines, tmp_path, 
     assert len(list(corpus.glob("*.json"))) == 1
 
 
+def test_tensor_graphs_run_on_minigrads_tensor_engine_by_default(tmp_path, capsys):
+    status, out, _ = run(capsys, "run", "--tensor", "--graphs", "12", "--no-save", "--out", str(tmp_path))
+    assert status == 0
+    assert "engine minigrad-tensor" in " ".join(out.split()) and "random tensor graphs" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["settings"]["tensor"] is True and report["settings"]["engine"] == "minigrad-tensor"
+    assert report["totals"]["graphs"] == 12
+
+
 # --- bad input: a clear message and exit status 2 -----------------------------------------------
 
 
@@ -193,6 +202,21 @@ def test_a_malformed_corpus_file_is_named_and_nothing_is_lost(tmp_path, capsys):
     assert "good.json" not in err
     assert {p.name: p.read_text() for p in corpus.iterdir()} == before
     assert not (tmp_path / "out").exists(), "nothing runs before the corpus is sound"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--engine", "minigrad", "--tensor"], "'minigrad' evaluates scalar graphs only; drop --tensor"),
+        (["--engine", "minigrad-tensor"], "'minigrad-tensor' evaluates tensor graphs only: add --tensor"),
+        (["--tensor", "--ops", "tanh,matmul,softplus"], "unknown op(s) ['softplus']"),
+        (["--ops", "tanh,matmul"], "op(s) ['matmul'] are not scalar ops (add --tensor?)"),
+    ],
+)
+def test_graph_kind_and_engine_must_match(argv, message, tmp_path, capsys):
+    status, _, err = run(capsys, "run", *argv, "--out", str(tmp_path))
+    assert status == 2
+    assert message in err
 
 
 def test_an_adapter_that_raises_on_an_op(engines, tmp_path, capsys):
