@@ -41,28 +41,28 @@ class Node(Protocol):
         ...
 
 
+_PLACE = object()  # stack marker: the node just below it has all of its inputs placed
+
+
 def topological_order(roots: Iterable[Node]) -> list[Node]:
     """Every node the roots depend on, each after all of its inputs; iterative, so depth is free.
 
-    A node is looked at twice: when first reached (its inputs are pushed above it) and when it
-    surfaces again with all of its inputs already placed.
+    Depth-first with an explicit stack: a node seen for the first time goes back on the stack under
+    a `_PLACE` marker with its inputs above it, so it is placed once they all are.
     """
     order: list[Node] = []
-    expanded: set[Node] = set()
-    placed: set[Node] = set()
+    seen: set[Node] = set()
     stack = list(roots)
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack[-1]
-        if node in expanded:
-            stack.pop()
-            if node not in placed:
-                placed.add(node)
-                order.append(node)
-            continue
-        expanded.add(node)
-        for parent in node._prev:
-            if parent not in expanded:
-                stack.append(parent)
+        node = pop()
+        if node is _PLACE:
+            order.append(pop())
+        elif node not in seen:
+            seen.add(node)
+            push(node)
+            push(_PLACE)
+            stack.extend(node._prev)
     return order
 
 
@@ -70,16 +70,13 @@ def _propagate(order: list[Node], create_graph: bool) -> None:
     """Walk `order` backwards, pushing each node's `_g` into its inputs' `_g` (summing reuse)."""
     for node in reversed(order):
         g = node._g
-        if g is None or not node._prev:
+        prev = node._prev
+        if g is None or not prev:
             continue
-        grads = node._local_grads(g, create_graph)
-        for parent, parent_g in zip(node._prev, grads):
-            if parent_g is None:
-                continue
-            if parent._g is None:
-                parent._g = parent_g
-            else:
-                parent._g = parent._g + parent_g
+        for parent, parent_g in zip(prev, node._local_grads(g, create_graph)):
+            if parent_g is not None:
+                old = parent._g
+                parent._g = parent_g if old is None else old + parent_g
 
 
 def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) -> list[Node]:

@@ -36,17 +36,29 @@ class Value:
 
     Every Value takes part in differentiation, as in micrograd. Numbers mixed into an expression
     (the 2 in `x * 2`) are constants stored with the op: they never receive or leak gradients.
+
+    An op has one or two Value inputs, kept in the slots `_a` and `_b` rather than in a tuple: one
+    object per node instead of two halves the work of Python's garbage collector while a graph grows.
     """
 
-    __slots__ = ("data", "grad", "_prev", "_rule", "_const", "_g")
+    __slots__ = ("data", "grad", "_a", "_b", "_rule", "_const", "_g")
 
     def __init__(self, data: Number) -> None:
         self.data = _check_number(data, "Value()")
         self.grad = 0.0
-        self._prev: tuple[Value, ...] = ()
+        self._a: Value | None = None
+        self._b: Value | None = None
         self._rule: type[ops.ScalarOp] | None = None
         self._const: float | None = None
         self._g: Any = None
+
+    @property
+    def _prev(self) -> tuple[Value, ...]:
+        """The Values this one was computed from (none for a leaf), as the autograd core reads them."""
+        a, b = self._a, self._b
+        if a is None:
+            return ()
+        return (a,) if b is None else (a, b)
 
     @property
     def _op(self) -> str:
@@ -67,68 +79,68 @@ class Value:
 
     def __add__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Add, ops.Add.forward(self.data, other.data), (self, other))
+            return _record(ops.Add, ops.Add.forward(self.data, other.data), self, other)
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.AddConst, ops.AddConst.forward(self.data, c), (self,), c)
+        return _record(ops.AddConst, ops.AddConst.forward(self.data, c), self, None, c)
 
     __radd__ = __add__
 
     def __sub__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Sub, ops.Sub.forward(self.data, other.data), (self, other))
+            return _record(ops.Sub, ops.Sub.forward(self.data, other.data), self, other)
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.SubConst, ops.SubConst.forward(self.data, c), (self,), c)
+        return _record(ops.SubConst, ops.SubConst.forward(self.data, c), self, None, c)
 
     def __rsub__(self, other: Number) -> Value:
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.RSubConst, ops.RSubConst.forward(self.data, c), (self,), c)
+        return _record(ops.RSubConst, ops.RSubConst.forward(self.data, c), self, None, c)
 
     def __mul__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Mul, ops.Mul.forward(self.data, other.data), (self, other))
+            return _record(ops.Mul, ops.Mul.forward(self.data, other.data), self, other)
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.MulConst, ops.MulConst.forward(self.data, c), (self,), c)
+        return _record(ops.MulConst, ops.MulConst.forward(self.data, c), self, None, c)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Div, ops.Div.forward(self.data, other.data), (self, other))
+            return _record(ops.Div, ops.Div.forward(self.data, other.data), self, other)
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.DivConst, ops.DivConst.forward(self.data, c), (self,), c)
+        return _record(ops.DivConst, ops.DivConst.forward(self.data, c), self, None, c)
 
     def __rtruediv__(self, other: Number) -> Value:
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.RDivConst, ops.RDivConst.forward(self.data, c), (self,), c)
+        return _record(ops.RDivConst, ops.RDivConst.forward(self.data, c), self, None, c)
 
     def __pow__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Pow, ops.Pow.forward(self.data, other.data), (self, other))
+            return _record(ops.Pow, ops.Pow.forward(self.data, other.data), self, other)
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.PowConst, ops.PowConst.forward(self.data, c), (self,), c)
+        return _record(ops.PowConst, ops.PowConst.forward(self.data, c), self, None, c)
 
     def __rpow__(self, other: Number) -> Value:
         c = _const(other)
         if c is None:
             return NotImplemented
-        return _record(ops.RPowConst, ops.RPowConst.forward(self.data, c), (self,), c)
+        return _record(ops.RPowConst, ops.RPowConst.forward(self.data, c), self, None, c)
 
     def __neg__(self) -> Value:
-        return _record(ops.Neg, ops.Neg.forward(self.data), (self,))
+        return _record(ops.Neg, ops.Neg.forward(self.data), self)
 
     def __abs__(self) -> Value:
         return self.abs()
@@ -136,31 +148,31 @@ class Value:
     # --- elementary functions ------------------------------------------------------------------
 
     def relu(self) -> Value:
-        return _record(ops.ReLU, ops.ReLU.forward(self.data), (self,))
+        return _record(ops.ReLU, ops.ReLU.forward(self.data), self)
 
     def tanh(self) -> Value:
-        return _record(ops.Tanh, ops.Tanh.forward(self.data), (self,))
+        return _record(ops.Tanh, ops.Tanh.forward(self.data), self)
 
     def sigmoid(self) -> Value:
-        return _record(ops.Sigmoid, ops.Sigmoid.forward(self.data), (self,))
+        return _record(ops.Sigmoid, ops.Sigmoid.forward(self.data), self)
 
     def exp(self) -> Value:
-        return _record(ops.Exp, ops.Exp.forward(self.data), (self,))
+        return _record(ops.Exp, ops.Exp.forward(self.data), self)
 
     def log(self) -> Value:
-        return _record(ops.Log, ops.Log.forward(self.data), (self,))
+        return _record(ops.Log, ops.Log.forward(self.data), self)
 
     def sin(self) -> Value:
-        return _record(ops.Sin, ops.Sin.forward(self.data), (self,))
+        return _record(ops.Sin, ops.Sin.forward(self.data), self)
 
     def cos(self) -> Value:
-        return _record(ops.Cos, ops.Cos.forward(self.data), (self,))
+        return _record(ops.Cos, ops.Cos.forward(self.data), self)
 
     def sqrt(self) -> Value:
-        return _record(ops.Sqrt, ops.Sqrt.forward(self.data), (self,))
+        return _record(ops.Sqrt, ops.Sqrt.forward(self.data), self)
 
     def abs(self) -> Value:
-        return _record(ops.Abs, ops.Abs.forward(self.data), (self,))
+        return _record(ops.Abs, ops.Abs.forward(self.data), self)
 
     # --- autograd ------------------------------------------------------------------------------
 
@@ -173,24 +185,25 @@ class Value:
         autograd.backward([self], [gradient])
 
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
-        rule, prev, const = self._rule, self._prev, self._const
-        assert rule is not None  # the core only asks nodes that have inputs
+        rule, a, b, const = self._rule, self._a, self._b, self._const
+        assert rule is not None and a is not None  # the core only asks nodes that have inputs
         if create_graph:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
             try:
-                args = prev if const is None else (*prev, const)
+                args = self._prev if const is None else (*self._prev, const)
                 grads = rule.backward(g, self, *args)
             finally:
                 switches.anomaly_enabled = anomaly
-        elif const is not None:
-            grads = rule.backward(g, self.data, prev[0].data, const)
-        elif len(prev) == 1:
-            grads = rule.backward(g, self.data, prev[0].data)
-        elif len(prev) == 2:
-            grads = rule.backward(g, self.data, prev[0].data, prev[1].data)
+        elif b is None:
+            if const is None:
+                grads = rule.backward(g, self.data, a.data)
+            else:
+                grads = rule.backward(g, self.data, a.data, const)
+        elif const is None:
+            grads = rule.backward(g, self.data, a.data, b.data)
         else:
-            grads = rule.backward(g, self.data, *[p.data for p in prev])
+            grads = rule.backward(g, self.data, a.data, b.data, const)
         if switches.anomaly_enabled:
             _check_backward_anomaly(self, g, grads)
         return grads
@@ -236,34 +249,35 @@ def _const(other: Any) -> float | None:
 
 
 def _record(
-    rule: type[ops.ScalarOp], data: float, prev: tuple[Value, ...], const: float | None = None
+    rule: type[ops.ScalarOp], data: float, a: Value, b: Value | None = None, const: float | None = None
 ) -> Value:
-    """A new Value holding `data`, remembering `rule` and `prev` unless grad mode is off."""
+    """A new Value holding `data`, remembering `rule` and its inputs unless grad mode is off."""
     out = _new_value(Value)
     out.data = data
     out.grad = 0.0
     out._g = None
     if switches.grad_enabled:
-        out._prev = prev
+        out._a = a
+        out._b = b
         out._rule = rule
         out._const = const
     else:
-        out._prev = ()
-        out._rule = None
-        out._const = None
+        out._a = out._b = out._rule = out._const = None
     if switches.anomaly_enabled and data != data:
-        _check_forward_anomaly(rule, data, prev, const)
+        _check_forward_anomaly(rule, data, (a,) if b is None else (a, b), const)
     return out
 
 
 def apply_op(rule: type[ops.ScalarOp], *inputs: Value | Number, const: float | None = None) -> Value:
-    """Apply a custom `ScalarOp` to Values: the way to add an op of your own to minigrad.
+    """Apply a custom `ScalarOp` to one or two Values: the way to add an op of your own to minigrad.
 
     Number inputs are wrapped as fresh leaf Values; `const`, if given, is passed last to both rules.
     """
+    if not 1 <= len(inputs) <= 2:
+        raise TypeError(f"apply_op({rule.__name__}): a scalar op takes 1 or 2 inputs, got {len(inputs)}")
     values = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
     args = [v.data for v in values] + ([] if const is None else [const])
-    return _record(rule, float(rule.forward(*args)), values, const)
+    return _record(rule, float(rule.forward(*args)), *values, const=const)
 
 
 def _describe(rule: type[ops.ScalarOp], prev: Sequence[Any], const: float | None) -> str:
