@@ -5,10 +5,10 @@ forward and backward derived by hand, no graph) is the floor minigrad is measure
 runs with the same number of threads. Every engine starts from the same weights and batch, and
 the first step's losses are checked to agree before anything is timed.
 
-    python benchmarks/bench_tensor_mlp.py [--steps 40] [--rounds 5]
+    python benchmarks/bench_tensor_mlp.py [--samples 200]
 
-Prints milliseconds per step (the best round's median) and the ratios, for batch 64 and 256, on
-one thread and on the default number of threads.
+Prints milliseconds per step and the ratios, for batch 64 and 256, on one thread and on the
+default number of threads.
 """
 
 from __future__ import annotations
@@ -121,15 +121,23 @@ def torch_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) 
     return step
 
 
+FLOOR = "numpy (floor)"
 ENGINES = {
-    "numpy (floor)": numpy_step_factory,
+    FLOOR: numpy_step_factory,
     "minigrad": minigrad_step_factory,
     "torch": torch_step_factory,
 }
 
 
-def measure(batch: int, threads: int, steps: int, rounds: int) -> dict[str, float]:
-    """Milliseconds per step for each engine: the best of `rounds` medians, engines interleaved."""
+def measure(batch: int, threads: int, samples: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Per engine: the median milliseconds per step, and the median of its per-sample time ratio
+    to the floor. The engines take turns step by step (in rotating order), so a ratio compares
+    steps run moments apart, under the same load from other programs.
+
+    On one thread the clock is the process's CPU time, which other programs on a busy machine
+    cannot inflate; with more threads it is wall time (CPU time would add up the threads).
+    """
+    clock = time.process_time if threads == 1 else time.perf_counter
     rng = np.random.default_rng(1)
     x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
     y = rng.integers(0, SIZES[-1], batch).astype(np.int64)
@@ -138,41 +146,45 @@ def measure(batch: int, threads: int, steps: int, rounds: int) -> dict[str, floa
     with threadpool_limits(limits=threads):
         step_fns = {name: factory(weights, x, y) for name, factory in ENGINES.items()}
         first = {name: fn() for name, fn in step_fns.items()}
-        reference = first["numpy (floor)"]
+        reference = first[FLOOR]
         for name, loss in first.items():
             if abs(loss - reference) > 1e-4 * max(1.0, abs(reference)):
                 raise SystemExit(f"{name}'s first loss {loss} differs from the floor's {reference}")
-        best = dict.fromkeys(step_fns, float("inf"))
-        for _ in range(rounds):
-            for name, fn in step_fns.items():
-                times = []
-                for _ in range(steps):
-                    start = time.perf_counter()
-                    fn()
-                    times.append(time.perf_counter() - start)
-                best[name] = min(best[name], statistics.median(times) * 1e3)
-    return best
+        for fn in step_fns.values():  # warm up: allocator, BLAS buffers, torch's caches
+            for _ in range(3):
+                fn()
+        names = list(step_fns)
+        times: dict[str, list[float]] = {name: [] for name in names}
+        for i in range(samples):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                start = clock()
+                step_fns[name]()
+                times[name].append(clock() - start)
+    ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+    ratios = {name: statistics.median(a / b for a, b in zip(times[name], times[FLOOR])) for name in names}
+    return ms, ratios
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=40, help="timed steps per round")
-    parser.add_argument(
-        "--rounds", type=int, default=5, help="rounds (engines interleaved); best median wins"
-    )
+    parser.add_argument("--samples", type=int, default=200, help="timed steps per engine and setting")
     args = parser.parse_args()
     default_threads = torch.get_num_threads()
     print(f"MLP {'-'.join(map(str, SIZES))}, float32, one step = forward + cross-entropy + backward + SGD")
-    print(f"numpy {np.__version__}, torch {torch.__version__}, cpus {os.cpu_count()}")
-    header = f"{'batch':>5} {'threads':>7} | {'numpy ms':>9} {'minigrad ms':>11} {'torch ms':>9} |"
+    print(f"numpy {np.__version__}, torch {torch.__version__}, cpus {os.cpu_count()}, {args.samples} samples")
+    print("ms: median per step; ratios: median of per-sample ratios (engines interleaved step by step)")
+    header = (
+        f"{'batch':>5} {'threads':>7} {'clock':>5} | {'numpy ms':>9} {'minigrad ms':>11} {'torch ms':>9} |"
+    )
     print(header + f" {'minigrad/numpy':>14} {'torch/numpy':>11} {'minigrad/torch':>14}")
     for threads in sorted({1, default_threads}):
         for batch in (64, 256):
-            ms = measure(batch, threads, args.steps, args.rounds)
-            floor, mine, theirs = ms["numpy (floor)"], ms["minigrad"], ms["torch"]
+            ms, ratios = measure(batch, threads, args.samples)
+            mine, theirs = ratios["minigrad"], ratios["torch"]
             print(
-                f"{batch:>5} {threads:>7} | {floor:>9.2f} {mine:>11.2f} {theirs:>9.2f} |"
-                f" {mine / floor:>13.3f}x {theirs / floor:>10.3f}x {mine / theirs:>13.3f}x"
+                f"{batch:>5} {threads:>7} {'cpu' if threads == 1 else 'wall':>5} | {ms[FLOOR]:>9.2f} "
+                f"{ms['minigrad']:>11.2f} {ms['torch']:>9.2f} | {mine:>13.3f}x {theirs:>10.3f}x "
+                f"{mine / theirs:>13.3f}x"
             )
 
 

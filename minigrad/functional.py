@@ -123,12 +123,14 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is not None and bias.shape not in ((weight.shape[0],), ()):
         raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {weight.shape}")
-    inputs = (x, weight) if bias is None else (x, weight, bias)
-    dtype = result_type(*inputs)
     if x.ndim == 1:
-        out = linear(x.unsqueeze(0), weight, bias)
-        return out.squeeze(0)
-    return apply_op(Linear, tuple(t.to(dtype) for t in inputs))
+        return linear(x.unsqueeze(0), weight, bias).squeeze(0)
+    inputs = (x, weight) if bias is None else (x, weight, bias)
+    dtype = x.dtype
+    if any(t.dtype != dtype for t in inputs) or dtype.kind != "f":
+        dtype = result_type(*inputs)
+        inputs = tuple(t.to(dtype) for t in inputs)
+    return apply_op(Linear, inputs)
 
 
 def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:

@@ -635,8 +635,8 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
         raise RuntimeError(_explain_failure(rule, inputs, error)) from None
     out = _leaf(result if type(result) is np.ndarray else np.asarray(result))
     if switches.grad_enabled:
-        needs = tuple(t._requires_grad for t in inputs)
-        if any(needs):
+        needs = tuple([t._requires_grad for t in inputs])
+        if True in needs:
             out._requires_grad = True
             out._prev = inputs
             out._rule = rule
