@@ -301,6 +301,18 @@ def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[
     return outputs
 
 
+def tensor_input_shapes(chooser: Chooser, n_inputs: int) -> list[tuple[int, ...]]:
+    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul."""
+    shapes: list[tuple[int, ...]] = []
+    for _ in range(n_inputs):
+        previous = shapes[-1] if shapes else ()
+        if len(previous) == 2 and chooser.integer(0, 1) == 1:
+            shapes.append((previous[1], chooser.choice((2, 3, 1))))
+        else:
+            shapes.append(chooser.choice(TENSOR_SHAPES))
+    return shapes
+
+
 def random_tensor_graph(
     rng: np.random.Generator, ops: Sequence[str] | None = None, points: int = 1, sizes: Sizes = Sizes()
 ) -> Graph:
@@ -308,7 +320,7 @@ def random_tensor_graph(
     op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
     chooser = RngChooser(rng)
     n_inputs = chooser.integer(1, 3)
-    shapes = [chooser.choice(TENSOR_SHAPES) for _ in range(n_inputs)]
+    shapes = tensor_input_shapes(chooser, n_inputs)
     pts = []
     for shape in shapes:
         scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))

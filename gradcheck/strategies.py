@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from gradcheck.generate import TENSOR_SHAPES, build_graph, build_tensor_graph, sample_points
+from gradcheck.generate import build_graph, build_tensor_graph, sample_points, tensor_input_shapes
 from gradcheck.graph import Graph
 from gradcheck.registry import TENSOR_OPS, resolve_ops
 
@@ -106,7 +106,7 @@ def tensor_graphs(
     op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
     chooser = DrawChooser(draw)
     n_inputs = draw(st.integers(1, max_inputs), label="inputs")
-    shapes = [draw(st.sampled_from(TENSOR_SHAPES), label=f"shape of x{i}") for i in range(n_inputs)]
+    shapes = tensor_input_shapes(chooser, n_inputs)
     seed = draw(st.integers(0, 2**32 - 1), label="seed of extra points")
     rng = np.random.default_rng(seed)
     batch = []

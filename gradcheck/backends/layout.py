@@ -13,6 +13,8 @@ RANK = 3  # the largest rank of a tensor-graph value
 
 def pad(x: Any, shape: tuple[int, ...]) -> Any:
     """`x` (a numpy array or torch tensor holding a batch of `shape` values) in the padded layout."""
+    if x.ndim == RANK + 1 and tuple(x.shape[RANK + 1 - len(shape) :]) == tuple(shape):
+        return x  # already padded (elementwise results of padded arguments)
     return x.reshape((x.shape[0],) + (1,) * (RANK - len(shape)) + tuple(shape))
 
 

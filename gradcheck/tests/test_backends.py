@@ -113,3 +113,38 @@ def test_central_differences_mark_points_whose_stencil_crosses_a_kink():
     g = Graph([Input("x0", 0.0)], [OpNode("relu", (0,))], [1])
     result = central_differences(g, [np.array([1e-7, 0.5, -1e-7])], np.ones((1, 3)))
     assert result.valid.tolist() == [False, True, False]
+
+
+def test_tensor_torch_batch_equals_one_point_at_a_time():
+    from gradcheck.backends.torch_backend import run_torch_tensor_batch
+    from gradcheck.generate import graph_shapes
+
+    g = random_graph(np.random.default_rng(8), tensor=True, points=5)
+    shapes = graph_shapes(g)
+    rng = np.random.default_rng(2)
+    cot = [rng.normal(size=(5, *shapes[o])) for o in g.outputs]
+    batch = run_torch_tensor_batch(g, g.points, cot)
+    for p in range(5):
+        single = run_torch_tensor_batch(g, [x[p : p + 1] for x in g.points], [c[p : p + 1] for c in cot])
+        np.testing.assert_allclose(single.forward[:, 0], batch.forward[:, p], rtol=1e-15)
+        np.testing.assert_allclose(single.grads[:, 0], batch.grads[:, p], rtol=1e-13, atol=1e-300)
+
+
+def test_tensor_central_differences_match_a_worked_gradient():
+    from gradcheck.backends.numeric import central_differences_tensor
+
+    # f = sum(c * (A @ B)): df/dA = c @ B^T, df/dB = A^T @ c
+    a = np.array([[[1.0, 2.0], [0.5, -1.0]]])
+    b = np.array([[[0.3, -0.2, 1.0], [2.0, 0.7, -0.4]]])
+    c = np.array([[[1.0, -1.0, 0.5], [2.0, 0.25, -3.0]]])
+    g = Graph(
+        [Input("x0", a[0], (2, 2)), Input("x1", b[0], (2, 3))],
+        [OpNode("matmul", (0, 1))],
+        [2],
+        meta={"kind": "tensor"},
+    )
+    result = central_differences_tensor(g, [a, b], [c])
+    exact = np.concatenate([(c[0] @ b[0].T).reshape(-1), (a[0].T @ c[0]).reshape(-1)])
+    assert result.valid.all()
+    np.testing.assert_allclose(result.grads[:, 0], exact, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(result.forward[:, 0], (a[0] @ b[0]).reshape(-1))

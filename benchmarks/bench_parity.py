@@ -1,0 +1,188 @@
+"""Parity-harness throughput: graphs checked per second three ways, and where the time goes.
+
+Side by side in one run: scalar graphs of 10, 30 and 50 nodes checked one point per torch pass
+(K=1) and K points per torch pass; tensor graphs; the hypothesis property of the parity suite;
+and, with --catch, how many graphs each deliberately broken engine survives and how many false
+alarms the correct engines raise. A "graph checked" is one graph instance (a structure at one
+input point) checked three ways: engine vs torch, both vs central differences.
+
+    python benchmarks/bench_parity.py                 # throughput table (about a minute)
+    python benchmarks/bench_parity.py --catch         # + catch figures (broken engines)
+    python benchmarks/bench_parity.py --false-alarms 20000   # + correct engines over 20k structures
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gradcheck.backends.base import load_engine
+from gradcheck.generate import Sizes, random_graph
+from gradcheck.parity import check_graph
+
+
+def warm_up() -> None:
+    """Torch's first ~100 autograd calls are 10x slower (lazy kernel setup): pay that before timing."""
+    rng = np.random.default_rng(99)
+    for i in range(150):
+        check_graph(random_graph(rng, points=4), "minigrad", seed=i, second_order=i % 2 == 0)
+        if i % 10 == 0:
+            check_graph(random_graph(rng, tensor=True, points=2), "minigrad-tensor", seed=i)
+
+
+def measure(
+    engine: str,
+    nodes: int | None,
+    points: int,
+    structures: int,
+    second_order: bool = True,
+    tensor: bool = False,
+) -> dict[str, float]:
+    adapter = load_engine(engine)
+    ops = sorted(adapter.ops)
+    sizes = Sizes(nodes=(nodes, nodes), deep_every=0) if nodes else Sizes()
+    rng = np.random.default_rng(1)
+    split = {"generation": 0.0, "numeric": 0.0, "torch": 0.0, "engine": 0.0}
+    checked = failed = 0
+    start = time.perf_counter()
+    for i in range(structures):
+        t = time.perf_counter()
+        graph = random_graph(rng, ops=ops, points=points, sizes=sizes, tensor=tensor)
+        split["generation"] += time.perf_counter() - t
+        result = check_graph(graph, adapter, seed=i, second_order=second_order)
+        for key, value in result.timings.items():
+            split[key] += value
+        checked += result.points_checked
+        failed += not result.passed
+    total = time.perf_counter() - start
+    return {"per_s": checked / total, "checked": checked, "failed": failed, "total": total, **split}
+
+
+def throughput(quick: bool) -> None:
+    n = 40 if quick else 120
+    print("graphs checked per second, one core (three checks; HVP = second derivatives vs torch too)")
+    header = f"{'graphs':<34}{'K':>4}{'checked/s':>11}{'gen':>7}{'numeric':>9}{'torch':>7}{'engine':>8}"
+    print(header + "   (share of time)")
+    rows = []
+    for nodes in (10, 30, 50):
+        for points, hvp in ((1, True), (16, True), (16, False), (64, True)):
+            label = f"scalar, {nodes} nodes{', HVP' if hvp else ''}"
+            rows.append((label, "minigrad", nodes, points, hvp, False, max(10, n * 16 // (points * 2))))
+    rows.append(("scalar, mixed 1-70 nodes, HVP", "minigrad", None, 16, True, False, n))
+    rows.append(("scalar, micrograd engine", "micrograd", 30, 16, False, False, n))
+    rows.append(("tensor, 1-20 nodes, HVP", "minigrad-tensor", None, 4, True, True, n))
+    rows.append(("tensor, 1-20 nodes", "minigrad-tensor", None, 4, False, True, n))
+    base: dict[int | None, float] = {}
+    for label, engine, nodes, points, hvp, tensor, structures in rows:
+        r = measure(engine, nodes, points, structures, hvp, tensor)
+        share = {k: r[k] / r["total"] for k in ("generation", "numeric", "torch", "engine")}
+        if points == 1 and not tensor:
+            base[nodes] = r["per_s"]
+        ratio = (
+            f"  x{r['per_s'] / base[nodes]:.1f} vs K=1" if nodes in base and points > 1 and not tensor else ""
+        )
+        print(
+            f"{label:<34}{points:>4}{r['per_s']:>11.0f}"
+            + "".join(f"{share[k]:>{w}.0%}" for k, w in zip(share, (7, 9, 7, 8)))
+            + ratio
+            + (f"  FAILED {r['failed']}" if r["failed"] else "")
+        )
+
+
+def hypothesis_rate(examples: int) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from gradcheck.strategies import scalar_graphs
+
+    count = {"examples": 0, "checked": 0}
+
+    @settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(scalar_graphs(points=8))
+    def prop(graph):
+        result = check_graph(graph, "minigrad", seed=0)
+        count["examples"] += 1
+        count["checked"] += result.points_checked
+        assert result.passed
+
+    start = time.perf_counter()
+    prop()
+    total = time.perf_counter() - start
+    print(
+        "\nhypothesis property of the suite (scalar_graphs, 8 points): "
+        f"{count['examples'] / total:.0f} examples/s, {count['checked'] / total:.0f} graphs checked/s"
+    )
+
+
+def catch_figures(budget: int) -> None:
+    from parity_tests.broken_engines import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
+    from parity_tests.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
+
+    print(f"\ngraphs needed to catch each broken engine (budget {budget}; ci runs 1,000 of each)")
+    print(f"{'engine':<20}{'hypothesis':>12}{'seeded stream':>15}")
+    for name, cls in {**BROKEN_ENGINES, **BROKEN_TENSOR_ENGINES}.items():
+        tensor = name in BROKEN_TENSOR_ENGINES
+        h = hypothesis_examples_until_caught(cls(), budget, tensor=tensor)
+        s = stream_graphs_until_caught(cls(), budget, tensor=tensor)
+        print(f"{name:<20}{h if h else 'MISSED':>12}{s if s else 'MISSED':>15}")
+
+
+def false_alarms(structures: int) -> None:
+    print(f"\nfalse alarms of correct engines over {structures} seeded structures each")
+    for engine, tensor, points in (
+        ("minigrad", False, 16),
+        ("micrograd", False, 16),
+        ("minigrad-tensor", True, 4),
+    ):
+        adapter = load_engine(engine)
+        ops = sorted(adapter.ops)
+        alarms = checked = 0
+        start = time.perf_counter()
+        count = structures if not tensor else structures // 10
+        for i in range(count):
+            graph = random_graph(np.random.default_rng([7, i]), ops=ops, points=points, tensor=tensor)
+            result = check_graph(graph, adapter, seed=i)
+            checked += result.points_checked
+            if not result.passed:
+                alarms += 1
+                print(f"  {engine} graph {i}: {result.problems[0][:200]}")
+        print(
+            f"  {engine:<16} {alarms} false alarms in {checked} graph instances ({count} structures), "
+            f"{time.perf_counter() - start:.0f} s"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer graphs per row")
+    parser.add_argument(
+        "--catch", action="store_true", help="also measure how fast broken engines are caught"
+    )
+    parser.add_argument(
+        "--false-alarms", type=int, default=0, metavar="N", help="check correct engines on N structures"
+    )
+    args = parser.parse_args()
+    warm_up()
+    throughput(args.quick)
+    hypothesis_rate(100 if args.quick else 300)
+    if args.catch:
+        catch_figures(1000)
+    if args.false_alarms:
+        false_alarms(args.false_alarms)
+
+
+if __name__ == "__main__":
+    main()
