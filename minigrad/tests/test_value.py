@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from minigrad import Value
+import minigrad
+from minigrad import ScalarOp, Value, apply_op
 
 
 def test_data_is_stored_as_float_and_grad_starts_at_zero() -> None:
@@ -140,3 +141,56 @@ def test_micrograd_readme_expression_matches_torch() -> None:
     assert math.isclose(g.data, tg.item(), rel_tol=1e-12)
     assert math.isclose(a.grad, ta.grad.item(), rel_tol=1e-12)
     assert math.isclose(b.grad, tb.grad.item(), rel_tol=1e-12)
+
+
+# --- custom ops -----------------------------------------------------------------------------------
+
+
+class Hypot(ScalarOp):
+    """sqrt(a² + b²), a test op of two inputs: forward and derivative rule side by side."""
+
+    name = "hypot"
+    forward = staticmethod(math.hypot)
+
+    @staticmethod
+    def backward(g, out, a, b):
+        return g * a / out, g * b / out
+
+
+class ScaledSquare(ScalarOp):
+    """c · a², a test op of one input and a constant."""
+
+    name = "scaled_square"
+    forward = staticmethod(lambda a, c: c * a * a)
+
+    @staticmethod
+    def backward(g, out, a, c):
+        return (g * 2.0 * c * a,)
+
+
+def test_apply_op_records_a_custom_two_input_op() -> None:
+    x, y = Value(3.0), Value(4.0)
+    out = apply_op(Hypot, x, y)
+    (out * 2.0).backward()
+    assert (out.data, out._op, x.grad, y.grad) == (5.0, "hypot", 1.2, 1.6)
+
+
+def test_apply_op_passes_the_constant_last_and_wraps_numbers_as_leaves() -> None:
+    x = Value(3.0)
+    out = apply_op(ScaledSquare, x, const=0.5)
+    out.backward()
+    assert (out.data, x.grad) == (4.5, 3.0)
+    assert apply_op(Hypot, 3.0, 4.0).data == 5.0
+
+
+def test_apply_op_custom_rules_serve_create_graph_too() -> None:
+    x = Value(3.0)
+    (d1,) = minigrad.grad(apply_op(ScaledSquare, x, const=0.5), x, create_graph=True)
+    (d2,) = minigrad.grad(d1, x)
+    assert (d1.data, d2) == (3.0, 1.0)
+
+
+@pytest.mark.parametrize("count", [0, 3])
+def test_apply_op_takes_one_or_two_inputs(count: int) -> None:
+    with pytest.raises(TypeError, match=rf"Hypot.*1 or 2 inputs, got {count}"):
+        apply_op(Hypot, *[Value(1.0)] * count)
