@@ -139,7 +139,7 @@ def op_table(result: CampaignResult) -> Table:
     table = Table(title="Per op: graphs that used it, their largest errors, failures")
     table.add_column("op", style="bold", no_wrap=True)
     table.add_column("graphs", justify="right")
-    for label in ("abs err vs torch", "rel err vs torch", "abs err vs numeric", "rel err vs numeric"):
+    for label in ("abs err\nvs torch", "rel err\nvs torch", "abs err\nvs numeric", "rel err\nvs numeric"):
         table.add_column(label, justify="right")
     table.add_column("failures", justify="right")
     for op, st in result.ops.items():

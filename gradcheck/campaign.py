@@ -11,10 +11,10 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -185,8 +185,9 @@ class Backend:
 _worker_state: dict[str, Any] = {}
 
 
-def _worker_init(backend: Backend, settings: Settings) -> None:
-    _limit_threads()
+def _worker_init(backend: Backend, settings: Settings, worker: bool = True) -> None:
+    if worker:
+        _limit_threads()
     _worker_state["checker"] = backend.make_checker(settings)
     _worker_state["shrinker"] = backend.make_shrinker(settings)
 
@@ -264,7 +265,7 @@ class _pool:
 
     def __enter__(self) -> Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator]:
         if self.settings.jobs <= 1:
-            _worker_init(self.backend, self.settings)
+            _worker_init(self.backend, self.settings, worker=False)
             return self._serial
         self.executor = ProcessPoolExecutor(
             max_workers=self.settings.jobs,
@@ -290,15 +291,12 @@ class _pool:
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
-                yield future.result()
-
-
-def default_jobs() -> int:
-    """The number of cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+                try:
+                    yield future.result()
+                except BrokenProcessPool as exc:
+                    raise CampaignError(
+                        f"a worker process died ({exc}); rerun with --jobs 1 to see the engine's error"
+                    ) from exc
 
 
 # --- the real thing: generate.py's graphs, parity.py's three-way check ------------------------
@@ -598,7 +596,6 @@ __all__ = [
     "Settings",
     "aggregate",
     "chunks",
-    "default_jobs",
     "graph_seed",
     "histogram_bin",
     "run_campaign",

@@ -46,6 +46,16 @@ BROKEN_ENGINE = textwrap.dedent(
             return super().apply(op, args, attrs)
 
 
+    class DiesInAWorker(MinigradValue):
+        def apply(self, op, args, attrs):
+            import multiprocessing
+            import os
+
+            if multiprocessing.parent_process() is not None:
+                os._exit(3)  # as a segfaulting engine would
+            return super().apply(op, args, attrs)
+
+
     class RaisesWhenBuilt(MinigradValue):
         def __init__(self):
             raise RuntimeError("cannot find the engine's shared library")
@@ -232,6 +242,13 @@ def test_an_adapter_that_raises_when_built(engines, tmp_path, capsys):
     )
     assert status == 2
     assert "loading its adapter raised RuntimeError: cannot find the engine's shared library" in err
+
+
+def test_an_engine_that_kills_its_worker_process(engines, tmp_path, capsys):
+    argv = ["run", "--engine", "test_engines:DiesInAWorker", "--jobs", "2", "--graphs", "4"]
+    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "o"))
+    assert status == 2
+    assert "a worker process died" in err and "rerun with --jobs 1" in err
 
 
 def test_an_adapter_module_that_does_not_exist(tmp_path, capsys):
