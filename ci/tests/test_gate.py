@@ -39,12 +39,25 @@ ENGINES = textwrap.dedent(
 SMALL = ["--graphs", "160", "--tensor-graphs", "40", "--jobs", "1"]
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A baseline recorded once for this module with the small settings (as --update-baseline does)."""
+    directory = tmp_path_factory.mktemp("gate")
+    (directory / "gate_engines.py").write_text(ENGINES)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(directory))
+        path = directory / "recorded.json"
+        assert gate.main([*SMALL, "--baseline", str(path), "--update-baseline"]) == 0
+        yield path.read_text()
+
+
 @pytest.fixture
-def baseline(tmp_path, monkeypatch):
+def baseline(recorded, tmp_path, monkeypatch):
+    """A fresh copy of the recorded baseline, with the test engines importable."""
     (tmp_path / "gate_engines.py").write_text(ENGINES)
     monkeypatch.syspath_prepend(str(tmp_path))
     path = tmp_path / "baseline.json"
-    assert gate.main([*SMALL, "--baseline", str(path), "--update-baseline"]) == 0
+    path.write_text(recorded)
     return path
 
 
