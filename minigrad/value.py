@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from minigrad import autograd
 from minigrad import scalar_ops as ops
@@ -14,21 +17,16 @@ Number = int | float
 
 
 def _check_number(data: Any, where: str) -> float:
-    if type(data) is bool or not isinstance(data, (int, float)):
-        if (
-            hasattr(data, "__float__")
-            and not isinstance(data, (bool, str, bytes))
-            and not hasattr(data, "_local_grads")
-        ):
-            try:
-                return float(data)  # numpy scalars and other real-number types
-            except (TypeError, ValueError):
-                pass
-        raise TypeError(
-            f"{where} expects a real number (int or float), got {type(data).__name__} {data!r}"
-            + ("; use 1.0 or 0.0 for a boolean" if type(data) is bool else "")
-        )
-    return float(data)
+    """`data` as a float: any real number (int, float, numpy scalars), never a boolean."""
+    if type(data) is float:
+        return data
+    if isinstance(data, numbers.Real) and not isinstance(data, (bool, np.bool_)):
+        return float(data)
+    is_bool = isinstance(data, (bool, np.bool_))
+    raise TypeError(
+        f"{where} expects a real number (int or float), got {type(data).__name__} {data!r}"
+        + ("; use 1.0 or 0.0 for a boolean" if is_bool else "")
+    )
 
 
 class Value:

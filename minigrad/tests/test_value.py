@@ -22,17 +22,19 @@ def test_data_is_stored_as_float_and_grad_starts_at_zero() -> None:
 def test_numpy_real_scalars_are_accepted() -> None:
     assert Value(np.float64(2.5)).data == 2.5
     assert Value(np.int32(-4)).data == -4.0
+    assert Value(np.float32(0.5)).data == 0.5
 
 
-@pytest.mark.parametrize("bad", ["abc", None, [1.0], 1 + 2j, b"1"])
+@pytest.mark.parametrize("bad", ["abc", None, [1.0], 1 + 2j, b"1", Value(1.0), np.array([1.0, 2.0])])
 def test_non_numbers_are_refused_naming_their_type(bad: object) -> None:
     with pytest.raises(TypeError, match=type(bad).__name__):
         Value(bad)  # type: ignore[arg-type]
 
 
-def test_booleans_are_refused_with_a_hint() -> None:
+@pytest.mark.parametrize("flag", [True, False, np.bool_(True)])
+def test_booleans_are_refused_with_a_hint(flag: object) -> None:
     with pytest.raises(TypeError, match=r"bool.*use 1\.0 or 0\.0"):
-        Value(True)  # type: ignore[arg-type]
+        Value(flag)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
