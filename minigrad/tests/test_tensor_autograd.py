@@ -222,3 +222,20 @@ def test_reshape_and_permute_round_trips_leave_values_and_gradients_unchanged(va
     u = np.arange(values.size, dtype=np.float64).reshape(values.shape)
     y.backward(minigrad.tensor(u))
     np.testing.assert_array_equal(x.grad.data, u)
+
+
+def test_casting_between_float_dtypes_is_differentiable():
+    x = leaf([1.0, 2.0], dtype=np.float32)
+    y = x.double() * minigrad.tensor([3.0, 4.0], dtype=np.float64)
+    assert y.dtype == np.float64
+    y.sum().backward()
+    assert x.grad.dtype == np.float32 and x.grad.tolist() == [3.0, 4.0]
+
+
+def test_grad_accepts_one_gradient_per_output():
+    x = leaf([1.0, 2.0])
+    a, b = x * 2.0, x * x
+    (g,) = minigrad.grad(
+        [a, b], x, [minigrad.ones(2, dtype=np.float64), minigrad.tensor([1.0, 10.0], dtype=np.float64)]
+    )
+    np.testing.assert_array_equal(g.data, [2.0 + 2.0, 2.0 + 40.0])

@@ -125,3 +125,8 @@ def test_reduction_errors_name_the_op_and_the_bad_dim():
 def test_sum_of_integers_stays_integer_like_torch():
     out = minigrad.tensor([[1, 2], [3, 4]]).sum(0)
     assert out.dtype == np.int64 and out.tolist() == [4, 6]
+
+
+def test_max_and_min_along_a_dim_second_derivatives_match_torch():
+    check_second(lambda t: t.max(1)[0] ** 3, [sample((3, 4), 6)])
+    check_second(lambda t: t.min(0, keepdim=True).values ** 3, [sample((3, 4), 7)])
