@@ -537,14 +537,17 @@ class Tensor:
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
         rule = self._rule
         assert rule is not None  # the core only asks nodes that have inputs
-        with np.errstate(all="ignore"):
-            if create_graph:
-                if not isinstance(g, Tensor):
-                    g = _leaf(np.asarray(g))
-                grads = rule.backward(g, self, *self._prev, needs=self._needs, **self._params)
-            else:
-                inputs = [p.data for p in self._prev]
-                grads = rule.backward(g, self.data, *inputs, needs=self._needs, **self._params)
+        if create_graph:
+            if not isinstance(g, Tensor):
+                g = _leaf(np.asarray(g))
+            out, inputs = self, self._prev
+        else:
+            out, inputs = self.data, [p.data for p in self._prev]
+        if rule.arithmetic:
+            with np.errstate(all="ignore"):
+                grads = rule.backward(g, out, *inputs, needs=self._needs, **self._params)
+        else:
+            grads = rule.backward(g, out, *inputs, needs=self._needs, **self._params)
         if switches.anomaly_enabled:
             _check_backward_anomaly(self, g, grads)
         return grads
@@ -629,7 +632,10 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
     """Run `rule.forward` on the inputs' data; record the op when grad mode is on and an input
     requires grad. The way to add an op of your own to minigrad's Tensor."""
     try:
-        with np.errstate(all="ignore"):
+        if rule.arithmetic:
+            with np.errstate(all="ignore"):
+                result = rule.forward(*[t.data for t in inputs], **params)
+        else:
             result = rule.forward(*[t.data for t in inputs], **params)
     except ValueError as error:
         raise RuntimeError(_explain_failure(rule, inputs, error)) from None

@@ -21,6 +21,10 @@ class TensorOp:
     """Base of every tensor op: a name (used in error messages), a forward and a derivative rule."""
 
     name: ClassVar[str]
+    # False for ops that only move, select or negate elements: numpy can't warn about overflow or
+    # invalid values there, so they skip the np.errstate that silences those warnings (torch's
+    # kernels never warn either).
+    arithmetic: ClassVar[bool] = True
 
     @staticmethod
     def forward(*args: Any, **params: Any) -> np.ndarray:
@@ -124,6 +128,7 @@ class Where(TensorOp):
     """`a` where `cond` else `b`; cond is a boolean array (a constant of the op)."""
 
     name = "where"
+    arithmetic = False
 
     @staticmethod
     def forward(a, b, *, cond):
@@ -141,6 +146,7 @@ class Where(TensorOp):
 
 class Neg(TensorOp):
     name = "neg"
+    arithmetic = False
     forward = staticmethod(np.negative)
 
     @staticmethod

@@ -82,6 +82,7 @@ class TakeAlongAxis(TensorOp):
     """The elements at `indices` along `axis` (max(dim)'s values); the gradient goes to those indices."""
 
     name = "take_along_axis"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, indices, axis):
@@ -96,6 +97,7 @@ class PutAlongAxis(TensorOp):
     """Zeros of `shape` with the input placed at `indices` along `axis` (TakeAlongAxis's gradient)."""
 
     name = "put_along_axis"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, shape, indices, axis):

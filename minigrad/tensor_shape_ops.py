@@ -20,6 +20,7 @@ class Reshape(TensorOp):
     """Same elements, new shape (also view, flatten, squeeze and unsqueeze)."""
 
     name = "reshape"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, shape):
@@ -34,6 +35,7 @@ class Permute(TensorOp):
     """Axes reordered (also transpose and .T); the gradient is permuted back."""
 
     name = "permute"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, axes):
@@ -48,6 +50,7 @@ class BroadcastTo(TensorOp):
     """Broadcast to `shape` without copying (expand); the gradient is summed back."""
 
     name = "expand"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, shape):
@@ -76,6 +79,7 @@ class GetItem(TensorOp):
     """Basic and integer-array indexing; the gradient is scattered back, repeats accumulating."""
 
     name = "getitem"
+    arithmetic = False
 
     @staticmethod
     def forward(a, *, index):
@@ -104,6 +108,7 @@ class Cat(TensorOp):
     """Inputs joined along `axis`; each gets back its slice of the gradient."""
 
     name = "cat"
+    arithmetic = False
 
     @staticmethod
     def forward(*arrays, axis):
@@ -124,6 +129,7 @@ class Stack(TensorOp):
     """Equal-shaped inputs joined along a new `axis`; each gets back its entry of the gradient."""
 
     name = "stack"
+    arithmetic = False
 
     @staticmethod
     def forward(*arrays, axis):
