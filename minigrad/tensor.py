@@ -5,6 +5,11 @@ record the rule, the inputs and the op's parameters: the `Node` protocol of `aut
 that graph for `backward()` and `grad()`, the same core that serves `Value`. Dtypes follow torch:
 float data is float32 unless you ask, integer data int64, and a result's dtype is promoted the
 way torch promotes (dimensioned tensors over 0-d tensors over Python numbers).
+
+Where minigrad knowingly differs from torch: the graph is kept after backward (as with
+`retain_graph=True`, the same as Value); there are no in-place ops (`x += 1` rebinds x to a new
+tensor); `view` is `reshape` (numpy decides whether to copy); relu's gradient multiplies by a
+mask, so an inf or nan upstream gradient at a negative input gives nan where torch gives 0.
 """
 
 from __future__ import annotations
@@ -134,7 +139,10 @@ class Tensor:
         return f"tensor({body}{extra})"
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        return self.data if dtype is None else self.data.astype(dtype)
+        """The data for numpy, matplotlib and friends (np.asarray(t)); never part of the graph."""
+        if dtype is not None and np.dtype(dtype) != self.dtype:
+            return self.data.astype(dtype)
+        return self.data.copy() if copy else self.data
 
     __hash__ = object.__hash__  # identity hash: __eq__ is elementwise, as in torch
 
