@@ -82,6 +82,7 @@ def build_graph(
     attempts = 0
     while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
         attempts += 1
+        _begin_node(chooser)
         values = buf[:n]
         grow = residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1
         if grow and _append_residual(residual, buf, n, block_input, nodes):
@@ -113,6 +114,7 @@ def build_graph(
         nodes.append(OpNode(spec.name, args, attrs))
         buf[n] = new
         n += 1
+    _end_nodes(chooser)
     n_total = n_in + len(nodes)
     if not nodes:
         outputs = [0]
@@ -140,6 +142,19 @@ def _append_residual(
                 buf[n] = out[0]
                 return True
     return False
+
+
+def _begin_node(chooser: Chooser) -> None:
+    """Let a chooser that can (hypothesis) draw one node's decisions at once."""
+    begin = getattr(chooser, "begin_node", None)
+    if begin is not None:
+        begin()
+
+
+def _end_nodes(chooser: Chooser) -> None:
+    end = getattr(chooser, "end_nodes", None)
+    if end is not None:
+        end()
 
 
 def _pick_recent(chooser: Chooser, n: int) -> int:
@@ -234,6 +249,7 @@ def build_tensor_graph(
     attempts = 0
     while len(nodes) < n_nodes and attempts < 6 * n_nodes + 10:
         attempts += 1
+        _begin_node(chooser)
         spec = chooser.choice(specs)
         n = len(values)
         first = _pick_recent(chooser, n)
@@ -262,6 +278,7 @@ def build_tensor_graph(
         nodes.append(OpNode(spec.name, args, attrs))
         values.append(out)
         node_shapes.append(shape)
+    _end_nodes(chooser)
     outputs = _outputs(chooser, len(shapes), len(nodes), n_outputs)
     inputs = [
         Input(f"x{i}", np.array(p[0], dtype=np.float64), tuple(s))

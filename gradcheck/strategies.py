@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -30,16 +31,37 @@ from gradcheck.registry import TENSOR_OPS, resolve_ops
 
 
 class DrawChooser:
-    """A `Chooser` that asks hypothesis for every decision (so hypothesis can shrink each one)."""
+    """A `Chooser` that asks hypothesis for its decisions, so hypothesis can shrink each one.
+
+    Per node, one integer is drawn and its mixed-radix digits answer that node's choices (op,
+    arguments, order): one draw instead of five, and the integer 0 still means every simplest
+    choice, so shrinking it simplifies the node. Choices outside a node get a draw each.
+    """
 
     def __init__(self, draw: Any) -> None:
         self.draw = draw
+        self.packed: int | None = None
+
+    def begin_node(self) -> None:
+        self.packed = self.draw(_integers(0, 2**40 - 1))
 
     def integer(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
+        if self.packed is None:
+            return self.draw(_integers(lo, hi))
+        self.packed, digit = divmod(self.packed, hi - lo + 1)
+        return lo + digit
 
     def choice(self, options: Sequence[Any]) -> Any:
-        return self.draw(st.sampled_from(list(options)))
+        return options[self.integer(0, len(options) - 1)]
+
+    def end_nodes(self) -> None:
+        self.packed = None
+
+
+@lru_cache(maxsize=4096)
+def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """Strategies are cached: building one per draw costs more than the draw itself."""
+    return st.integers(lo, hi)
 
 
 def input_values() -> st.SearchStrategy[float]:
