@@ -53,10 +53,11 @@ class Value:
     @property
     def _prev(self) -> tuple[Value, ...]:
         """The Values this one was computed from (none for a leaf), as the autograd core reads them."""
-        a, b = self._a, self._b
-        if a is None:
-            return ()
-        return (a,) if b is None else (a, b)
+        b = self._b
+        if b is not None:
+            return (self._a, b)
+        a = self._a
+        return () if a is None else (a,)
 
     @property
     def _op(self) -> str:
@@ -183,8 +184,8 @@ class Value:
         autograd.backward([self], [gradient])
 
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
+        # The core asks only nodes that have inputs, so `_rule` and `_a` are set.
         rule, a, b, const = self._rule, self._a, self._b, self._const
-        assert rule is not None and a is not None  # the core only asks nodes that have inputs
         if create_graph:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
