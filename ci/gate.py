@@ -8,12 +8,16 @@ It runs a deterministic campaign (fixed seeds; scalar graphs on `minigrad`, tens
 - any graph fails its parity check;
 - any registry op was never drawn (the campaign no longer covers it);
 - an op of the baseline is no longer covered;
-- an op's relative error figure exceeds max(FACTOR x baseline, FLOOR), FACTOR = 10. The figures
-  compared are relative (largest gradient error vs torch and vs the numerical oracle, as a
-  fraction of the graph's gradient scale; forward error vs torch); absolute errors are shown but
-  not compared, since they scale with whatever gradient magnitudes the graphs happen to reach.
-  FLOOR = 1e-12 against torch (a whole graph's float64 rounding is ~1e-14, so 0-vs-1e-17 noise
-  never trips it) and 1e-8 against the oracle (its truncation error);
+- an op's error figure exceeds max(FACTOR x baseline, FLOOR), FACTOR = 10. The figures compared
+  are robust ones: the median (p50) and 99th percentile (p99), over the graphs that used the op,
+  of each graph's largest relative gradient error against torch and against the numerical oracle
+  (relative to the graph's gradient scale), and the p99 of the forward error against torch. The
+  maxima are shown in reports but not compared: one ill-conditioned graph amplifies a harmless
+  change of rounding by orders of magnitude. Absolute errors are not compared either: they scale
+  with whatever gradient magnitudes the graphs reach. FLOOR = 1e-13 against torch and for the
+  forward error (float64 rounding of a graph is 1e-16..1e-14, so 0-vs-1e-17 noise never trips
+  it) and 1e-8 against the oracle (its truncation error). A real derivative bug also fails
+  graphs outright: the parity check's own tolerances are ~1e-9 relative against torch;
 - the baseline was recorded with other campaign settings (then the figures are not comparable).
 It prints a markdown summary: per op, the figures before and after and the verdict.
 """
@@ -35,11 +39,20 @@ from gradcheck.campaign import METRICS, CampaignError, CampaignResult, Settings
 BASELINE = Path(__file__).with_name("baseline.json")
 BASELINE_SCHEMA = 1
 FACTOR = 10.0
-# The compared figures and their floors (see the module docstring).
+# The compared figures (keys of report.json's per-op entries) and their floors; see the docstring.
 FLOORS = {
-    "max_rel_err_torch": 1e-12,
-    "max_rel_err_numeric": 1e-8,
-    "max_forward_err": 1e-12,
+    "p50_rel_err_torch": 1e-13,
+    "p99_rel_err_torch": 1e-13,
+    "p50_rel_err_numeric": 1e-8,
+    "p99_rel_err_numeric": 1e-8,
+    "p99_forward_err": 1e-13,
+}
+LABELS = {
+    "p50_rel_err_torch": "rel vs torch p50",
+    "p99_rel_err_torch": "rel vs torch p99",
+    "p50_rel_err_numeric": "rel vs numeric p50",
+    "p99_rel_err_numeric": "rel vs numeric p99",
+    "p99_forward_err": "forward p99",
 }
 
 
@@ -166,7 +179,7 @@ def markdown(verdicts: Sequence[OpVerdict], problems: Sequence[str], seconds: fl
     ok = not failed and not problems
     lines = [f"## Gradient-regression gate: {'PASS' if ok else 'FAIL'}", ""]
     lines.append(
-        f"Threshold: a relative error figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
+        f"Threshold: a figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
         "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
     )
     if seconds is not None:
@@ -176,11 +189,9 @@ def markdown(verdicts: Sequence[OpVerdict], problems: Sequence[str], seconds: fl
         lines.append(f"- **{p}**")
     if problems:
         lines.append("")
-    lines.append(
-        "| part | op | graphs | rel err vs torch (before → after) | rel err vs numeric (before → after) "
-        "| forward err vs torch (before → after) | verdict |"
-    )
-    lines.append("|---|---|---:|---|---|---|---|")
+    header = " | ".join(f"{LABELS[m]} (before → after)" for m in FLOORS)
+    lines.append(f"| part | op | graphs | {header} | verdict |")
+    lines.append("|---|---|---:|" + "---|" * len(FLOORS) + "---|")
     for v in verdicts:
         graphs = v.after["graphs"] if v.after else 0
         cells = []
@@ -207,7 +218,7 @@ def figures(results: dict[str, CampaignResult]) -> dict:
             "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor", "points")},
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
             "ops": {
-                op: {k: st[k] for k in ("graphs", "failures", "failing_graphs", *METRICS)}
+                op: {k: st[k] for k in ("graphs", "failures", "failing_graphs", *METRICS, *FLOORS)}
                 for op, st in report["ops"].items()
             },
         }

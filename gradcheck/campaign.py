@@ -26,6 +26,9 @@ import numpy as np
 GRAD_METRICS = ("max_abs_err_torch", "max_rel_err_torch", "max_abs_err_numeric", "max_rel_err_numeric")
 METRICS = (*GRAD_METRICS, "max_forward_err")
 
+# Quantiles reported per op (robust to one ill-conditioned graph, unlike the maxima).
+QUANTILES = {"p50": 0.5, "p99": 0.99}
+
 # Error distributions are histograms over decades: bin k holds errors in [10**(k+LO), 10**(k+LO+1)).
 HIST_LO, HIST_HI = -18, 2
 
@@ -85,13 +88,21 @@ class GraphRecord:
 
 @dataclass
 class OpStats:
-    """Per-op aggregate: graphs that used the op, the largest error of those graphs, failures."""
+    """Per-op aggregate: graphs that used the op, their largest errors, error quantiles, failures."""
 
     graphs: int = 0
     failures: int = 0
     maxima: dict[str, float | None] = field(default_factory=lambda: dict.fromkeys(METRICS))
     histograms: dict[str, list[int]] = field(default_factory=dict)
     failing_graphs: list[int] = field(default_factory=list)
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def quantile(self, metric: str, q: float) -> float | None:
+        """The nearest-rank q-quantile of the graphs' `metric` (nan ranks above every number)."""
+        values = sorted(self.values.get(metric, ()), key=lambda v: math.inf if math.isnan(v) else v)
+        if not values:
+            return None
+        return values[max(0, math.ceil(q * len(values)) - 1)]
 
 
 @dataclass
@@ -164,6 +175,7 @@ def aggregate(records: Iterable[GraphRecord]) -> dict[str, OpStats]:
                 b = histogram_bin(value)
                 if b is not None:
                     s.histograms.setdefault(metric, [0] * HIST_BINS)[b] += 1
+                    s.values.setdefault(metric, []).append(value)
     return {op: stats[op] for op in sorted(stats)}
 
 

@@ -3,8 +3,9 @@
 Layout (schema_version 1):
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
 - `run`: how this run happened (command line, jobs, timing, versions); differs between reruns.
-- `totals`, `ops` (per op: graphs, failures, the largest of each error metric, failing graph
-  indices, decade histograms of each metric) and `failures` (each failing graph in full).
+- `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
+  median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
+  histograms of each metric) and `failures` (each failing graph in full).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
 """
@@ -21,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gradcheck.campaign import HIST_BINS, HIST_HI, HIST_LO, METRICS, CampaignResult, GraphRecord
+from gradcheck.campaign import HIST_BINS, HIST_HI, HIST_LO, METRICS, QUANTILES, CampaignResult, GraphRecord
 
 SCHEMA_VERSION = 1
 
@@ -114,6 +115,11 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
                 "graphs": st.graphs,
                 "failures": st.failures,
                 **_figures(st.maxima),
+                **{
+                    f"{name}_{m[4:]}": encode_float(st.quantile(m, q))
+                    for m in METRICS
+                    for name, q in QUANTILES.items()
+                },
                 "failing_graphs": st.failing_graphs,
                 "histograms": {m: st.histograms.get(m, [0] * HIST_BINS) for m in METRICS},
             }

@@ -88,6 +88,19 @@ def test_each_op_counts_the_graphs_that_used_it_and_their_largest_errors():
     assert stats["mul"].failures == 0
 
 
+def test_quantiles_are_nearest_rank_over_the_graphs_that_used_the_op(tmp_path):
+    records = [GraphRecord(i, ("exp",), True, figures(0.0, float(i), 0.0, 0.0)) for i in range(1, 201)]
+    stats = aggregate(records)["exp"]
+    assert stats.quantile("max_rel_err_torch", 0.5) == 100.0
+    assert stats.quantile("max_rel_err_torch", 0.99) == 198.0
+    op = build_report(result_of(records, graphs=200))["ops"]["exp"]
+    assert (op["p50_rel_err_torch"], op["p99_rel_err_torch"], op["max_rel_err_torch"]) == (
+        100.0,
+        198.0,
+        200.0,
+    )
+
+
 def test_aggregation_does_not_depend_on_the_order_records_arrive_in():
     shuffled = RECORDS[:]
     random.Random(4).shuffle(shuffled)
