@@ -295,7 +295,7 @@ def _compare_point(
     if not fwd_err <= FORWARD_RTOL:
         j = int(np.nanargmax(np.abs(fwd_e - fwd_t) / fwd_scale)) if np.isfinite(fwd_err) else 0
         problems.append(
-            f"forward: output {j} is {fwd_e[j]!r} but torch gives {fwd_t[j]!r} "
+            f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
             f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
         )
 
@@ -309,7 +309,7 @@ def _compare_point(
     bad = ~(abs_t <= allowed_t)
     for i in np.flatnonzero(bad)[:3]:
         problems.append(
-            f"gradient of {labels[i]}: engine {grad_e[i]!r}, torch {grad_t[i]!r} "
+            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
             f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
         )
 
@@ -325,15 +325,15 @@ def _compare_point(
     result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / scale)
     for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
         problems.append(
-            f"gradient of {labels[i]}: engine {grad_e[i]!r}, central differences {grad_n[i]!r} "
+            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, central differences {float(grad_n[i])!r} "
             f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
         )
     abs_tn = np.abs(grad_t - grad_n)
     result.max_rel_err_torch_numeric = max(result.max_rel_err_torch_numeric, _nanmax(abs_tn) / scale)
     for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
         problems.append(
-            f"reference disagreement: torch's gradient of {labels[i]} {grad_t[i]!r} vs central differences "
-            f"{grad_n[i]!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
+            f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
+            f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
         )
     return problems
 
@@ -359,8 +359,8 @@ def _compare_hvp(
         np.abs(hvp_t), 1e-3 * scale
     )
     return [
-        f"second derivatives: Hessian-vector product entry {i}: engine {hvp_e[i]!r}, torch {hvp_t[i]!r} "
-        f"(direction {_flat(direction).tolist()})"
+        f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
+        f"torch {float(hvp_t[i])!r} (direction {_flat(direction).tolist()})"
         for i in np.flatnonzero(~(err <= allowed))[:3]
     ]
 
