@@ -232,3 +232,70 @@ def test_mixed_third_partials_of_a_composite_match_torch(a: float, b: float, c: 
     for m_level, r_level in zip(mine, ref):
         for m, r in zip(m_level, r_level):
             assert math.isclose(m, r, rel_tol=1e-9, abs_tol=1e-12)
+
+
+# --- random graphs with reuse ---------------------------------------------------------------------
+
+BINARY = [lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y]
+UNARY = [lambda x: x.tanh(), lambda x: x.sin(), lambda x: x * 0.5, lambda x: 1.0 - x]
+
+
+@st.composite
+def random_graphs(draw: st.DrawFn) -> tuple[list[float], list[tuple[int, int, int, int]]]:
+    """Leaf values and steps (kind, op, i, j): node k applies op to earlier nodes i and j."""
+    leaves = draw(st.lists(small, min_size=1, max_size=4))
+    steps = []
+    for k in range(draw(st.integers(1, 25))):
+        available = len(leaves) + k
+        steps.append(
+            (
+                draw(st.integers(0, 1)),
+                draw(st.integers(0, 3)),
+                draw(st.integers(0, available - 1)),
+                draw(st.integers(0, available - 1)),
+            )
+        )
+    return leaves, steps
+
+
+def evaluate(nodes: list, steps: list[tuple[int, int, int, int]]):
+    nodes = list(nodes)
+    for kind, op, i, j in steps:
+        nodes.append(BINARY[op % 3](nodes[i], nodes[j]) if kind else UNARY[op](nodes[i]))
+    return nodes
+
+
+@given(graph=random_graphs())
+def test_topological_order_places_each_node_once_after_its_inputs(graph) -> None:
+    from minigrad.autograd import topological_order
+
+    leaves, steps = graph
+    nodes = evaluate([Value(v) for v in leaves], steps)
+    order = topological_order([nodes[-1], nodes[0]])
+    position = {id(n): i for i, n in enumerate(order)}
+    assert len(position) == len(order)
+    for node in order:
+        assert all(position[id(p)] < position[id(node)] for p in node._prev)
+    reachable, stack = set(), [nodes[-1], nodes[0]]
+    while stack:
+        n = stack.pop()
+        if id(n) not in reachable:
+            reachable.add(id(n))
+            stack.extend(n._prev)
+    assert set(position) == reachable
+
+
+@needs_torch
+@given(graph=random_graphs())
+def test_random_graphs_with_reused_nodes_match_torch(graph) -> None:
+    leaves, steps = graph
+    values = [Value(v) for v in leaves]
+    out = evaluate(values, steps)
+    total = out[-1] + out[len(out) // 2] * 2.0
+    total.backward()
+    tensors = [leaf(v) for v in leaves]
+    t_out = evaluate(tensors, steps)
+    (t_out[-1] + t_out[len(t_out) // 2] * 2.0).backward()
+    for v, t in zip(values, tensors):
+        ref = 0.0 if t.grad is None else t.grad.item()
+        assert math.isclose(v.grad, ref, rel_tol=1e-9, abs_tol=1e-9 * max(1.0, abs(total.data)))
