@@ -60,7 +60,7 @@ def tanh(x: float) -> float:
 
 
 def sigmoid(x: float) -> float:
-    """1 / (1 + e^-x), as torch computes it: e^-x may overflow to inf, giving exactly 0, never nan."""
+    """1 / (1 + e^-x), as torch computes it; never raises: e^-x overflowing to inf gives exactly 0."""
     return 1.0 / (1.0 + exp(-x))
 
 

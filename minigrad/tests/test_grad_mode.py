@@ -28,6 +28,17 @@ def test_a_value_made_under_no_grad_is_a_constant_for_later_graphs() -> None:
     assert x.grad == 4.0  # only the direct use of x; nothing flows through `frozen`
 
 
+def test_no_grad_works_as_a_decorator_like_torch() -> None:
+    @no_grad()
+    def frozen_double(x: Value) -> Value:
+        return x * 2.0
+
+    out = frozen_double(Value(1.0))
+    assert out.data == 2.0 and out._prev == ()
+    assert frozen_double(Value(1.0))._prev == ()  # reusable: a fresh context on every call
+    assert is_grad_enabled()
+
+
 def test_enable_grad_inside_no_grad_records_again() -> None:
     x = Value(2.0)
     with no_grad():
