@@ -278,3 +278,16 @@ def test_clamp_needs_a_bound():
 def test_unsupported_operand_types_raise_type_error():
     with pytest.raises(TypeError):
         minigrad.zeros(2) + "a"
+
+
+@pytest.mark.parametrize("op", ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"])
+def test_comparisons_give_boolean_tensors_outside_the_graph_like_torch(op):
+    a = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    b = np.array([2.0, 2.0, 2.0])
+    x = minigrad.tensor(a, requires_grad=True)
+    ours = getattr(x, op)(minigrad.tensor(b))
+    theirs = getattr(torch.from_numpy(a), op)(torch.from_numpy(b))
+    assert ours.dtype == np.bool_ and not ours.requires_grad
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    np.testing.assert_array_equal(getattr(x, op)(2.0).data, getattr(torch.from_numpy(a), op)(2.0).numpy())
+    np.testing.assert_array_equal((~ours).data, (~theirs).numpy())
