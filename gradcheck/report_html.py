@@ -37,6 +37,7 @@ th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f4f4f4; } td.op, th.op { text-align: left; font-family: monospace; }
 tr.failed td { background: #fde2e1; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+li, p, td.problem { overflow-wrap: anywhere; } td.problem { text-align: left; font-size: 0.85em; }
 dl.settings dt { font-weight: bold; float: left; clear: left; width: 10em; }
 dl.settings dd { margin-left: 11em; font-family: monospace; }
 .figure img { max-width: 100%; }
@@ -200,35 +201,33 @@ def render_dot(dot_source: str) -> str | None:
     return re.sub(r'\s(xmlns(:xlink)?)="[^"]*"', "", svg)  # inline SVG needs no namespace URLs
 
 
+def _problems(problems: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>"
+
+
 def _failure(failure: dict) -> str:
+    """A shrunk failing graph in full: snippet, problems, drawing, and the graph as found."""
     parts = [f'<h3 id="graph-{failure["index"]}">graph #{failure["index"]}</h3>']
-    parts.append(f"<p>ops: <code>{escape(', '.join(failure['ops']))}</code></p>")
-    problems = "".join(f"<li>{escape(p)}</li>" for p in failure["problems"])
-    parts.append(f"<ul>{problems}</ul>")
-    figs = " · ".join(f"{escape(label)} {_fmt(failure['figures'].get(key))}" for key, label in _TABLE_COLUMNS)
-    parts.append(f"<p>{figs}</p>")
-    shrunk = failure.get("shrunk_snippet")
-    if shrunk:
-        ops = ", ".join(failure.get("shrunk_ops") or [])
-        parts.append(
-            f"<p>Shrunk to the smallest graph that still fails (ops: <code>{escape(ops)}</code>):</p>"
-        )
-        parts.append(f"<pre>{escape(shrunk)}</pre>")
+    ops = ", ".join(failure.get("shrunk_ops") or [])
+    parts.append(f"<p>Shrunk to a small graph that still fails (ops: <code>{escape(ops)}</code>):</p>")
+    parts.append(f"<pre>{escape(failure['shrunk_snippet'])}</pre>")
+    parts.append("<p>It fails with:</p>" + _problems(failure["problems"]))
     if failure.get("corpus_file"):
         parts.append(
             f"<p>Saved to the regression corpus as <code>{escape(failure['corpus_file'])}</code>.</p>"
         )
-    graph = failure.get("shrunk_graph") or failure.get("graph")
-    dot = graph_dot(graph) if graph else ""
+    dot = graph_dot(failure["shrunk_graph"])
     drawn = render_dot(dot)
     if drawn is not None:
         parts.append(f'<div class="figure">{drawn}</div>')
-    elif dot:
+    else:
         parts.append("<p>The graph as DOT (graphviz's <code>dot</code> is not installed here):</p>")
         parts.append(f"<pre>{escape(dot)}</pre>")
-    if failure.get("snippet"):
-        parts.append("<details><summary>The graph as found</summary>")
-        parts.append(f"<pre>{escape(failure['snippet'])}</pre></details>")
+    figs = " · ".join(f"{escape(label)} {_fmt(failure['figures'].get(key))}" for key, label in _TABLE_COLUMNS)
+    parts.append("<details><summary>The graph as found</summary>")
+    parts.append(f"<p>ops: <code>{escape(', '.join(failure['ops']))}</code>; {figs}</p>")
+    parts.append(_problems(failure.get("found_problems") or []))
+    parts.append(f"<pre>{escape(failure.get('snippet') or '')}</pre></details>")
     return "\n".join(parts)
 
 
@@ -236,10 +235,22 @@ def _failures(report: dict) -> str:
     failures = report["failures"]
     if not failures:
         return '<h2 id="failures">Failing graphs</h2><p>None.</p>'
-    shown = "\n".join(_failure(f) for f in failures if f.get("snippet") or f.get("shrunk_snippet"))
-    rest = [f["index"] for f in failures if not (f.get("snippet") or f.get("shrunk_snippet"))]
-    more = f"<p>Not shrunk (over the --max-shrink limit): graphs {escape(str(rest))}.</p>" if rest else ""
-    return f'<h2 id="failures">Failing graphs ({len(failures)})</h2>\n{shown}\n{more}'
+    shrunk = [f for f in failures if f.get("shrunk_snippet")]
+    rest = [f for f in failures if not f.get("shrunk_snippet")]
+    parts = [f'<h2 id="failures">Failing graphs ({len(failures)})</h2>']
+    parts += [_failure(f) for f in shrunk]
+    if rest:
+        rows = "".join(
+            f"<tr><td>{f['index']}</td><td class=op>{escape(', '.join(f['ops']))}</td>"
+            f"<td class=problem>{escape(f['problems'][0] if f['problems'] else '')}</td></tr>"
+            for f in rest
+        )
+        parts.append(
+            f"<h3>{len(rest)} more, not shrunk (past --max-shrink)</h3>"
+            "<table><thead><tr><th>graph</th><th class=op>ops</th><th class=problem>first problem</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return "\n".join(parts)
 
 
 def _settings(report: dict) -> str:

@@ -5,7 +5,8 @@ Layout (schema_version 1):
 - `run`: how this run happened (command line, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
-  histograms of each metric) and `failures` (each failing graph in full).
+  histograms of each metric) and `failures` (each failing graph: `problems` of the graph as
+  shrunk, `found_problems`, snippets and graph JSON as found and as shrunk, its corpus file).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
 """
@@ -68,10 +69,10 @@ def _failure(record: GraphRecord) -> dict[str, Any]:
     }
     if record.failure is not None:
         f = asdict(record.failure)
-        f["problems"] = list(f["problems"])
+        out["found_problems"] = list(f.pop("problems"))
         if f["shrunk_ops"] is not None:
             f["shrunk_ops"] = list(f["shrunk_ops"])
-        out.update({k: v for k, v in f.items() if k != "problems"})
+        out.update(f)
     return out
 
 

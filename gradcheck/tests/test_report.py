@@ -53,9 +53,8 @@ def record(index: int, ops: tuple[str, ...], rel_t: float, passed: bool = True) 
     problems: tuple[str, ...] = ()
     if not passed:
         problems = (f"gradient of x0 differs from torch by {rel_t:.1e} relative",)
-        failure = Failure(
-            problems, "x0 = Value(0.5)\n", GRAPH, shrunk_snippet="x0 = Value(0.5)\nv2 = x0 * x0\n"
-        )
+        small = "x0 = Value(0.5)\nv2 = x0 * x0\n"
+        failure = Failure(problems, "x0 = Value(0.5)\n", GRAPH, small, GRAPH, ("mul", "pow_const"))
     return GraphRecord(index, ops, passed, figures(rel_t / 2, rel_t, 1e-9, 1e-8), problems, failure)
 
 
@@ -160,6 +159,7 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
     assert sum(loaded["ops"]["tanh"]["histograms"]["max_rel_err_torch"]) == 2
     (failure,) = loaded["failures"]
     assert failure["index"] == 3 and failure["graph"] == GRAPH
+    assert failure["found_problems"] == failure["problems"] == list(RECORDS[3].problems)
     assert failure["shrunk_snippet"].startswith("x0 = Value(0.5)")
     assert loaded["run"]["command"] == "python -m gradcheck run"
 
@@ -230,6 +230,14 @@ def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkey
     assert "v2 = x0 * x0" in page  # the shrunk snippet
     assert "n0 -&gt; n2" in page  # the DOT text, escaped
     assert "python -m gradcheck run --graphs 4 --seed 7 --engine &#x27;mod:My Adapter&#x27;" in page
+
+
+def test_failures_past_the_shrink_limit_are_listed_not_drawn():
+    unshrunk = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",))
+    page = html_of([*RECORDS, unshrunk])
+    assert "Failing graphs (2)" in page and 'id="graph-3"' in page and 'id="graph-9"' not in page
+    assert "1 more, not shrunk (past --max-shrink)" in page
+    assert "<tr><td>9</td><td class=op>exp</td><td class=problem>point 0: forward differs</td></tr>" in page
 
 
 def test_a_passing_campaign_says_so():
