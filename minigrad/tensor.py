@@ -69,7 +69,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        if self._rule is not None:
+        if self._rule is not None and not flag:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
@@ -80,7 +80,8 @@ class Tensor:
                 "Only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor has dtype {self.data.dtype})"
             )
-        self._requires_grad = bool(flag)
+        if self._rule is None:
+            self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` in place and return self (leaves only, as torch)."""

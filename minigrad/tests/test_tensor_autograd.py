@@ -87,8 +87,10 @@ def test_integer_and_boolean_tensors_never_require_grad(values):
 
 def test_requires_grad_can_only_be_changed_on_leaves():
     x = leaf([1.0])
+    y = x * 2
+    assert y.requires_grad_(True) is y and y.requires_grad  # already true: allowed, as torch
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
-        (x * 2).requires_grad_(False)
+        y.requires_grad_(False)
 
 
 def test_no_grad_records_nothing_and_detach_leaves_the_graph():
