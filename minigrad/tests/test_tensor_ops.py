@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 pytest.importorskip("torch")
 import torch
@@ -291,3 +294,14 @@ def test_comparisons_give_boolean_tensors_outside_the_graph_like_torch(op):
     np.testing.assert_array_equal(ours.data, theirs.numpy())
     np.testing.assert_array_equal(getattr(x, op)(2.0).data, getattr(torch.from_numpy(a), op)(2.0).numpy())
     np.testing.assert_array_equal((~ours).data, (~theirs).numpy())
+
+
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, min_side=0, max_side=3),
+    name=st.sampled_from(["add", "sub", "mul", "div", "maximum"]),
+    seed=st.integers(0, 2**16),
+)
+def test_any_broadcastable_pair_of_shapes_matches_torch(shapes, name, seed):
+    a_shape, b_shape = shapes.input_shapes
+    fn = BINARY[name][0]
+    check(fn, [sample(a_shape, seed), sample(b_shape, seed + 1)], np.float64, seed=seed)
