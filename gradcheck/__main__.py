@@ -167,10 +167,10 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         max_shrink=args.max_shrink,
         points=args.points,
     )
-    console.print(header(settings))
-    backend = campaign.real_backend()
     campaign.validate(settings)
     corpus = None if args.no_save else campaign.open_corpus(args.corpus)
+    console.print(header(settings))
+    backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
     console.print(op_table(result))
     failures = result.failures
