@@ -1,8 +1,8 @@
 """Functions of Tensors used to build and train networks (torch.nn.functional's spelling).
 
-softmax, log_softmax, linear and binary_cross_entropy_with_logits are ops of their own, with a
-numerically stable forward and a derivative rule written once for ndarrays and Tensors (see
-`tensor_ops`); cross_entropy and mse_loss are compositions of ops.
+softmax, log_softmax, linear, nll_loss and binary_cross_entropy_with_logits are ops of their own,
+with a numerically stable forward and a derivative rule written once for ndarrays and Tensors
+(see `tensor_ops`); cross_entropy (log_softmax then nll_loss) and mse_loss are compositions.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import exp, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_dispatch import broadcast_to, exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -133,29 +133,62 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return apply_op(Linear, inputs)
 
 
+def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of integer class indices `target` (N,) or () under `log_probs`
+    (N, C) or (C,) (torch.nn.functional.nll_loss): -log_probs[i, target[i]], reduced."""
+    return _nll(log_probs, _class_indices(log_probs, target, "nll_loss"), reduction, "nll_loss")
+
+
 def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of `logits` (N, C) or (C,) against integer class indices `target`
     (N,) or () (torch.nn.functional.cross_entropy with class-index targets)."""
-    _check_reduction(reduction, "cross_entropy")
+    classes = _class_indices(logits, target, "cross_entropy")
+    return _nll(log_softmax(logits, dim=-1), classes, reduction, "cross_entropy")
+
+
+class NLLLoss(TensorOp):
+    """-log_probs at each row's class, then the mean, the sum or nothing (`reduction`)."""
+
+    name = "nll_loss"
+
+    @staticmethod
+    def forward(log_probs, *, index, reduction):
+        picked = -log_probs[index]
+        if reduction == "none":
+            return picked
+        return picked.sum() if reduction == "sum" else picked.sum() / picked.size
+
+    @staticmethod
+    def backward(g, out, log_probs, *, needs, index, reduction):
+        picked_shape = index[-1].shape
+        picked_g = broadcast_to(-g / index[-1].size if reduction == "mean" else -g, picked_shape)
+        return (scatter_add(picked_g, log_probs.shape, index),)
+
+
+def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
+    """The target as an array of class indices, checked against the (N, C) or (C,) input like torch."""
     classes = target.data if isinstance(target, Tensor) else np.asarray(target)
     if classes.dtype.kind not in "iu":
         raise RuntimeError(
-            f"cross_entropy: expected integer class indices as target, got dtype {classes.dtype} "
+            f"{op}: expected integer class indices as target, got dtype {classes.dtype} "
             "(probability targets are not supported)"
         )
-    if logits.ndim not in (1, 2) or classes.shape != logits.shape[:-1]:
+    if log_probs.ndim not in (1, 2) or classes.shape != log_probs.shape[:-1]:
         raise ValueError(
-            f"cross_entropy: expected logits (N, C) with target (N,) or logits (C,) with a 0-d target, "
-            f"got logits {logits.shape} and target {classes.shape}"
+            f"{op}: expected input (N, C) with target (N,) or input (C,) with a 0-d target, "
+            f"got input {log_probs.shape} and target {classes.shape}"
         )
-    n_classes = logits.shape[-1]
+    n_classes = log_probs.shape[-1]
     if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
         bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
-        raise IndexError(f"cross_entropy: Target {bad} is out of bounds for {n_classes} classes")
-    log_probs = log_softmax(logits, dim=-1)
-    rows = () if logits.ndim == 1 else (np.arange(len(classes)),)
-    picked = log_probs[(*rows, classes)]
-    return _reduce(-picked, reduction)
+        raise IndexError(f"{op}: Target {bad} is out of bounds for {n_classes} classes")
+    return classes
+
+
+def _nll(log_probs: Tensor, classes: np.ndarray, reduction: str, op: str) -> Tensor:
+    _check_reduction(reduction, op)
+    index = (classes,) if log_probs.ndim == 1 else (np.arange(len(classes)), classes)
+    return apply_op(NLLLoss, (_floating(log_probs),), index=index, reduction=reduction)
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
