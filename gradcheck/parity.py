@@ -140,6 +140,11 @@ def check_graph(
             f"check_graph: engine {adapter.name!r} does not support op(s) {unsupported}; "
             f"it supports {sorted(adapter.ops)}"
         )
+    if not adapter.tensor and any(inp.shape for inp in graph.inputs):
+        raise ValueError(
+            f"check_graph: engine {adapter.name!r} has no tensors, but the graph has tensor inputs "
+            f"{[inp.shape for inp in graph.inputs]}; use a tensor engine such as 'minigrad-tensor'"
+        )
     policy = tolerance if tolerance is not None else policy_for(ops)
     k = graph.n_points if points is None else min(points, graph.n_points)
     rng = np.random.default_rng(seed)

@@ -1,0 +1,11 @@
+"""The parity suite: random expression graphs through an engine, torch and numerics.
+
+    pytest parity_tests                              # minigrad's Value
+    pytest parity_tests --engine minigrad-tensor     # minigrad's Tensor (scalar and tensor graphs)
+    pytest parity_tests --engine micrograd           # PyPI micrograd through its adapter
+    pytest parity_tests --engine mypkg.mod:Adapter   # any engine with an EngineAdapter
+    HYPOTHESIS_PROFILE=ci pytest -n auto parity_tests  # deterministic, the CI size
+
+A failure prints the shrunk graph as minigrad and torch code with every figure, and is saved
+to parity_tests/corpus/, which every run replays.
+"""

@@ -149,3 +149,10 @@ def test_kink_conventions_relu_abs_pow_at_zero():
     failing = [r.failure.to_python() for r in micrograd if not r.passed]
     # micrograd computes d/dx x**0 at x = 0 as 0 * 0**-1 and raises; torch says 0
     assert len(failing) == 1 and "x0 ** 0.0" in failing[0]
+
+
+def test_a_tensor_graph_on_a_scalar_engine_is_a_clear_error():
+    g = random_graph(np.random.default_rng(2), ops=["add", "tanh"], tensor=True)
+    g.inputs[0] = Input("x0", np.ones((2, 3)), (2, 3))
+    with pytest.raises(ValueError, match="has no tensors"):
+        check_graph(g, "minigrad")
