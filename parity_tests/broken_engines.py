@@ -254,13 +254,13 @@ class _UnsummedBroadcast(TensorOp):
     name = "unsummed_broadcast"
 
     @staticmethod
-    def forward(a, b, *, rule):
-        return rule.forward(a, b)
+    def forward(a, b, *, elementwise):
+        return elementwise.forward(a, b)
 
     @staticmethod
-    def backward(g, out, a, b, *, needs, rule):
+    def backward(g, out, a, b, *, needs, elementwise):
         wide_a, wide_b = np.broadcast_to(a, out.shape), np.broadcast_to(b, out.shape)
-        grad_a, grad_b = rule.backward(g, out, wide_a, wide_b, needs=(True, True))
+        grad_a, grad_b = elementwise.backward(g, out, wide_a, wide_b, needs=(True, True))
         return (
             _first_slice_to(grad_a, a.shape) if needs[0] else None,
             _first_slice_to(grad_b, b.shape) if needs[1] else None,
@@ -286,7 +286,7 @@ class UnsummedBroadcast(MinigradTensor):
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op in _BINARY_RULES and args[0].shape != args[1].shape:
-            return apply_op(_UnsummedBroadcast, tuple(args), rule=_BINARY_RULES[op])
+            return apply_op(_UnsummedBroadcast, tuple(args), elementwise=_BINARY_RULES[op])
         return super().apply(op, args, attrs)
 
 

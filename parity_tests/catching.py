@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from gradcheck.backends.base import EngineAdapter
 from gradcheck.generate import random_graph
-from gradcheck.parity import check_graph
+from gradcheck.parity import GraphCheck, check_graph
 from gradcheck.strategies import engine_graphs, engine_tensor_graphs
 
 
@@ -19,9 +19,19 @@ def stream_graphs_until_caught(
     for index in range(budget):
         rng = np.random.default_rng([seed, index])
         graph = random_graph(rng, ops=ops, points=4 if tensor else points, tensor=tensor)
-        if not check_graph(graph, engine, seed=index).passed:
+        if _caught(check_graph(graph, engine, seed=index)):
             return index + 1
     return None
+
+
+def _caught(result: GraphCheck) -> bool:
+    """False when the check passed; raises when the engine itself crashed (a broken test engine)."""
+    crashes = [p for p in result.problems if "engine raised" in p]
+    if crashes:
+        raise RuntimeError(
+            f"engine {result.engine} crashed instead of computing a wrong gradient: {crashes[0]}"
+        )
+    return not result.passed
 
 
 def hypothesis_examples_until_caught(
@@ -41,7 +51,7 @@ def hypothesis_examples_until_caught(
     @given(engine_tensor_graphs(engine, points=4) if tensor else engine_graphs(engine, points=points))
     def prop(graph):
         count[0] += 1
-        assert check_graph(graph, engine, seed=0).passed
+        assert not _caught(check_graph(graph, engine, seed=0))
 
     try:
         prop()
