@@ -17,7 +17,7 @@ import numpy as np
 
 from gradcheck.backends.layout import RANK, pad
 from gradcheck.graph import Graph, Input, OpNode
-from gradcheck.registry import REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
+from gradcheck.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
 
 
 class RngChooser:
@@ -166,7 +166,7 @@ def _pick_recent(chooser: Chooser, n: int) -> int:
 
 def _rows_ok(spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray) -> np.ndarray:
     """For a (candidates, K) batch: which candidate rows are valid at every point."""
-    ok = np.isfinite(outs) & (np.abs(outs) <= 1e4)
+    ok = np.isfinite(outs) & (np.abs(outs) <= MAX_MAGNITUDE)
     if spec.domain is not None:
         ok &= spec.domain(args, attr)
     return ok.all(axis=1)
