@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
@@ -125,10 +126,10 @@ def header(settings: Settings) -> Panel:
     kind = "tensor" if settings.tensor else "scalar"
     ops = ", ".join(settings.ops) if settings.ops else "every registry op"
     text = (
-        f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{settings.engine}[/cyan], "
+        f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{escape(settings.engine)}[/cyan], "
         f"{settings.graphs} random {kind} graphs ({settings.points} input points each), "
         f"seed {settings.seed}, {settings.jobs} job(s)\n"
-        f"Ops: {ops}.\n"
+        f"Ops: {escape(ops)}.\n"
         "Checking each graph's gradients against torch.autograd (float64) and a numerical "
         "oracle (finite differences), and its forward value against torch."
     )

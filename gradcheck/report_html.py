@@ -256,7 +256,7 @@ def _failures(report: dict) -> str:
 def _settings(report: dict) -> str:
     s, run = report["settings"], report["run"]
     rows = [
-        ("command", run.get("command") or "–"),
+        ("command as typed", run.get("command") or "–"),
         ("engine", s["engine"]),
         ("graphs", s["graphs"]),
         ("seed", s["seed"]),
@@ -272,8 +272,9 @@ def _settings(report: dict) -> str:
     items = "".join(f"<dt>{escape(str(k))}</dt><dd>{escape(str(v))}</dd>" for k, v in rows)
     return f"""
 <h2 id="settings">Settings: repeat this run</h2>
-<p>The figures depend only on engine, graphs, seed, ops, graph kind and points (not on jobs).</p>
-<pre>{escape(run.get("command") or "")}</pre>
+<p>The figures depend only on engine, graphs, seed, ops, graph kind and points (not on jobs).
+This command repeats the run with every setting spelled out:</p>
+<pre>{escape(run.get("repeat_command") or "")}</pre>
 <dl class="settings">{items}</dl>
 """
 

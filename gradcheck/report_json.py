@@ -2,7 +2,8 @@
 
 Layout (schema_version 1):
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
-- `run`: how this run happened (command line, jobs, timing, versions); differs between reruns.
+- `run`: how this run happened (command line as typed, `repeat_command` with every setting
+  explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
   histograms of each metric) and `failures` (each failing graph: `problems` of the graph as
@@ -76,6 +77,18 @@ def _failure(record: GraphRecord) -> dict[str, Any]:
     return out
 
 
+def repeat_command(settings: Any) -> str:
+    """The command line that repeats a campaign with every setting explicit (defaults may change)."""
+    argv = ["python", "-m", "gradcheck", "run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
+    argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
+    if settings.tensor:
+        argv.append("--tensor")
+    if settings.ops:
+        argv += ["--ops", ",".join(settings.ops)]
+    argv += ["--max-shrink", str(settings.max_shrink)]
+    return shlex.join(argv)
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": platform.python_version(), "platform": platform.platform()}
     for dist in ("minigrad", "numpy", "torch"):
@@ -129,6 +142,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
         "failures": [_failure(r) for r in failures],
         "run": {
             "command": shlex.join(command) if command else None,
+            "repeat_command": repeat_command(s),
             "argv": command,
             "jobs": s.jobs,
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -112,6 +113,19 @@ def test_figures_do_not_depend_on_how_the_run_was_split_across_jobs(tmp_path, ca
     del one["run"], two["run"]
     assert one == two
     assert one["totals"]["graphs"] == 48
+
+
+def test_the_reports_repeat_command_reproduces_every_figure(tmp_path, capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    argv = ["run", "--graphs", "10", "--seed", "5", "--points", "2", "--ops", "tanh,mul", "--no-save"]
+    assert run(capsys, *argv, "--out", str(first))[0] == 0
+    report = json.loads((first / "report.json").read_text())
+    repeat = shlex.split(report["run"]["repeat_command"])
+    assert repeat[:4] == ["python", "-m", "gradcheck", "run"]
+    assert run(capsys, *repeat[3:], "--no-save", "--out", str(second))[0] == 0
+    again = json.loads((second / "report.json").read_text())
+    del report["run"], again["run"]
+    assert again == report
 
 
 def test_a_wrong_gradient_fails_is_shrunk_printed_and_saved_to_the_corpus(engines, tmp_path, capsys):

@@ -230,6 +230,10 @@ def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkey
     assert "v2 = x0 * x0" in page  # the shrunk snippet
     assert "n0 -&gt; n2" in page  # the DOT text, escaped
     assert "python -m gradcheck run --graphs 4 --seed 7 --engine &#x27;mod:My Adapter&#x27;" in page
+    repeat = (
+        "python -m gradcheck run --engine minigrad --graphs 4 --seed 7 --points 4 --jobs 1 --max-shrink 10"
+    )
+    assert repeat in page
 
 
 def test_failures_past_the_shrink_limit_are_listed_not_drawn():
