@@ -71,11 +71,18 @@ with a <b>numerical oracle</b> (finite differences); its forward value with torc
 """
 
 
+_OP_COLUMNS = (
+    *_TABLE_COLUMNS,
+    ("p99_rel_err_torch", "rel err vs torch, p99"),
+    ("p99_rel_err_numeric", "rel err vs numeric, p99"),
+)
+
+
 def _op_table(report: dict) -> str:
-    head = "".join(f"<th>{escape(label)}</th>" for _, label in _TABLE_COLUMNS)
+    head = "".join(f"<th>{escape(label)}</th>" for _, label in _OP_COLUMNS)
     rows = []
     for op, st in report["ops"].items():
-        cells = "".join(f"<td>{_fmt(st.get(key))}</td>" for key, _ in _TABLE_COLUMNS)
+        cells = "".join(f"<td>{_fmt(st.get(key))}</td>" for key, _ in _OP_COLUMNS)
         cls = ' class="failed"' if st["failures"] else ""
         rows.append(
             f"<tr{cls}><td class=op>{escape(op)}</td><td>{st['graphs']}</td>{cells}"
@@ -83,8 +90,9 @@ def _op_table(report: dict) -> str:
         )
     return f"""
 <h2 id="ops">Per op</h2>
-<p>For each op: the graphs that used it, the largest error among those graphs, and how many of
-them failed.</p>
+<p>For each op: the graphs that used it, the largest error among those graphs, the 99th
+percentile of their relative errors (what the gradient-regression gate compares; one
+ill-conditioned graph moves the maximum, not the percentile), and how many of them failed.</p>
 <table><thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
 """

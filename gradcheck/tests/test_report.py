@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 
@@ -221,6 +222,7 @@ def test_html_table_has_a_row_per_op_with_its_figures():
     rows = re.findall(r"<tr[^>]*><td class=op>(\w+)</td><td>(\d+)</td>", page)
     assert rows == [("log", "2"), ("mul", "2"), ("tanh", "2")]
     assert "3.00e-15" in page and '<tr class="failed"><td class=op>log' in page
+    assert "<th>rel err vs torch, p99</th>" in page
 
 
 def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkeypatch):
@@ -234,6 +236,22 @@ def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkey
         "python -m gradcheck run --engine minigrad --graphs 4 --seed 7 --points 4 --jobs 1 --max-shrink 10"
     )
     assert repeat in page
+
+
+def test_with_graphviz_installed_the_failing_graph_is_drawn_inline(tmp_path, monkeypatch):
+    fake_dot = tmp_path / "dot"  # stands in for graphviz's binary: reads DOT, writes SVG
+    fake_dot.write_text(
+        "#!/bin/sh\ncat > /dev/null\n"
+        'echo \'<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+        '"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\'\n'
+        'echo \'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'width="8pt"><g id="graph0"></g></svg>\'\n'
+    )
+    fake_dot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    page = html_of(RECORDS)
+    assert '<div class="figure"><svg width="8pt"><g id="graph0"></g></svg>' in page
+    assert "http" not in page and "digraph G" not in page
 
 
 def test_failures_past_the_shrink_limit_are_listed_not_drawn():
