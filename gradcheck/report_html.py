@@ -68,6 +68,8 @@ ops: {escape(ops)}). Each graph's
 gradients from <b>{escape(s["engine"])}</b> are compared with <b>torch.autograd</b> (float64) and
 with a <b>numerical oracle</b> (finite differences); its forward value with torch's.</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict)}</p>
+<p>{t.get("points_checked", 0)} graph instances (graph × input point) checked, {t.get("points_skipped", 0)}
+skipped (the numerical oracle could not vouch for the point).</p>
 """
 
 

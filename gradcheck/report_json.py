@@ -120,6 +120,8 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "passed": len(result.records) - len(failures),
             "failed": len(failures),
             "ops_covered": len(result.ops),
+            "points_checked": sum(r.points_checked for r in result.records),
+            "points_skipped": sum(r.points_skipped for r in result.records),
             "max": {m: encode_float(_max_over(result, m)) for m in METRICS},
         },
         "metrics": list(METRICS),

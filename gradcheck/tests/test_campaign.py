@@ -191,4 +191,5 @@ def test_report_of_a_real_campaign_is_strict_json(tmp_path):
     path = write_report(build_report(result), tmp_path / "r.json")
     data = json.loads(path.read_text())
     assert data["totals"]["graphs"] == 12 and data["totals"]["failed"] == 0
+    assert data["totals"]["points_checked"] + data["totals"]["points_skipped"] == 12 * 4
     assert sum(op["graphs"] for op in data["ops"].values()) >= 12
