@@ -7,7 +7,7 @@ For each engine and graph it measures microseconds per node for the forward pass
 graph), the backward pass, and freeing the graph, with the garbage collector ON (as users run
 it) and OFF (for reference), plus bytes per node held by the graph (tracemalloc).
 
-    python benchmarks/bench_scalar.py [--reps 5] [--chain 100000]
+    python benchmarks/bench_scalar.py [--reps 7] [--chain 100000] [--chain-reps 3] [--without-torch]
 
 Before timing, every engine's loss and gradients are checked to agree with minigrad's.
 """
@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import micrograd.engine
-import torch
 from rich.console import Console
 from rich.table import Table
 
@@ -70,8 +69,19 @@ class Engine:
     backward: Callable[[Any], None]
 
 
-def _torch_leaf(x: float) -> torch.Tensor:
-    return torch.tensor(x, dtype=torch.float64, requires_grad=True)
+def torch_engine() -> Engine:
+    """torch 0-d float64 tensors; imported only when measured, so `--without-torch` runs without it."""
+    import torch
+
+    torch.set_num_threads(1)
+    return Engine(
+        "torch",
+        lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True),
+        lambda x: torch.tensor(x, dtype=torch.float64),
+        lambda v: v.item(),
+        lambda v: v.grad.item(),
+        lambda v: v.backward(),
+    )
 
 
 ENGINES = [
@@ -89,14 +99,6 @@ ENGINES = [
         MicrogradTanhValue,
         lambda v: v.data,
         lambda v: v.grad,
-        lambda v: v.backward(),
-    ),
-    Engine(
-        "torch",
-        _torch_leaf,
-        lambda x: torch.tensor(x, dtype=torch.float64),
-        lambda v: v.item(),
-        lambda v: v.grad.item(),
         lambda v: v.backward(),
     ),
 ]
@@ -178,7 +180,7 @@ class Result:
 def time_engine(
     engine: Engine, make: Callable[[], tuple[Any, list[Any]]], nodes: int, reps: int, gc_on: bool
 ) -> Result:
-    """Median µs per node over `reps` rounds of build, backward, free, after one untimed round.
+    """Mean µs per node over `reps` rounds of build, backward, free, after one untimed round.
 
     The rounds run back to back as in a training loop: with the collector on, the garbage of one
     round (micrograd's graphs are reference cycles) is collected during the next ones, and counts.
@@ -205,7 +207,7 @@ def time_engine(
         gc.enable()
         gc.collect()
     per = 1e6 / nodes
-    return Result(*(statistics.median(phase) * per for phase in zip(*rounds[1:])))
+    return Result(*(statistics.fmean(phase) * per for phase in zip(*rounds[1:])))
 
 
 def bytes_per_node(make: Callable[[], tuple[Any, list[Any]]], nodes: int) -> float:
@@ -312,9 +314,16 @@ def main() -> None:
     )
     parser.add_argument("--chain", type=int, default=100_000, help="steps of the tanh chain (default 100000)")
     parser.add_argument("--chain-reps", type=int, default=3, help="timed rounds per measurement on the chain")
+    parser.add_argument(
+        "--without-torch",
+        action="store_true",
+        help="minigrad and micrograd only, torch never imported: a smaller heap for the collector to walk",
+    )
     args = parser.parse_args()
     console = Console(width=120)
-    torch.set_num_threads(1)
+    if not args.without_torch:
+        ENGINES.append(torch_engine())
+    others = [engine.name for engine in ENGINES[1:]]
 
     numbers = mlp_numbers()
     workloads = [
@@ -322,13 +331,14 @@ def main() -> None:
         (f"tanh chain × {args.chain:,}", lambda e: chain_graph(e, args.chain), args.chain_reps),
     ]
     console.print(
-        "[bold]Scalar engines[/]: µs per node, median of rounds, process CPU time. forward = building "
-        "the graph, free = dropping it.\ntorch: 0-d float64 tensors, 1 thread. micrograd (PyPI 0.1.0) "
-        "has no tanh: a tiny subclass adds one in its closure style.\nIts recursive topological sort "
-        "needs a deep stack, so every engine runs in a thread with a 512 MiB stack and recursion "
-        "limit 2,000,000."
-        f"\nThe process holds {len(gc.get_objects()):,} objects the collector tracks before any graph "
-        "(torch is imported): every full collection walks them too, for every engine."
+        "[bold]Scalar engines[/]: µs per node in process CPU time, mean of rounds run back to back\n"
+        "(so the collector's passes are amortized in). forward = building the graph, free = dropping it.\n"
+        "torch: 0-d float64 tensors, 1 thread. micrograd (PyPI 0.1.0) has no tanh: a tiny subclass adds one\n"
+        "in its closure style. Its recursive topological sort needs a deep stack, so every engine runs in a\n"
+        "thread with a 512 MiB stack and recursion limit 2,000,000."
+        f"\nThe process holds {len(gc.get_objects()):,} objects the collector tracks before any graph\n"
+        f"({'torch not imported' if args.without_torch else 'torch is imported'}): every full collection "
+        "walks them too, for every engine."
     )
     summary = []
     for title, make_for, reps in workloads:
@@ -336,7 +346,7 @@ def main() -> None:
         print_workload(console, title, nodes, rows, memory)
         for gc_on in (True, False):
             mine = rows["minigrad", gc_on]
-            for other in ("micrograd", "torch"):
+            for other in others:
                 theirs = rows[other, gc_on]
                 summary.append(
                     (
