@@ -5,7 +5,7 @@ forward and backward derived by hand, no graph) is the floor minigrad is measure
 runs with the same number of threads. Every engine starts from the same weights and batch, and
 the first step's losses are checked to agree before anything is timed.
 
-    python benchmarks/bench_tensor_mlp.py [--samples 200]
+    python benchmarks/bench_tensor_mlp.py [--rounds 40] [--block 5]
 
 Prints milliseconds per step and the ratios, for batch 64 and 256, on one thread and on the
 default number of threads.
@@ -129,11 +129,14 @@ ENGINES = {
 }
 
 
-def measure(batch: int, threads: int, samples: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Per engine: the median milliseconds per step, and the median of its per-sample time ratio
-    to the floor. The engines take turns step by step (in rotating order), so a ratio compares
-    steps run moments apart, under the same load from other programs.
+def measure(batch: int, threads: int, rounds: int, block: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Per engine: the median milliseconds per step, and the median over rounds of its time
+    relative to the floor's in the same round.
 
+    Each round runs every engine (in a fresh random order) for one untimed step and then `block`
+    timed steps: a timed step always follows a step of the same engine, as in real training (a
+    step right after another engine's pays for the memory and caches that one left behind), and
+    the engines of a round run moments apart, under the same load from other programs.
     On one thread the clock is the process's CPU time, which other programs on a busy machine
     cannot inflate; with more threads it is wall time (CPU time would add up the threads).
     """
@@ -150,36 +153,47 @@ def measure(batch: int, threads: int, samples: int) -> tuple[dict[str, float], d
         for name, loss in first.items():
             if abs(loss - reference) > 1e-4 * max(1.0, abs(reference)):
                 raise SystemExit(f"{name}'s first loss {loss} differs from the floor's {reference}")
-        for fn in step_fns.values():  # warm up: allocator, BLAS buffers, torch's caches
-            for _ in range(3):
-                fn()
         names = list(step_fns)
         times: dict[str, list[float]] = {name: [] for name in names}
-        for i in range(samples):
-            for name in names[i % len(names) :] + names[: i % len(names)]:
-                start = clock()
-                step_fns[name]()
-                times[name].append(clock() - start)
+        round_medians: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(rounds):
+            for name in [names[i] for i in rng.permutation(len(names))]:
+                fn = step_fns[name]
+                fn()
+                block_times = []
+                for _ in range(block):
+                    start = clock()
+                    fn()
+                    block_times.append(clock() - start)
+                times[name] += block_times
+                round_medians[name].append(statistics.median(block_times))
     ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
-    ratios = {name: statistics.median(a / b for a, b in zip(times[name], times[FLOOR])) for name in names}
+    ratios = {
+        name: statistics.median(a / b for a, b in zip(round_medians[name], round_medians[FLOOR]))
+        for name in names
+    }
     return ms, ratios
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=200, help="timed steps per engine and setting")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds per setting (engines interleaved)")
+    parser.add_argument("--block", type=int, default=5, help="timed steps of one engine in a row per round")
     args = parser.parse_args()
     default_threads = torch.get_num_threads()
     print(f"MLP {'-'.join(map(str, SIZES))}, float32, one step = forward + cross-entropy + backward + SGD")
-    print(f"numpy {np.__version__}, torch {torch.__version__}, cpus {os.cpu_count()}, {args.samples} samples")
-    print("ms: median per step; ratios: median of per-sample ratios (engines interleaved step by step)")
+    print(
+        f"numpy {np.__version__}, torch {torch.__version__}, cpus {os.cpu_count()}, "
+        f"{args.rounds} rounds x {args.block} steps per engine"
+    )
+    print("ms: median per step; ratios: median over rounds of the ratio of the round's medians")
     header = (
         f"{'batch':>5} {'threads':>7} {'clock':>5} | {'numpy ms':>9} {'minigrad ms':>11} {'torch ms':>9} |"
     )
     print(header + f" {'minigrad/numpy':>14} {'torch/numpy':>11} {'minigrad/torch':>14}")
     for threads in sorted({1, default_threads}):
         for batch in (64, 256):
-            ms, ratios = measure(batch, threads, args.samples)
+            ms, ratios = measure(batch, threads, args.rounds, args.block)
             mine, theirs = ratios["minigrad"], ratios["torch"]
             print(
                 f"{batch:>5} {threads:>7} {'cpu' if threads == 1 else 'wall':>5} | {ms[FLOOR]:>9.2f} "
