@@ -142,10 +142,12 @@ def is_basic_index(index: Any) -> bool:
     """True when `index` uses only ints, slices, None and Ellipsis (numpy's basic indexing)."""
     items = index if type(index) is tuple else (index,)
     return all(
-        item is None or item is Ellipsis or isinstance(item, (int, slice, np.integer))
+        item is None
+        or item is Ellipsis
+        or type(item) is slice
+        or (isinstance(item, (int, np.integer)) and type(item) is not bool)
         for item in items
-        if type(item) is not bool
-    ) and not any(type(item) is bool for item in items)
+    )
 
 
 def put_along_axis(g: Any, shape: Shape, indices: np.ndarray, axis: int) -> Any:
