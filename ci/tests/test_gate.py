@@ -36,7 +36,7 @@ ENGINES = textwrap.dedent(
     """
 )
 
-SMALL = ["--graphs", "160", "--tensor-graphs", "40", "--jobs", "1"]
+SMALL = ["--graphs", "160", "--tensor-graphs", "60", "--jobs", "1"]  # enough to draw every op
 
 
 @pytest.fixture(scope="module")
