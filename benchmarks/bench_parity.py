@@ -46,7 +46,7 @@ def measure(
 ) -> dict[str, float]:
     adapter = load_engine(engine)
     ops = sorted(adapter.ops)
-    sizes = Sizes(nodes=(nodes, nodes), deep_every=0) if nodes else Sizes()
+    sizes = Sizes(nodes=(nodes, nodes), tensor_nodes=(nodes, nodes), deep_every=0) if nodes else Sizes()
     rng = np.random.default_rng(1)
     split = {"generation": 0.0, "numeric": 0.0, "torch": 0.0, "engine": 0.0}
     checked = failed = 0
@@ -76,8 +76,9 @@ def throughput(quick: bool) -> None:
             rows.append((label, "minigrad", nodes, points, hvp, False, max(10, n * 16 // (points * 2))))
     rows.append(("scalar, mixed 1-70 nodes, HVP", "minigrad", None, 16, True, False, n))
     rows.append(("scalar, micrograd engine", "micrograd", 30, 16, False, False, n))
-    rows.append(("tensor, 1-20 nodes, HVP", "minigrad-tensor", None, 4, True, True, n))
-    rows.append(("tensor, 1-20 nodes", "minigrad-tensor", None, 4, False, True, n))
+    for nodes in (10, 30, 50):
+        rows.append((f"tensor, {nodes} nodes, HVP", "minigrad-tensor", nodes, 8, True, True, n // 2))
+        rows.append((f"tensor, {nodes} nodes", "minigrad-tensor", nodes, 8, False, True, n // 2))
     base: dict[int | None, float] = {}
     for label, engine, nodes, points, hvp, tensor, structures in rows:
         r = measure(engine, nodes, points, structures, hvp, tensor)

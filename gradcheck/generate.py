@@ -42,6 +42,7 @@ class Sizes:
     outputs: tuple[int, int] = (1, 3)
     deep_nodes: tuple[int, int] = (52, 70)
     deep_every: int = 10  # about one graph in this many is a deep chain (0: never)
+    tensor_nodes: tuple[int, int] = (1, 20)  # tensor graphs (capped by `nodes`): arrays, keep them shorter
 
 
 def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
@@ -186,7 +187,7 @@ def random_graph(
     `sizes.deep_every` is a deep chain of 52-70 ops.
     """
     if tensor:
-        return random_tensor_graph(rng, ops=ops, points=points)
+        return random_tensor_graph(rng, ops=ops, points=points, sizes=sizes)
     op_names = resolve_ops(ops)
     chooser = RngChooser(rng)
     n_inputs = chooser.integer(*sizes.inputs)
@@ -342,7 +343,8 @@ def random_tensor_graph(
     for shape in shapes:
         scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
         pts.append(rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale)
-    n_nodes = chooser.integer(1, min(sizes.nodes[1], 20))
+    lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
+    n_nodes = chooser.integer(lo, hi)
     return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, chooser.integer(*sizes.outputs))
 
 
