@@ -17,11 +17,6 @@ ARRAYS = (np.ndarray, np.generic)
 Shape = tuple[int, ...]
 
 
-def is_array(x: Any) -> bool:
-    """True for an ndarray or numpy scalar (the fast path), False for a Tensor."""
-    return isinstance(x, ARRAYS)
-
-
 def data(x: Any) -> np.ndarray:
     """The raw array behind x: for masks and other non-differentiable quantities."""
     return x if isinstance(x, ARRAYS) else x.data
@@ -53,12 +48,6 @@ def sum_to(x: Any, like: Any) -> Any:
 
 def broadcast_to(x: Any, shape: Shape) -> Any:
     return np.broadcast_to(x, shape) if isinstance(x, ARRAYS) else x.broadcast_to(shape)
-
-
-def cast(x: Any, dtype: np.dtype) -> Any:
-    if x.dtype == dtype:
-        return x
-    return x.astype(dtype) if isinstance(x, ARRAYS) else x.to(dtype)
 
 
 def permute(x: Any, axes: Sequence[int]) -> Any:
