@@ -121,10 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def header(settings: Settings) -> Panel:
-    """What the user is looking at: engine, graphs, seed and what is being checked."""
+def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
+    """What the user is looking at: engine, graphs, seed, ops and what is being checked."""
     kind = "tensor" if settings.tensor else "scalar"
-    ops = ", ".join(settings.ops) if settings.ops else "every registry op"
+    ops = ", ".join(ops_drawn)
+    if settings.ops is None:
+        ops = f"all {len(ops_drawn)} {kind} ops the engine supports ({ops})"
     text = (
         f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{escape(settings.engine)}[/cyan], "
         f"{settings.graphs} random {kind} graphs ({settings.points} input points each), "
@@ -168,9 +170,9 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         max_shrink=args.max_shrink,
         points=args.points,
     )
-    campaign.validate(settings)
+    ops = campaign.validate(settings)
     corpus = None if args.no_save else campaign.open_corpus(args.corpus)
-    console.print(header(settings))
+    console.print(header(settings, ops))
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
     console.print(op_table(result))

@@ -52,7 +52,7 @@ class Settings:
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
-        ops = ", ".join(self.ops) if self.ops else "all registry ops"
+        ops = ", ".join(self.ops) if self.ops else "all the engine supports"
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"

@@ -58,7 +58,7 @@ def _fmt(value: Any) -> str:
 def _header(report: dict) -> str:
     s, t = report["settings"], report["totals"]
     kind = "tensor" if s["tensor"] else "scalar"
-    ops = ", ".join(s["ops"]) if s["ops"] else "every registry op"
+    ops = ", ".join(s["ops"]) if s["ops"] else "every op the engine supports"
     ok = t["failed"] == 0
     verdict = f"all {t['graphs']} graphs agree" if ok else f"{t['failed']} of {t['graphs']} graphs disagree"
     return f"""
