@@ -99,6 +99,15 @@ def test_a_clean_run_opens_with_a_header_prints_the_op_table_and_writes_both_rep
     assert not (tmp_path / "corpus").exists(), "a clean run writes nothing to the corpus"
 
 
+def test_the_header_names_the_ops_an_engine_supports(tmp_path, capsys):
+    status, out, _ = run(
+        capsys, "run", "--engine", "micrograd", "--graphs", "5", "--no-save", "--out", str(tmp_path)
+    )
+    assert status == 0
+    header = " ".join(out[: out.index("╰")].replace("│", " ").split())
+    assert "all 7 scalar ops the engine supports (add, sub, mul, div, pow_const, neg, relu)" in header
+
+
 def test_figures_do_not_depend_on_how_the_run_was_split_across_jobs(tmp_path, capsys):
     reports = []
     for jobs in ("1", "2"):
