@@ -366,10 +366,11 @@ def main() -> None:
         mem = f"{m:.2f}x" if other != "torch" else f"({m:.2f}x)*"
         ratios.add_row(title, gc_text, other, f"{f:.2f}x", f"{b:.2f}x", f"{t:.2f}x", mem)
     console.print(ratios)
-    console.print(
-        "* torch keeps its graph mostly in C++ allocations that tracemalloc cannot see: its bytes per "
-        "node are a lower bound."
-    )
+    if not args.without_torch:
+        console.print(
+            "* torch keeps its graph mostly in C++ allocations that tracemalloc cannot see: its bytes per "
+            "node are a lower bound."
+        )
     checks = [
         (t, total >= 2.5, mem >= 3.0)
         for t, g, o, _, _, total, mem in summary
