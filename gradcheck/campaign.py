@@ -243,7 +243,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
     start = time.perf_counter()
     parts = chunks(settings.graphs, settings.jobs)
     records: dict[int, GraphRecord] = {}
-    with _pool(backend, settings) as run:
+    with _Pool(backend, settings) as run:
         done = 0
         report("check", 0, settings.graphs)
         for batch in run(_check_chunk, parts):
@@ -274,7 +274,7 @@ def _shrink_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
     return [_shrink_one(r) for r in records]
 
 
-class _pool:
+class _Pool:
     """Run work items in this process (jobs == 1) or a spawned process pool, yielding as done."""
 
     def __init__(self, backend: Backend, settings: Settings) -> None:
