@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -196,3 +198,30 @@ def test_apply_op_custom_rules_serve_create_graph_too() -> None:
 def test_apply_op_takes_one_or_two_inputs(count: int) -> None:
     with pytest.raises(TypeError, match=rf"Hypot.*1 or 2 inputs, got {count}"):
         apply_op(Hypot, *[Value(1.0)] * count)
+
+
+# --- footprint: what keeps the engine fast under Python's garbage collector ----------------------
+
+
+def test_each_op_result_is_a_single_object_the_collector_tracks() -> None:
+    x, y = Value(1.0), Value(2.0)
+    gc.collect()
+    before = len(gc.get_objects())
+    nodes = [x * y for _ in range(500)] + [(x + 1.0).tanh() for _ in range(250)]
+    tracked = len(gc.get_objects()) - before
+    assert tracked <= len(nodes) + 260  # the list, the 750 results, the 250 intermediates: no tuples
+
+
+def test_a_node_takes_well_under_micrograds_688_bytes() -> None:
+    x = Value(0.5)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        y = x
+        for _ in range(10_000):
+            y = y * 1.0001
+        per_node = (tracemalloc.get_traced_memory()[0] - before) / 10_000
+    finally:
+        tracemalloc.stop()
+    assert y.data > 0.5
+    assert per_node <= 688 / 3
