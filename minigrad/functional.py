@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import broadcast_to, exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -160,8 +160,7 @@ class NLLLoss(TensorOp):
 
     @staticmethod
     def backward(g, out, log_probs, *, needs, index, reduction):
-        picked_shape = index[-1].shape
-        picked_g = broadcast_to(-g / index[-1].size if reduction == "mean" else -g, picked_shape)
+        picked_g = -g / index[-1].size if reduction == "mean" else -g  # broadcast by the scatter
         return (scatter_add(picked_g, log_probs.shape, index),)
 
 

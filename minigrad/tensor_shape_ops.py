@@ -91,7 +91,8 @@ class GetItem(TensorOp):
 
 
 class ScatterAdd(TensorOp):
-    """Zeros of `shape` with the input added at `index` (GetItem's gradient); its gradient is g[index]."""
+    """Zeros of `shape` with the input added at `index` (GetItem's gradient); its gradient is
+    g[index], summed back if the input was broadcast over the indexed places."""
 
     name = "scatter_add"
 
@@ -101,7 +102,7 @@ class ScatterAdd(TensorOp):
 
     @staticmethod
     def backward(g, out, a, *, needs, shape, index):
-        return (g[index],)
+        return (sum_to(g[index], a),)
 
 
 class Cat(TensorOp):
