@@ -6,8 +6,9 @@ Layout (schema_version 1):
   explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
-  histograms of each metric) and `failures` (each failing graph: `problems` of the graph as
-  shrunk, `found_problems`, snippets and graph JSON as found and as shrunk, its corpus file).
+  histograms of each metric) and `failures` (each failing graph's index, ops, problems and
+  figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
+  JSON as found and as shrunk, and the corpus file; the others are regenerated from (seed, index)).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
 """
@@ -68,7 +69,7 @@ def _failure(record: GraphRecord) -> dict[str, Any]:
         "problems": list(record.problems),
         "figures": _figures(record.figures),
     }
-    if record.failure is not None:
+    if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
         out["found_problems"] = list(f.pop("problems"))
         if f["shrunk_ops"] is not None:

@@ -165,6 +165,19 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
     assert loaded["run"]["command"] == "python -m gradcheck run"
 
 
+def test_failures_past_the_shrink_limit_keep_only_their_figures(tmp_path):
+    unshrunk = GraphRecord(
+        9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "x", GRAPH)
+    )
+    (entry,) = build_report(result_of([unshrunk], graphs=10))["failures"]
+    assert entry == {
+        "index": 9,
+        "ops": ["exp"],
+        "problems": ["forward differs"],
+        "figures": {m: 1.0 for m in METRICS} | {"max_forward_err": 0.0},
+    }
+
+
 def test_non_finite_figures_are_written_as_strings_so_the_json_stays_strict(tmp_path):
     bad = GraphRecord(0, ("exp",), False, figures(math.inf, math.nan, 0.0, 0.0))
     path = write_report(build_report(result_of([bad], graphs=1)), tmp_path / "report.json")
