@@ -8,7 +8,8 @@ Layout (schema_version 1):
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
   histograms of each metric) and `failures` (each failing graph's index, ops, problems and
   figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
-  JSON as found and as shrunk, and the corpus file; the others are regenerated from (seed, index)).
+  JSON as found and as shrunk, and the corpus file; any other graph is
+  `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
 """
