@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +174,17 @@ def test_the_committed_baseline_covers_every_registry_op_with_the_gate_settings(
             "tensor": part.tensor,
         }
         assert data["parts"][part.name]["totals"]["failed"] == 0
+
+
+@pytest.mark.parametrize("launch", [["-m", "ci.gate"], ["ci/gate.py"]])
+def test_the_gate_runs_as_a_module_and_as_a_script(launch, tmp_path):
+    root = Path(__file__).parents[2]
+    done = subprocess.run(
+        [sys.executable, *launch, "--baseline", str(tmp_path / "none.json")],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no baseline yet; create it with --update-baseline" in done.stderr
