@@ -7,6 +7,7 @@ engine or op, a malformed corpus file, an engine adapter that raises).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -172,6 +173,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     )
     ops = campaign.validate(settings)
     corpus = None if args.no_save else campaign.open_corpus(args.corpus)
+    _check_writable(args.out)
     console.print(header(settings, ops))
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
@@ -204,6 +206,16 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     )
     console.print(f"\n{verdict}; {result.seconds:.1f} s. Reports: {report[0]}, {report[1]}")
     return 0 if not failures else 1
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before the campaign, not after it, when the reports cannot be written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignError(f"cannot create the report directory --out {out}: {exc}") from None
+    if not os.access(out, os.W_OK):
+        raise CampaignError(f"cannot write reports to --out {out}: not writable")
 
 
 def run_with_progress(settings: Settings, backend: campaign.Backend, console: Console) -> CampaignResult:
@@ -246,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CampaignError as exc:
         print(f"gradcheck: error: {exc}", file=sys.stderr)  # unwrapped: logs and tests grep it
         return 2
+    except KeyboardInterrupt:
+        print("gradcheck: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -274,6 +274,15 @@ def test_an_engine_that_kills_its_worker_process(engines, tmp_path, capsys):
     assert "a worker process died" in err and "rerun with --jobs 1" in err
 
 
+def test_an_output_directory_that_cannot_be_created_fails_before_the_campaign(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    status, out, err = run(capsys, "run", "--graphs", "5", "--no-save", "--out", str(blocker / "reports"))
+    assert status == 2
+    assert f"cannot create the report directory --out {blocker / 'reports'}" in err
+    assert "checking graphs" not in out
+
+
 def test_an_adapter_module_that_does_not_exist(tmp_path, capsys):
     status, _, err = run(capsys, "run", "--engine", "no_such_module:Adapter", "--out", str(tmp_path))
     assert status == 2
