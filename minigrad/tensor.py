@@ -535,7 +535,12 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        autograd.backward([self], [gradient])
+        with np.errstate(all="ignore"):  # once for the whole pass instead of once per node
+            _quiet_pass.on, previous = True, _quiet_pass.on
+            try:
+                autograd.backward([self], [gradient])
+            finally:
+                _quiet_pass.on = previous
 
     def retain_grad(self) -> None:
         """Make backward fill `.grad` of this non-leaf tensor too."""
@@ -552,7 +557,7 @@ class Tensor:
             out, inputs = self, self._prev
         else:
             out, inputs = self.data, [p.data for p in self._prev]
-        if rule.arithmetic:
+        if rule.arithmetic and not _quiet_pass.on:
             with np.errstate(all="ignore"):
                 grads = rule.backward(g, out, *inputs, needs=self._needs, **self._params)
         else:
@@ -608,6 +613,18 @@ class Tensor:
 
     def _zero_grad_like(self, create_graph: bool) -> Tensor:
         return _leaf(np.zeros(self.shape, dtype=self.dtype))
+
+
+class _QuietPass:
+    """`on` while Tensor.backward runs a whole pass inside one np.errstate (grad() passes don't)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = False
+
+
+_quiet_pass = _QuietPass()
 
 
 class MinMax(NamedTuple):

@@ -241,3 +241,12 @@ def test_grad_accepts_one_gradient_per_output():
         [a, b], x, [minigrad.ones(2, dtype=np.float64), minigrad.tensor([1.0, 10.0], dtype=np.float64)]
     )
     np.testing.assert_array_equal(g.data, [2.0 + 2.0, 2.0 + 40.0])
+
+
+def test_inf_and_nan_arise_silently_like_torch(recwarn):
+    x = leaf([0.0, -1.0, 1e308])
+    y = x.log() + x / x + (x * 10.0).exp() + x.sqrt()
+    y.sum().backward()
+    (g,) = minigrad.grad(y.sum(), x)
+    assert np.isnan(x.grad.data[1]) and np.isnan(g.data[1])
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
