@@ -108,6 +108,13 @@ class OpVerdict:
         return bool(self.reasons)
 
     @property
+    def changed(self) -> bool:
+        """Any compared figure differs from the baseline (or the op is new or gone)."""
+        if self.before is None or self.after is None:
+            return True
+        return not all(_same(_num(self.before.get(m)), _num(self.after.get(m))) for m in FLOORS)
+
+    @property
     def verdict(self) -> str:
         if self.reasons:
             return "FAIL: " + "; ".join(self.reasons)
@@ -167,6 +174,10 @@ def compare(baseline: dict, current: dict, registry_ops: Sequence[str]) -> tuple
     return verdicts, problems
 
 
+def _same(a: float | None, b: float | None) -> bool:
+    return a == b or (a is not None and b is not None and math.isnan(a) and math.isnan(b))
+
+
 def _fmt(x: float | None) -> str:
     if x is None:
         return "–"
@@ -181,6 +192,11 @@ def markdown(verdicts: Sequence[OpVerdict], problems: Sequence[str], seconds: fl
     lines.append(
         f"Threshold: a figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
         "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
+    )
+    changed = [v for v in verdicts if not v.failed and v.changed]
+    lines.append(
+        f"{len(verdicts)} op rows compared: {len(failed)} failed, {len(changed)} changed within limits, "
+        f"{len(verdicts) - len(failed) - len(changed)} unchanged."
     )
     if seconds is not None:
         lines.append(f"Campaign time: {seconds:.1f} s.")

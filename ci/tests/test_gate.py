@@ -90,6 +90,7 @@ def test_the_gate_passes_against_the_baseline_it_just_recorded(baseline, capsys)
     assert gate.main([*SMALL, "--baseline", str(baseline)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("## Gradient-regression gate: PASS")
+    assert "0 failed, 0 changed within limits" in out
     assert "| scalar | `tanh` |" in out
 
 
@@ -108,6 +109,7 @@ def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(basel
     assert text.startswith("## Gradient-regression gate: FAIL")
     (row,) = [line for line in text.splitlines() if "| scalar | `tanh` |" in line]
     assert f"FAIL: {metric}" in row and "> max(10 x" in row
+    assert "1 failed, 0 changed within limits" in text
     assert all("FAIL" not in line for line in text.splitlines() if "`mul`" in line or "| tensor |" in line)
     assert gate.main([*SMALL, "--baseline", str(baseline), "--update-baseline"]) == 0
     assert gate.main([*SMALL, "--baseline", str(baseline)]) == 0
