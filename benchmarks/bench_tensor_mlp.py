@@ -1,8 +1,8 @@
 """One training step of an MLP 784-512-512-10 in float32: minigrad vs torch vs hand-written numpy.
 
-A step is forward, cross-entropy, backward and an SGD update. The hand-written numpy step (its
-forward and backward derived by hand, no graph) is the floor minigrad is measured against; torch
-runs with the same number of threads. Every engine starts from the same weights and batch, and
+A step is zero_grad, forward, cross-entropy, backward and an SGD update. The hand-written numpy
+step (its forward and backward derived by hand, no graph) is the floor minigrad is measured
+against; torch runs with the same number of threads. Every engine starts from the same weights and batch, and
 the first step's losses are checked to agree before anything is timed.
 
     python benchmarks/bench_tensor_mlp.py [--rounds 40] [--block 5]
@@ -88,8 +88,8 @@ def minigrad_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarra
     ys = minigrad.from_numpy(y)
 
     def step() -> float:
+        optimizer.zero_grad()  # first, as in torch's examples: last step's grads are not kept alive
         loss = F.cross_entropy(model(xs), ys)
-        optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         return loss.item()
@@ -112,8 +112,8 @@ def torch_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) 
     ys = torch.from_numpy(y)
 
     def step() -> float:
-        loss = torch.nn.functional.cross_entropy(model(xs), ys)
         optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(xs), ys)
         loss.backward()
         optimizer.step()
         return loss.item()
