@@ -61,6 +61,11 @@ class TensorMLP(Module):
     def __init__(
         self, sizes: Sequence[int], dtype: Any = None, generator: np.random.Generator | int | None = None
     ) -> None:
+        if isinstance(sizes, int) or not all(isinstance(n, int) and n > 0 for n in sizes):
+            raise TypeError(
+                "TensorMLP: sizes must be a list of positive layer widths [in, hidden..., out], "
+                f"got {sizes!r}"
+            )
         if len(sizes) < 2:
             raise ValueError(f"TensorMLP: need at least input and output sizes, got {list(sizes)}")
         if isinstance(generator, int):

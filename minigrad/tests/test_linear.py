@@ -126,3 +126,8 @@ def test_float32_training_keeps_float32_parameters_and_grads():
 def test_linear_rejects_inputs_of_the_wrong_width():
     with pytest.raises(RuntimeError, match=r"input shape \(2, 4\), weight shape \(3, 5\)"):
         nn.Linear(5, 3)(minigrad.zeros(2, 4))
+
+
+def test_tensor_mlp_refuses_micrograd_style_arguments_with_a_clear_message():
+    with pytest.raises(TypeError, match=r"TensorMLP: sizes must be a list of positive layer widths"):
+        nn.TensorMLP(64, [128, 10])
