@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set everything up, then run every check CI runs: lint; the unit tests of every package and the
-# parity suite under the deterministic `ci` hypothesis profile (scalar engine, regression corpus
-# replayed); the parity suite on the tensor engine; the gradient-regression gate.
+# Set everything up, then run every check CI runs: lint; the gradient-regression gate; the parity
+# suite on the tensor engine; the unit tests of every package and the parity suite on the scalar
+# engine (regression corpus replayed), all under the deterministic `ci` hypothesis profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,9 +21,9 @@ run_pytest() {
 
 echo "== ruff"
 .venv/bin/ruff check .
-echo "== unit tests and parity suite (engine minigrad)"
-run_pytest "$@"
-echo "== parity suite (engine minigrad-tensor)"
-run_pytest parity_tests --engine minigrad-tensor
 echo "== gradient-regression gate"
 "$PY" -m ci.gate
+echo "== parity suite (engine minigrad-tensor)"
+run_pytest parity_tests --engine minigrad-tensor
+echo "== unit tests and parity suite (engine minigrad)"
+run_pytest "$@"
