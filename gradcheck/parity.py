@@ -40,8 +40,9 @@ class GraphCheck:
     """The verdict and figures of one graph checked at one or more input points.
 
     Errors are the largest over all checked points. Absolute errors are |engine - reference|;
-    relative ones divide by the point's gradient scale (largest |reference| entry), so a
-    near-zero entry never inflates them. `failure` is the graph at the first failing point, with
+    relative ones divide by max(1, the point's gradient scale (largest |reference| entry)), the
+    same scale the tolerance's atol uses, so neither a near-zero entry nor a point whose
+    gradients are all tiny inflates them. `failure` is the graph at the first failing point, with
     its cotangent, ready for `to_json()` and `to_python()`.
     """
 
@@ -307,7 +308,7 @@ def _compare_point(
     scale = max(float(np.abs(grad_t).max()) if grad_t.size else 0.0, SCALE_FLOOR)
     abs_t = np.abs(grad_e - grad_t)
     result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(abs_t))
-    result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / scale)
+    result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / max(scale, 1.0))
     allowed_t = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
         np.abs(grad_t), 1e-3 * scale
     )
@@ -327,14 +328,16 @@ def _compare_point(
     )
     abs_n = np.abs(grad_e - grad_n)
     result.max_abs_err_numeric = max(result.max_abs_err_numeric, _nanmax(abs_n))
-    result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / scale)
+    result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / max(scale, 1.0))
     for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
         problems.append(
             f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, central differences {float(grad_n[i])!r} "
             f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
         )
     abs_tn = np.abs(grad_t - grad_n)
-    result.max_rel_err_torch_numeric = max(result.max_rel_err_torch_numeric, _nanmax(abs_tn) / scale)
+    result.max_rel_err_torch_numeric = max(
+        result.max_rel_err_torch_numeric, _nanmax(abs_tn) / max(scale, 1.0)
+    )
     for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
         problems.append(
             f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
@@ -359,7 +362,7 @@ def _compare_hvp(
         return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
-    result.max_rel_err_hvp = _nanmax(err) / scale
+    result.max_rel_err_hvp = _nanmax(err) / max(scale, 1.0)
     allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
         np.abs(hvp_t), 1e-3 * scale
     )
