@@ -156,3 +156,20 @@ def test_a_tensor_graph_on_a_scalar_engine_is_a_clear_error():
     g.inputs[0] = Input("x0", np.ones((2, 3)), (2, 3))
     with pytest.raises(ValueError, match="has no tensors"):
         check_graph(g, "minigrad")
+
+
+class _AbsoluteNoise(MinigradValue):
+    """A correct engine plus 1e-11 on every gradient: far inside the absolute tolerance."""
+
+    def gradients(self, outputs, inputs, cotangent):
+        return [g + 1e-11 for g in super().gradients(outputs, inputs, cotangent)]
+
+
+def test_relative_errors_use_the_tolerance_scale_so_tiny_gradients_do_not_inflate_them():
+    # d/dx (x*x) at x = 1e-6 is 2e-6: an absolute error of 1e-11 is 5e-6 of that gradient, but
+    # the tolerance (and so the reported relative figure) measures it against max(1, scale).
+    g = Graph([Input("x0", 1e-6)], [OpNode("mul", (0, 0))], [1], cotangent=[1.0])
+    result = check_graph(g, _AbsoluteNoise(), seed=0, second_order=False, numeric=False)
+    assert result.passed, result.problems
+    assert result.max_abs_err_torch == pytest.approx(1e-11, rel=1e-3)
+    assert result.max_rel_err_torch == pytest.approx(1e-11, rel=1e-3)
