@@ -27,7 +27,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 def pytest_addoption(parser):
-    """`--engine NAME`: the engine the parity suite checks (see gradcheck.backends.load_engine)."""
+    """`--engine NAME`: the engine the parity suite checks (see gradcheck.engines.load_engine)."""
     parser.addoption(
         "--engine",
         default="minigrad",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from gradcheck import campaign
 from gradcheck.campaign import Settings
-from gradcheck.report_json import build_report, figures_only
+from gradcheck.campaign.report_json import build_report, figures_only
 
 ROOT = Path(__file__).resolve().parents[1]
 

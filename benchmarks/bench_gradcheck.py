@@ -2,7 +2,7 @@
 
 1. Slow vs fast mode on a scalar function of 100 and of 1,000 Value inputs: time and function
    evaluations of each, and the ratio.
-2. Oracle accuracy per op family: on the probe functions of `gradcheck.tolerance.PROBES` at random
+2. Oracle accuracy per op family: on the probe functions of `gradcheck.checker.tolerance.PROBES` at random
    smooth points, the worst error of plain central differences (eps 1e-6), of the fourth-order
    stencil gradcheck looks with first, of the Richardson oracle, and of minigrad's analytical
    gradient, each against the exact gradient (mpmath at 40 digits); and the tolerance the policy
@@ -23,10 +23,10 @@ from rich.table import Table
 
 import minigrad
 from gradcheck import gradcheck
-from gradcheck.kinks import is_differentiable_at
-from gradcheck.numerical import FlatFunction, jacobian_column, stencil_column
-from gradcheck.oracle import mpmath_gradient, richardson_column
-from gradcheck.tolerance import FAMILIES, PROBES, TORCH
+from gradcheck.checker.kinks import is_differentiable_at
+from gradcheck.checker.numerical import FlatFunction, jacobian_column, stencil_column
+from gradcheck.checker.oracle import mpmath_gradient, richardson_column
+from gradcheck.checker.tolerance import FAMILIES, PROBES, TORCH
 
 
 def chain_function(*xs: minigrad.Value) -> minigrad.Value:

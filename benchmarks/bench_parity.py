@@ -19,12 +19,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gradcheck.backends.base import load_engine
-from gradcheck.generate import Sizes, random_graph
-from gradcheck.parity import check_graph
+from gradcheck.engines.adapter import load_engine
+from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
+from gradcheck.graphs.generate import Sizes, random_graph
+from gradcheck.graphs.strategies import scalar_graphs
+from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
+from gradcheck.parity.compare import check_graph
 
 
 def warm_up() -> None:
@@ -97,10 +101,6 @@ def throughput(quick: bool) -> None:
 
 
 def hypothesis_rate(examples: int) -> None:
-    from hypothesis import HealthCheck, given, settings
-
-    from gradcheck.strategies import scalar_graphs
-
     count = {"examples": 0, "checked": 0}
 
     @settings(
@@ -127,9 +127,6 @@ def hypothesis_rate(examples: int) -> None:
 
 
 def catch_figures(budget: int) -> None:
-    from parity_tests.broken_engines import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
-    from parity_tests.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
-
     print(f"\ngraphs needed to catch each broken engine (budget {budget}; ci runs 1,000 of each)")
     print(f"{'engine':<20}{'hypothesis':>12}{'seeded stream':>15}")
     for name, cls in {**BROKEN_ENGINES, **BROKEN_TENSOR_ENGINES}.items():

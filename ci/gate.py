@@ -34,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gradcheck import campaign
 from gradcheck.campaign import METRICS, CampaignError, CampaignResult, Settings
+from gradcheck.campaign.report_json import build_report
 
 BASELINE = Path(__file__).with_name("baseline.json")
 BASELINE_SCHEMA = 1
@@ -225,8 +227,6 @@ def markdown(verdicts: Sequence[OpVerdict], problems: Sequence[str], seconds: fl
 
 def figures(results: dict[str, CampaignResult]) -> dict:
     """The baseline's content for campaign results: per part, its settings and per-op figures."""
-    from gradcheck.report_json import build_report
-
     parts = {}
     for name, result in results.items():
         report = build_report(result)
@@ -263,8 +263,6 @@ def load_baseline(path: Path) -> dict:
 
 def run_parts(parts: Sequence[Part], jobs: int, progress: bool = False) -> dict[str, CampaignResult]:
     """Run each part's campaign (skipping tensor parts when the registry has no tensor ops)."""
-    from gradcheck import campaign
-
     backend = campaign.real_backend()
     results = {}
     for part in parts:
@@ -279,8 +277,6 @@ def run_parts(parts: Sequence[Part], jobs: int, progress: bool = False) -> dict[
 
 
 def registry_ops(parts: Sequence[Part]) -> list[str]:
-    from gradcheck import campaign
-
     ops = set(campaign.scalar_ops())
     if any(p.tensor for p in parts):
         ops |= set(campaign.tensor_ops())

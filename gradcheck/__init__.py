@@ -1,15 +1,16 @@
-"""gradcheck: numerical gradient checking for minigrad (and any float64 callable)."""
+"""gradcheck: numerical gradient checking for minigrad (and any float64 callable), and parity
+checks of any autograd engine against PyTorch on random expression graphs."""
 
-from gradcheck.backends import EngineAdapter, load_engine
-from gradcheck.check import gradcheck, gradgradcheck
-from gradcheck.failure import GradcheckError, GradcheckResult, Mismatch
-from gradcheck.generate import random_graph
-from gradcheck.graph import Graph, GraphFormatError
-from gradcheck.kinks import Differentiability, is_differentiable_at
-from gradcheck.numerical import numerical_jacobian, numerical_jvp, numerical_vjp
-from gradcheck.oracle import MPValue, accurate_gradient
+from gradcheck.checker.check import gradcheck, gradgradcheck
+from gradcheck.checker.failure import GradcheckError, GradcheckResult, Mismatch
+from gradcheck.checker.kinks import Differentiability, is_differentiable_at
+from gradcheck.checker.numerical import numerical_jacobian, numerical_jvp, numerical_vjp
+from gradcheck.checker.oracle import MPValue, accurate_gradient
+from gradcheck.checker.tolerance import Tolerance, policy_for
+from gradcheck.engines import EngineAdapter, load_engine
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity import GraphCheck, check_graph, check_kinks
-from gradcheck.tolerance import Tolerance, policy_for
 
 __all__ = [
     "Differentiability",

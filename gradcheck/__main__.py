@@ -22,6 +22,8 @@ from rich.text import Text
 
 from gradcheck import campaign
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.campaign.report_html import write_html
+from gradcheck.campaign.report_json import build_report, write_report
 
 DEFAULT_CORPUS = Path("parity_tests/corpus")
 
@@ -242,9 +244,6 @@ def run_with_progress(settings: Settings, backend: campaign.Backend, console: Co
 
 
 def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
-    from gradcheck.report_html import write_html
-    from gradcheck.report_json import build_report, write_report
-
     report = build_report(result, command=command)
     return write_report(report, out / "report.json"), write_html(report, out / "report.html")
 

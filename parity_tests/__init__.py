@@ -9,3 +9,9 @@
 A failure prints the shrunk graph as minigrad and torch code with every figure, and is saved
 to parity_tests/corpus/, which every run replays.
 """
+
+from pathlib import Path
+
+# The regression corpus this suite replays and adds its failures to (data only: the code is
+# gradcheck.graphs.corpus).
+CORPUS = Path(__file__).parent / "corpus"

@@ -7,9 +7,10 @@ import os
 import pytest
 from hypothesis import settings
 
-from gradcheck.backends.base import EngineAdapter, UnknownEngineError, load_engine
-from gradcheck.parity import GraphCheck
-from parity_tests import regression
+from gradcheck.engines.adapter import EngineAdapter, UnknownEngineError, load_engine
+from gradcheck.graphs import corpus
+from gradcheck.parity.compare import GraphCheck
+from parity_tests import CORPUS
 
 # Graphs per hypothesis property: five times the profile's examples (ci 1,000; nightly 100,000).
 EXAMPLES = 5 * settings.default.max_examples
@@ -45,5 +46,7 @@ def pytest_runtest_makereport(item, call):
         return
     check = _failures.pop(item.nodeid, None)
     if report.failed and check is not None and check.failure is not None:
-        path = regression.save(check.failure, check.engine, check.problems, found_by=item.nodeid)
+        path = corpus.save(
+            check.failure, check.engine, check.problems, found_by=item.nodeid, directory=CORPUS
+        )
         report.sections.append(("parity corpus", f"failing graph saved to {path}"))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcheck.generate import random_graph
-from gradcheck.parity import check_graph
-from parity_tests import regression
-from parity_tests.broken_engines import AssignGrads
+from gradcheck.engines.broken import AssignGrads
+from gradcheck.graphs import corpus
+from gradcheck.graphs.generate import random_graph
+from gradcheck.parity.compare import check_graph
+from parity_tests import CORPUS
 
 
 def test_a_saved_failure_replays_as_the_same_failure(tmp_path):
@@ -16,13 +17,13 @@ def test_a_saved_failure_replays_as_the_same_failure(tmp_path):
     rng = np.random.default_rng(0)
     checks = (check_graph(random_graph(rng, points=4), engine) for _ in range(20))
     check = next(c for c in checks if not c.passed)
-    path = regression.save(check.failure, engine.name, check.problems, found_by="test", directory=tmp_path)
+    path = corpus.save(check.failure, engine.name, check.problems, found_by="test", directory=tmp_path)
     assert path.parent == tmp_path and path.name.startswith("failure-broken-assign-")
-    graph = regression.load(path)
+    graph = corpus.load(path)
     assert graph.meta["engine"] == "broken-assign" and graph.meta["problems"] == check.problems
     assert not check_graph(graph, engine).passed
     assert check_graph(graph, "minigrad").passed
-    again = regression.save(check.failure, engine.name, check.problems, found_by="test", directory=tmp_path)
+    again = corpus.save(check.failure, engine.name, check.problems, found_by="test", directory=tmp_path)
     assert again == path  # one file per distinct graph
 
 
@@ -38,13 +39,13 @@ def test_a_saved_failure_replays_as_the_same_failure(tmp_path):
 def test_a_malformed_corpus_file_names_the_file_and_the_problem(tmp_path, text, problem):
     path = tmp_path / "bad.json"
     path.write_text(text)
-    with pytest.raises(regression.CorpusFileError) as info:
-        regression.load(path)
+    with pytest.raises(corpus.CorpusFileError) as info:
+        corpus.load(path)
     assert str(path) in str(info.value) and problem in str(info.value)
 
 
 def test_the_shipped_corpus_is_well_formed_and_seeded():
-    names = [p.name for p in regression.corpus_files()]
+    names = [p.name for p in corpus.corpus_files(CORPUS)]
     assert {"seed-deep-chain.json", "seed-diamond.json", "seed-kink-adjacent.json"} <= set(names)
-    for path in regression.corpus_files():
-        regression.load(path)
+    for path in corpus.corpus_files(CORPUS):
+        corpus.load(path)

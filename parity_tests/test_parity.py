@@ -12,12 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradcheck.generate import random_graph
-from gradcheck.parity import check_graph, kink_graphs
-from gradcheck.registry import SCALAR_OPS, TENSOR_OPS
-from gradcheck.shrink import shrink_graph
-from gradcheck.strategies import engine_tensor_graphs, scalar_graphs
-from parity_tests import regression
+from gradcheck.engines.strategies import engine_tensor_graphs
+from gradcheck.graphs import corpus
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.shrink import shrink_graph
+from gradcheck.graphs.strategies import scalar_graphs
+from gradcheck.parity.compare import check_graph, kink_graphs
+from parity_tests import CORPUS
 from parity_tests.conftest import EXAMPLES, record_failure
 
 # The seeded stream: CHUNKS tests of PER_CHUNK graph structures, each checked at POINTS points.
@@ -73,11 +75,11 @@ def test_kink_conventions_match_torch(engine, graph):
     _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), save=False)
 
 
-@pytest.mark.parametrize("path", regression.corpus_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", corpus.corpus_files(CORPUS), ids=lambda p: p.name)
 def test_corpus_graph_still_agrees(engine, path):
     try:
-        graph = regression.load(path)
-    except regression.CorpusFileError as e:
+        graph = corpus.load(path)
+    except corpus.CorpusFileError as e:
         pytest.fail(str(e), pytrace=False)
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {sorted(set(graph.ops()) - engine.ops)}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck.backends.base import load_engine
-from parity_tests.broken_engines import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES, TinyAdapter
-from parity_tests.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
+from gradcheck.engines.adapter import load_engine
+from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES, TinyAdapter
+from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from parity_tests.conftest import EXAMPLES
 
 # at least the ci profile's budget for the suite's hypothesis property (EXAMPLES is 1,000 under ci)

@@ -18,7 +18,7 @@ ENGINES = textwrap.dedent(
     """
     import minigrad
     from minigrad.scalar_ops import Tanh
-    from gradcheck.backends.minigrad_value import MinigradValue
+    from gradcheck.engines.minigrad_value import MinigradValue
 
 
     class SlightlyWrongTanh(Tanh):

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from gradcheck.__main__ import build_parser, main
-from gradcheck.graph import Graph
+from gradcheck.graphs.ir import Graph
 
 # A minigrad engine whose tanh derivative is off by 1e-6 relative: a bug parity must catch.
 BROKEN_ENGINE = textwrap.dedent(
     """
     import minigrad
     from minigrad.scalar_ops import Tanh
-    from gradcheck.backends.minigrad_value import MinigradValue
+    from gradcheck.engines.minigrad_value import MinigradValue
 
 
     class SlightlyWrongTanh(Tanh):

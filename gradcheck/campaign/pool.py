@@ -1,0 +1,140 @@
+"""Running a campaign: graphs checked in chunks, in this process or a spawned process pool.
+
+Graph `i` of a campaign is drawn from an RNG derived from `(seed, i)` alone, and results are
+gathered by index, so the figures never depend on how the run was split across processes.
+Failures are shrunk (in the pool too) and saved to the regression corpus by the caller.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.settings import CampaignError, Settings
+from gradcheck.campaign.statistics import CampaignResult, aggregate
+from gradcheck.parity.torch_reference import set_torch_threads
+
+# A checker turns a graph index into its record; built once per process by a factory.
+Checker = Callable[[int], GraphRecord]
+Shrinker = Callable[[GraphRecord], GraphRecord]
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """How a campaign checks and shrinks graphs; picklable (a module-level factory and settings)."""
+
+    make_checker: Callable[[Settings], Checker]
+    make_shrinker: Callable[[Settings], Shrinker]
+
+
+_worker_state: dict[str, Any] = {}
+
+
+def _worker_init(backend: Backend, settings: Settings, worker: bool = True) -> None:
+    if worker:
+        set_torch_threads(1)  # the pool already uses every core
+    _worker_state["checker"] = backend.make_checker(settings)
+    _worker_state["shrinker"] = backend.make_shrinker(settings)
+
+
+def _check_chunk(indices: Sequence[int]) -> list[GraphRecord]:
+    checker = _worker_state["checker"]
+    return [checker(i) for i in indices]
+
+
+def _shrink_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
+    shrinker = _worker_state["shrinker"]
+    return [shrinker(r) for r in records]
+
+
+def chunks(graphs: int, jobs: int) -> list[range]:
+    """Index ranges small enough for a live progress bar and even load, large enough to be cheap."""
+    size = max(1, min(100, graphs // max(1, jobs * 16)))
+    return [range(start, min(start + size, graphs)) for start in range(0, graphs, size)]
+
+
+def run_campaign(settings: Settings, backend: Backend, progress: Progress | None = None) -> CampaignResult:
+    """Check `settings.graphs` graphs over `settings.jobs` processes; shrink the first failures."""
+    report = progress or (lambda phase, done, total: None)
+    start = time.perf_counter()
+    parts = chunks(settings.graphs, settings.jobs)
+    records: dict[int, GraphRecord] = {}
+    with _Pool(backend, settings) as run:
+        done = 0
+        report("check", 0, settings.graphs)
+        for batch in run(_check_chunk, parts):
+            for record in batch:
+                records[record.index] = record
+            done += len(batch)
+            report("check", done, settings.graphs)
+        check_seconds = time.perf_counter() - start
+        failing = sorted(i for i, r in records.items() if not r.passed)[: settings.max_shrink]
+        report("shrink", 0, len(failing))
+        shrunk = 0
+        for batch in run(_shrink_batch, [[records[i]] for i in failing]):
+            for record in batch:
+                records[record.index] = record
+            shrunk += len(batch)
+            report("shrink", shrunk, len(failing))
+    ordered = [records[i] for i in sorted(records)]
+    return CampaignResult(
+        settings=settings,
+        records=ordered,
+        ops=aggregate(ordered),
+        seconds=time.perf_counter() - start,
+        check_seconds=check_seconds,
+    )
+
+
+class _Pool:
+    """Run work items in this process (jobs == 1) or a spawned process pool, yielding as done."""
+
+    def __init__(self, backend: Backend, settings: Settings) -> None:
+        self.backend, self.settings = backend, settings
+        self.executor: ProcessPoolExecutor | None = None
+        self.threads: int | None = None
+
+    def __enter__(self) -> Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator]:
+        if self.settings.jobs <= 1:
+            _worker_init(self.backend, self.settings, worker=False)
+            self.threads = set_torch_threads(1)  # tiny tensors: extra threads only cost CPU
+            return self._serial
+        self.executor = ProcessPoolExecutor(
+            max_workers=self.settings.jobs,
+            mp_context=get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(self.backend, self.settings),
+        )
+        return self._parallel
+
+    def __exit__(self, *exc: object) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+        if self.threads is not None:
+            set_torch_threads(self.threads)
+        _worker_state.clear()
+
+    @staticmethod
+    def _serial(func: Callable[[Any], list[GraphRecord]], items: Sequence[Any]) -> Iterator:
+        for item in items:
+            yield func(item)
+
+    def _parallel(self, func: Callable[[Any], list[GraphRecord]], items: Sequence[Any]) -> Iterator:
+        assert self.executor is not None
+        pending: set[Future] = {self.executor.submit(func, item) for item in items}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                try:
+                    yield future.result()
+                except BrokenProcessPool as exc:
+                    raise CampaignError(
+                        f"a worker process died ({exc}); rerun with --jobs 1 to see the engine's error"
+                    ) from exc

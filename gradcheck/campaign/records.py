@@ -1,0 +1,62 @@
+"""One graph's outcome in a campaign (GraphRecord), built from the parity check's GraphCheck."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gradcheck.parity.compare import GraphCheck
+
+# The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
+GRAD_METRICS = ("max_abs_err_torch", "max_rel_err_torch", "max_abs_err_numeric", "max_rel_err_numeric")
+METRICS = (*GRAD_METRICS, "max_forward_err")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failing graph looks like, as found and after shrinking."""
+
+    problems: tuple[str, ...]
+    snippet: str
+    graph: dict[str, Any]
+    shrunk_snippet: str | None = None
+    shrunk_graph: dict[str, Any] | None = None
+    shrunk_ops: tuple[str, ...] | None = None
+    corpus_file: str | None = None
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """One graph's outcome: which ops it used, whether it passed, and its error figures."""
+
+    index: int
+    ops: tuple[str, ...]
+    passed: bool
+    figures: dict[str, float | None]
+    problems: tuple[str, ...] = ()
+    failure: Failure | None = None
+    points_checked: int = 1
+    points_skipped: int = 0
+
+
+def record_of(index: int, check: GraphCheck) -> GraphRecord:
+    """A GraphRecord from parity's GraphCheck."""
+    checked = check.points_checked > 0
+    figures = {m: (float(getattr(check, m)) if checked else None) for m in METRICS}
+    failure = None
+    if not check.passed and check.failure is not None:
+        failure = Failure(
+            problems=tuple(check.problems),
+            snippet=check.failure.to_python("minigrad"),
+            graph=check.failure.to_dict(),
+        )
+    return GraphRecord(
+        index=index,
+        ops=tuple(sorted(set(check.ops))),
+        passed=bool(check.passed),
+        figures=figures,
+        problems=tuple(check.problems),
+        failure=failure,
+        points_checked=check.points_checked,
+        points_skipped=check.points_skipped,
+    )

@@ -1,0 +1,202 @@
+"""report.json: every figure of a campaign, machine-readable, under a versioned schema.
+
+Layout (schema_version 1):
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
+- `run`: how this run happened (command line as typed, `repeat_command` with every setting
+  explicit, jobs, timing, versions); differs between reruns.
+- `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
+  median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
+  histograms of each metric) and `failures` (each failing graph's index, ops, problems and
+  figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
+  JSON as found and as shrunk, and the corpus file; any other graph is
+  `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
+Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
+Everything outside `run` is a pure function of `settings` and the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import shlex
+from dataclasses import asdict
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from gradcheck.campaign.records import METRICS, GraphRecord
+from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
+
+SCHEMA_VERSION = 1
+
+
+class ReportError(ValueError):
+    """A report file that is not a gradcheck report of a schema this version reads."""
+
+
+def encode_float(x: float | None) -> float | str | None:
+    """A float as JSON allows it: non-finite values become "nan", "inf" or "-inf"."""
+    if x is None or math.isfinite(x):
+        return x
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def decode_float(x: float | str | None) -> float | None:
+    """The inverse of `encode_float`."""
+    if x is None or isinstance(x, (int, float)):
+        return None if x is None else float(x)
+    if x in ("nan", "inf", "-inf"):
+        return float(x)
+    raise ReportError(f"expected a number, null, 'nan', 'inf' or '-inf', got {x!r}")
+
+
+def histogram_labels() -> list[str]:
+    """Labels of the decade histogram bins, in bin order."""
+    decades = [f"[1e{d}, 1e{d + 1})" for d in range(HIST_LO, HIST_HI)]
+    decades[0] = f"(0, 1e{HIST_LO + 1})"
+    decades[-1] = f">= 1e{HIST_HI - 1}"
+    return ["0", *decades, "non-finite"]
+
+
+def _figures(figures: dict[str, float | None]) -> dict[str, float | str | None]:
+    return {m: encode_float(figures.get(m)) for m in METRICS}
+
+
+def _failure(record: GraphRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "index": record.index,
+        "ops": list(record.ops),
+        "problems": list(record.problems),
+        "figures": _figures(record.figures),
+    }
+    if record.failure is not None and record.failure.shrunk_graph is not None:
+        f = asdict(record.failure)
+        out["found_problems"] = list(f.pop("problems"))
+        if f["shrunk_ops"] is not None:
+            f["shrunk_ops"] = list(f["shrunk_ops"])
+        out.update(f)
+    return out
+
+
+def repeat_command(settings: Any) -> str:
+    """The command line that repeats a campaign with every setting explicit (defaults may change)."""
+    argv = ["python", "-m", "gradcheck", "run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
+    argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
+    if settings.tensor:
+        argv.append("--tensor")
+    if settings.ops:
+        argv += ["--ops", ",".join(settings.ops)]
+    argv += ["--max-shrink", str(settings.max_shrink)]
+    return shlex.join(argv)
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("minigrad", "numpy", "torch"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    return versions
+
+
+def build_report(result: CampaignResult, command: list[str] | None = None, extra: dict | None = None) -> dict:
+    """The report dictionary of a finished campaign (see the module docstring for the layout)."""
+    s = result.settings
+    failures = result.failures
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "gradcheck",
+        "settings": {
+            "engine": s.engine,
+            "graphs": s.graphs,
+            "seed": s.seed,
+            "ops": list(s.ops) if s.ops else None,
+            "tensor": s.tensor,
+            "points": s.points,
+            "max_shrink": s.max_shrink,
+        },
+        "totals": {
+            "graphs": len(result.records),
+            "passed": len(result.records) - len(failures),
+            "failed": len(failures),
+            "ops_covered": len(result.ops),
+            "points_checked": sum(r.points_checked for r in result.records),
+            "points_skipped": sum(r.points_skipped for r in result.records),
+            "max": {m: encode_float(_max_over(result, m)) for m in METRICS},
+        },
+        "metrics": list(METRICS),
+        "histogram_bins": histogram_labels(),
+        "ops": {
+            op: {
+                "graphs": st.graphs,
+                "failures": st.failures,
+                **_figures(st.maxima),
+                **{
+                    f"{name}_{m[4:]}": encode_float(st.quantile(m, q))
+                    for m in METRICS
+                    for name, q in QUANTILES.items()
+                },
+                "failing_graphs": st.failing_graphs,
+                "histograms": {m: st.histograms.get(m, [0] * HIST_BINS) for m in METRICS},
+            }
+            for op, st in result.ops.items()
+        },
+        "failures": [_failure(r) for r in failures],
+        "run": {
+            "command": shlex.join(command) if command else None,
+            "repeat_command": repeat_command(s),
+            "argv": command,
+            "jobs": s.jobs,
+            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seconds": round(result.seconds, 3),
+            "check_seconds": round(result.check_seconds, 3),
+            "graphs_per_second": round(len(result.records) / result.check_seconds, 1)
+            if result.check_seconds > 0
+            else None,
+            "versions": _versions(),
+        },
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def _max_over(result: CampaignResult, metric: str) -> float | None:
+    best: float | None = None
+    for st in result.ops.values():
+        v = st.maxima.get(metric)
+        if v is not None and (best is None or math.isnan(v) or (not math.isnan(best) and v > best)):
+            best = v
+    return best
+
+
+def figures_only(report: dict) -> dict:
+    """The part of a report that is a pure function of its settings (drops `run`)."""
+    return {k: v for k, v in report.items() if k != "run"}
+
+
+def write_report(report: dict, path: Path) -> Path:
+    """Write `report` as indented JSON (strict: no NaN literals) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_report(path: Path) -> dict:
+    """Read a report.json back, checking it is one and that its schema version is known."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: cannot read a report: {exc}") from exc
+    if not isinstance(data, dict) or data.get("tool") != "gradcheck":
+        raise ReportError(f'{path}: not a gradcheck report (no "tool": "gradcheck")')
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportError(f"{path}: schema_version {version!r}, this gradcheck reads {SCHEMA_VERSION}")
+    for key in ("settings", "totals", "ops", "failures", "run"):
+        if key not in data:
+            raise ReportError(f"{path}: missing the {key!r} section")
+    return data

@@ -1,0 +1,38 @@
+"""What a campaign is asked to do: its settings, per-graph seeds, and the error for bad input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class CampaignError(Exception):
+    """Bad input to a campaign (unknown engine or op, an engine that raises): exit status 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that determines a campaign's figures (jobs and chunking do not)."""
+
+    engine: str = "minigrad"
+    graphs: int = 1000
+    seed: int = 0
+    ops: tuple[str, ...] | None = None
+    tensor: bool = False
+    jobs: int = 1
+    max_shrink: int = 10
+    points: int = 4
+
+    def describe(self) -> str:
+        kind = "tensor" if self.tensor else "scalar"
+        ops = ", ".join(self.ops) if self.ops else "all the engine supports"
+        return (
+            f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
+            f"engine {self.engine}, ops: {ops}"
+        )
+
+
+def graph_seed(seed: int, index: int) -> int:
+    """A 64-bit seed for graph `index` of a campaign seeded `seed`: a pure function of the pair."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint64)[0])

@@ -1,0 +1,96 @@
+"""Per-op statistics over a campaign's graphs: maxima, decade histograms, quantiles, failures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gradcheck.campaign.records import METRICS, GraphRecord
+from gradcheck.campaign.settings import Settings
+
+# Quantiles reported per op (robust to one ill-conditioned graph, unlike the maxima).
+QUANTILES = {"p50": 0.5, "p99": 0.99}
+
+# Error distributions are histograms over decades: bin k holds errors in [10**(k+LO), 10**(k+LO+1)).
+HIST_LO, HIST_HI = -18, 2
+HIST_BINS = 1 + (HIST_HI - HIST_LO) + 1  # zeros, the decades, non-finite (the last, index -1)
+
+
+@dataclass
+class OpStats:
+    """Per-op aggregate: graphs that used the op, their largest errors, error quantiles, failures."""
+
+    graphs: int = 0
+    failures: int = 0
+    maxima: dict[str, float | None] = field(default_factory=lambda: dict.fromkeys(METRICS))
+    histograms: dict[str, list[int]] = field(default_factory=dict)
+    failing_graphs: list[int] = field(default_factory=list)
+    values: dict[str, list[float]] = field(default_factory=dict)
+
+    def quantile(self, metric: str, q: float) -> float | None:
+        """The nearest-rank q-quantile of the graphs' `metric` (nan ranks above every number)."""
+        values = sorted(self.values.get(metric, ()), key=lambda v: math.inf if math.isnan(v) else v)
+        if not values:
+            return None
+        return values[max(0, math.ceil(q * len(values)) - 1)]
+
+
+@dataclass
+class CampaignResult:
+    settings: Settings
+    records: list[GraphRecord]
+    ops: dict[str, OpStats]
+    seconds: float
+    check_seconds: float
+
+    @property
+    def failures(self) -> list[GraphRecord]:
+        return [r for r in self.records if not r.passed]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.records)
+
+
+def _bigger(current: float | None, new: float | None) -> float | None:
+    """The larger of two figures; nan beats every number (it marks a broken comparison)."""
+    if new is None:
+        return current
+    if current is None or math.isnan(new):
+        return new
+    if math.isnan(current):
+        return current
+    return max(current, new)
+
+
+def histogram_bin(value: float | None) -> int | None:
+    """The bin of an error in a decade histogram: 0 holds exact zeros, -1 non-finite errors."""
+    if value is None:
+        return None
+    if not math.isfinite(value):
+        return -1
+    if value == 0.0:
+        return 0
+    decade = math.floor(math.log10(value))
+    return 1 + min(max(decade, HIST_LO), HIST_HI - 1) - HIST_LO
+
+
+def aggregate(records: Iterable[GraphRecord]) -> dict[str, OpStats]:
+    """Per-op figures over graphs, in index order, ops sorted by name: independent of job split."""
+    stats: dict[str, OpStats] = {}
+    for record in sorted(records, key=lambda r: r.index):
+        for op in record.ops:
+            s = stats.setdefault(op, OpStats())
+            s.graphs += 1
+            if not record.passed:
+                s.failures += 1
+                s.failing_graphs.append(record.index)
+            for metric in METRICS:
+                value = record.figures.get(metric)
+                s.maxima[metric] = _bigger(s.maxima[metric], value)
+                b = histogram_bin(value)
+                if b is not None:
+                    s.histograms.setdefault(metric, [0] * HIST_BINS)[b] += 1
+                    s.values.setdefault(metric, []).append(value)
+    return {op: stats[op] for op in sorted(stats)}

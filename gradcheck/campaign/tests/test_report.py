@@ -1,0 +1,288 @@
+"""Per-op aggregation, report.json's schema and report.html, specified on hand-made graph records."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+
+import pytest
+
+from gradcheck.campaign import (
+    HIST_BINS,
+    METRICS,
+    CampaignResult,
+    Failure,
+    GraphRecord,
+    Settings,
+    aggregate,
+    histogram_bin,
+)
+from gradcheck.campaign.report_html import graph_dot, render_html
+from gradcheck.campaign.report_json import (
+    SCHEMA_VERSION,
+    ReportError,
+    build_report,
+    decode_float,
+    encode_float,
+    figures_only,
+    histogram_labels,
+    load_report,
+    write_report,
+)
+
+GRAPH = {
+    "format": "minigrad-graph",
+    "version": 1,
+    "inputs": [{"name": "x0", "value": 0.5, "shape": []}, {"name": "x1", "value": -1.25, "shape": []}],
+    "nodes": [
+        {"op": "mul", "args": [0, 1], "attrs": {}},
+        {"op": "pow_const", "args": [2], "attrs": {"exponent": 2.0}},
+    ],
+    "outputs": [3],
+}
+
+
+def figures(abs_t: float, rel_t: float, abs_n: float, rel_n: float, fwd: float = 0.0) -> dict:
+    return dict(zip(METRICS, (abs_t, rel_t, abs_n, rel_n, fwd)))
+
+
+def record(index: int, ops: tuple[str, ...], rel_t: float, passed: bool = True) -> GraphRecord:
+    failure = None
+    problems: tuple[str, ...] = ()
+    if not passed:
+        problems = (f"gradient of x0 differs from torch by {rel_t:.1e} relative",)
+        small = "x0 = Value(0.5)\nv2 = x0 * x0\n"
+        failure = Failure(problems, "x0 = Value(0.5)\n", GRAPH, small, GRAPH, ("mul", "pow_const"))
+    return GraphRecord(index, ops, passed, figures(rel_t / 2, rel_t, 1e-9, 1e-8), problems, failure)
+
+
+RECORDS = [
+    record(0, ("mul", "tanh"), 1e-16),
+    record(1, ("mul",), 3e-15),
+    record(2, ("tanh", "log"), 0.0),
+    record(3, ("log",), 0.25, passed=False),
+]
+
+
+def result_of(records: list[GraphRecord], **settings) -> CampaignResult:
+    return CampaignResult(
+        Settings(**settings), sorted(records, key=lambda r: r.index), aggregate(records), 1.5, 1.0
+    )
+
+
+# --- aggregation ---------------------------------------------------------------------------------
+
+
+def test_each_op_counts_the_graphs_that_used_it_and_their_largest_errors():
+    stats = aggregate(RECORDS)
+    assert list(stats) == ["log", "mul", "tanh"]
+    assert stats["mul"].graphs == 2
+    assert stats["mul"].maxima["max_rel_err_torch"] == 3e-15
+    assert stats["mul"].maxima["max_abs_err_torch"] == 1.5e-15
+    assert stats["tanh"].maxima["max_rel_err_torch"] == 1e-16
+    assert stats["log"].failures == 1 and stats["log"].failing_graphs == [3]
+    assert stats["log"].maxima["max_rel_err_torch"] == 0.25
+    assert stats["mul"].failures == 0
+
+
+def test_quantiles_are_nearest_rank_over_the_graphs_that_used_the_op(tmp_path):
+    records = [GraphRecord(i, ("exp",), True, figures(0.0, float(i), 0.0, 0.0)) for i in range(1, 201)]
+    stats = aggregate(records)["exp"]
+    assert stats.quantile("max_rel_err_torch", 0.5) == 100.0
+    assert stats.quantile("max_rel_err_torch", 0.99) == 198.0
+    op = build_report(result_of(records, graphs=200))["ops"]["exp"]
+    assert (op["p50_rel_err_torch"], op["p99_rel_err_torch"], op["max_rel_err_torch"]) == (
+        100.0,
+        198.0,
+        200.0,
+    )
+
+
+def test_aggregation_does_not_depend_on_the_order_records_arrive_in():
+    shuffled = RECORDS[:]
+    random.Random(4).shuffle(shuffled)
+    assert aggregate(shuffled) == aggregate(RECORDS)
+
+
+def test_nan_errors_dominate_the_maximum_and_missing_figures_are_skipped():
+    nan_record = GraphRecord(5, ("exp",), False, figures(math.nan, math.nan, 1.0, 1.0))
+    missing = GraphRecord(6, ("exp",), True, dict.fromkeys(METRICS))
+    small = GraphRecord(7, ("exp",), True, figures(1e-3, 1e-3, 1e-3, 1e-3))
+    stats = aggregate([small, nan_record, missing])["exp"]
+    assert math.isnan(stats.maxima["max_abs_err_torch"])
+    assert stats.maxima["max_abs_err_numeric"] == 1.0
+    assert stats.graphs == 3
+    assert sum(stats.histograms["max_abs_err_torch"]) == 2  # the missing figure is not counted
+
+
+@pytest.mark.parametrize(
+    ("error", "label"),
+    [
+        (0.0, "0"),
+        (3e-16, "[1e-16, 1e-15)"),
+        (1e-16, "[1e-16, 1e-15)"),
+        (1e-30, "(0, 1e-17)"),
+        (5e3, ">= 1e1"),
+        (math.inf, "non-finite"),
+        (math.nan, "non-finite"),
+    ],
+)
+def test_errors_fall_into_decade_bins(error, label):
+    labels = histogram_labels()
+    assert len(labels) == HIST_BINS
+    assert labels[histogram_bin(error)] == label
+
+
+# --- report.json ---------------------------------------------------------------------------------
+
+
+def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
+    report = build_report(result_of(RECORDS, graphs=4, seed=7), command=["python", "-m", "gradcheck", "run"])
+    path = write_report(report, tmp_path / "report.json")
+    loaded = load_report(path)
+    assert loaded["schema_version"] == SCHEMA_VERSION
+    assert loaded["settings"] == {
+        "engine": "minigrad",
+        "graphs": 4,
+        "seed": 7,
+        "ops": None,
+        "tensor": False,
+        "points": 4,
+        "max_shrink": 10,
+    }
+    assert loaded["totals"]["graphs"] == 4 and loaded["totals"]["failed"] == 1
+    assert loaded["totals"]["max"]["max_rel_err_torch"] == 0.25
+    assert loaded["ops"]["mul"]["max_rel_err_torch"] == 3e-15
+    assert loaded["ops"]["mul"]["graphs"] == 2
+    assert sum(loaded["ops"]["tanh"]["histograms"]["max_rel_err_torch"]) == 2
+    (failure,) = loaded["failures"]
+    assert failure["index"] == 3 and failure["graph"] == GRAPH
+    assert failure["found_problems"] == failure["problems"] == list(RECORDS[3].problems)
+    assert failure["shrunk_snippet"].startswith("x0 = Value(0.5)")
+    assert loaded["run"]["command"] == "python -m gradcheck run"
+
+
+def test_failures_past_the_shrink_limit_keep_only_their_figures(tmp_path):
+    unshrunk = GraphRecord(
+        9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "x", GRAPH)
+    )
+    (entry,) = build_report(result_of([unshrunk], graphs=10))["failures"]
+    assert entry == {
+        "index": 9,
+        "ops": ["exp"],
+        "problems": ["forward differs"],
+        "figures": {m: 1.0 for m in METRICS} | {"max_forward_err": 0.0},
+    }
+
+
+def test_non_finite_figures_are_written_as_strings_so_the_json_stays_strict(tmp_path):
+    bad = GraphRecord(0, ("exp",), False, figures(math.inf, math.nan, 0.0, 0.0))
+    path = write_report(build_report(result_of([bad], graphs=1)), tmp_path / "report.json")
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    op = json.loads(text)["ops"]["exp"]
+    assert op["max_abs_err_torch"] == "inf" and op["max_rel_err_torch"] == "nan"
+    assert decode_float(op["max_abs_err_torch"]) == math.inf
+    assert [encode_float(x) for x in (1.5, -math.inf, None)] == [1.5, "-inf", None]
+
+
+def test_figures_only_drops_what_changes_between_identical_runs():
+    a = build_report(result_of(RECORDS, graphs=4, jobs=1))
+    b = build_report(result_of(RECORDS, graphs=4, jobs=2))
+    assert a != b
+    assert figures_only(a) == figures_only(b)
+
+
+def test_loading_something_else_names_the_file_and_the_problem(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    with pytest.raises(ReportError, match=r"other\.json: not a gradcheck report"):
+        load_report(other)
+    future = tmp_path / "future.json"
+    future.write_text(json.dumps({"tool": "gradcheck", "schema_version": 99}))
+    with pytest.raises(ReportError, match="schema_version 99"):
+        load_report(future)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ReportError, match=r"broken\.json: cannot read"):
+        load_report(broken)
+
+
+# --- report.html ---------------------------------------------------------------------------------
+
+
+def html_of(records: list[GraphRecord]) -> str:
+    argv = ["python", "-m", "gradcheck", "run", "--graphs", "4", "--seed", "7", "--engine", "mod:My Adapter"]
+    return render_html(build_report(result_of(records, graphs=4, seed=7), command=argv))
+
+
+def test_html_is_one_self_contained_page_with_every_section():
+    page = html_of(RECORDS)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert not re.search(r"(src|href)=\"(?!data:|#)", page), "every resource must be inline"
+    assert "http://" not in page and "https://" not in page
+    for section in ('id="ops"', 'id="distributions"', 'id="failures"', 'id="settings"'):
+        assert section in page
+    assert page.count('src="data:image/png;base64,') == 1
+    assert "1 of 4 graphs disagree" in page
+
+
+def test_html_table_has_a_row_per_op_with_its_figures():
+    page = html_of(RECORDS)
+    rows = re.findall(r"<tr[^>]*><td class=op>(\w+)</td><td>(\d+)</td>", page)
+    assert rows == [("log", "2"), ("mul", "2"), ("tanh", "2")]
+    assert "3.00e-15" in page and '<tr class="failed"><td class=op>log' in page
+    assert "<th>rel err vs torch, p99</th>" in page
+
+
+def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: None)  # as here: graphviz's dot is absent
+    page = html_of(RECORDS)
+    assert 'id="graph-3"' in page
+    assert "v2 = x0 * x0" in page  # the shrunk snippet
+    assert "n0 -&gt; n2" in page  # the DOT text, escaped
+    assert "python -m gradcheck run --graphs 4 --seed 7 --engine &#x27;mod:My Adapter&#x27;" in page
+    repeat = (
+        "python -m gradcheck run --engine minigrad --graphs 4 --seed 7 --points 4 --jobs 1 --max-shrink 10"
+    )
+    assert repeat in page
+
+
+def test_with_graphviz_installed_the_failing_graph_is_drawn_inline(tmp_path, monkeypatch):
+    fake_dot = tmp_path / "dot"  # stands in for graphviz's binary: reads DOT, writes SVG
+    fake_dot.write_text(
+        "#!/bin/sh\ncat > /dev/null\n"
+        'echo \'<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+        '"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\'\n'
+        'echo \'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'width="8pt"><g id="graph0"></g></svg>\'\n'
+    )
+    fake_dot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    page = html_of(RECORDS)
+    assert '<div class="figure"><svg width="8pt"><g id="graph0"></g></svg>' in page
+    assert "http" not in page and "digraph G" not in page
+
+
+def test_failures_past_the_shrink_limit_are_listed_not_drawn():
+    unshrunk = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",))
+    page = html_of([*RECORDS, unshrunk])
+    assert "Failing graphs (2)" in page and 'id="graph-3"' in page and 'id="graph-9"' not in page
+    assert "1 more, not shrunk (past --max-shrink)" in page
+    assert "<tr><td>9</td><td class=op>exp</td><td class=problem>point 0: forward differs</td></tr>" in page
+
+
+def test_a_passing_campaign_says_so():
+    page = html_of(RECORDS[:3])
+    assert "all 3 graphs agree" in page and "<p>None.</p>" in page
+
+
+def test_graph_dot_draws_inputs_ops_and_marks_outputs():
+    dot = graph_dot(GRAPH)
+    assert dot.startswith("digraph G {")
+    assert 'n0 [shape=box, label="x0 = 0.5"]' in dot
+    assert 'n3 [shape=ellipse, label="v3 = pow_const(exponent=2.0)", peripheries=2]' in dot
+    assert sorted(re.findall(r"n(\d) -> n(\d)", dot)) == [("0", "2"), ("1", "2"), ("2", "3")]

@@ -1,0 +1,50 @@
+"""minigrad's `Tensor` (float64) as an engine under test: scalar and tensor graphs, second derivatives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.engines.minigrad_grad import MinigradGradAdapter
+from gradcheck.graphs.registry import TENSOR_OPS
+from minigrad import Tensor, functional
+
+# The registry spells every op as a method (`x.softmax(dim)`); minigrad has these as functions.
+_FUNCTIONS: dict[str, Callable[[Tensor, int], Tensor]] = {
+    "softmax": functional.softmax,
+    "log_softmax": functional.log_softmax,
+}
+
+
+def _tensor(x: Any) -> Tensor:
+    return Tensor(np.asarray(x, dtype=np.float64))
+
+
+class MinigradTensor(MinigradGradAdapter):
+    """minigrad.Tensor; gradients through `minigrad.grad` with one cotangent tensor per output."""
+
+    name = "minigrad-tensor"
+    ops = frozenset(TENSOR_OPS)
+    tensor = True
+
+    def leaf(self, value: Any) -> Tensor:
+        return Tensor(np.array(value, dtype=np.float64), requires_grad=True)
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op in _FUNCTIONS:
+            return _FUNCTIONS[op](args[0], attrs["dim"])
+        return super().apply(op, args, attrs)
+
+    def value(self, node: Tensor) -> np.ndarray:
+        return node.data
+
+    def constant(self, x: Any) -> Tensor:
+        return _tensor(x)
+
+    def plain(self, g: Tensor) -> np.ndarray:
+        return g.data
+
+    def inner(self, g: Tensor, u: Any) -> Tensor:
+        return (g * _tensor(u)).sum()

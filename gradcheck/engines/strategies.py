@@ -1,0 +1,26 @@
+"""Hypothesis strategies for graphs an engine can evaluate: the graph strategies restricted to its ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from gradcheck.engines.adapter import load_engine
+from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.registry import TENSOR_OPS, resolve_ops
+from gradcheck.graphs.strategies import scalar_graphs, tensor_graphs
+
+
+def engine_graphs(engine: Any, **kwargs: Any) -> st.SearchStrategy[Graph]:
+    """`scalar_graphs` restricted to the ops an engine adapter (or `load_engine` name) supports."""
+    adapter = load_engine(engine)
+    ops = [op for op in resolve_ops(kwargs.pop("ops", None)) if op in adapter.ops]
+    return scalar_graphs(ops=ops, **kwargs)
+
+
+def engine_tensor_graphs(engine: Any, **kwargs: Any) -> st.SearchStrategy[Graph]:
+    """`tensor_graphs` restricted to the ops a tensor engine adapter supports."""
+    adapter = load_engine(engine)
+    ops = [op for op in resolve_ops(kwargs.pop("ops", None), TENSOR_OPS) if op in adapter.ops]
+    return tensor_graphs(ops=ops, **kwargs)

@@ -1,0 +1,365 @@
+"""Random expression graphs, built from a stream of choices so that any source of randomness works.
+
+`build_graph` makes every decision through a `Chooser`: `random_graph` feeds it a seeded numpy
+Generator (fast, for campaigns), `gradcheck.graphs.strategies` feeds it hypothesis draws (so hypothesis
+shrinks graphs). Each node is evaluated on all K input points as it is added, and an op is only
+applied to arguments that keep it inside its domain, away from its kinks and within sane
+magnitudes at every point; so every generated graph is checkable at every point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
+from gradcheck.graphs.shapes import RANK, pad
+
+
+class RngChooser:
+    """A `Chooser` backed by a numpy Generator."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def integer(self, lo: int, hi: int) -> int:
+        return int(self.rng.integers(lo, hi + 1))
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return options[int(self.rng.integers(len(options)))]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Size ranges (inclusive) of a random graph and how often it is a deep chain."""
+
+    inputs: tuple[int, int] = (1, 4)
+    nodes: tuple[int, int] = (1, 30)
+    outputs: tuple[int, int] = (1, 3)
+    deep_nodes: tuple[int, int] = (52, 70)
+    deep_every: int = 10  # about one graph in this many is a deep chain (0: never)
+    tensor_nodes: tuple[int, int] = (1, 20)  # tensor graphs (capped by `nodes`): arrays, keep them shorter
+
+
+def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
+    """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller."""
+    points = []
+    for _ in range(n_inputs):
+        scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
+        points.append(rng.uniform(-2.0, 2.0, size=k) * scale)
+    return points
+
+
+def build_graph(
+    chooser: Chooser,
+    points: list[np.ndarray],
+    ops: Sequence[str],
+    n_nodes: int,
+    n_outputs: int,
+    chain: bool = False,
+) -> Graph:
+    """A graph over inputs with the given batch of `points` (one (K,) array per input).
+
+    Every choice goes through `chooser`; choice 0 always means the simpler thing (the first op,
+    the most recent node), so a shrinking chooser shrinks toward short chains of simple ops.
+    `chain=True` builds a deep residual chain: each block applies a random op to the newest
+    node h and then adds (or subtracts) the result back onto h, so gradients neither vanish nor
+    skip the deep path.
+    """
+    n_in = len(points)
+    k = np.asarray(points[0]).shape[0]
+    buf = np.empty((n_in + n_nodes + 1, k))
+    for i, p in enumerate(points):
+        buf[i] = p
+    n = n_in
+    nodes: list[OpNode] = []
+    specs = [REGISTRY[op] for op in ops]
+    residual = [REGISTRY[op] for op in ("add", "sub") if op in ops] if chain else []
+    block_input = n_in - 1
+    attempts = 0
+    while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
+        attempts += 1
+        _begin_node(chooser)
+        values = buf[:n]
+        grow = residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1
+        if grow and _append_residual(residual, buf, n, block_input, nodes):
+            n += 1
+            block_input = n - 1
+            continue
+        spec = chooser.choice(specs)
+        attrs = spec.draw_attrs(chooser)
+        attr = dict(attrs)
+        first = n - 1 if chain else _pick_recent(chooser, n)
+        with np.errstate(all="ignore"):
+            if spec.arity == 1:
+                out = spec.numpy([values[first : first + 1]], attr)
+                if not in_domain(spec, [values[first : first + 1]], attr, out).all():
+                    continue
+                args: tuple[int, ...] = (first,)
+                new = out[0]
+            else:
+                fixed = np.broadcast_to(values[first], values.shape)
+                left = chooser.integer(0, 1) == 0  # is the chosen node the left operand?
+                pair = [fixed, values] if left else [values, fixed]
+                outs = spec.numpy(pair, attr)
+                candidates = np.flatnonzero(_rows_ok(spec, pair, attr, outs))
+                if candidates.size == 0:
+                    continue
+                other = int(candidates[-1 - chooser.integer(0, candidates.size - 1)])
+                args = (first, other) if left else (other, first)
+                new = outs[other]
+        nodes.append(OpNode(spec.name, args, attrs))
+        buf[n] = new
+        n += 1
+    _end_nodes(chooser)
+    n_total = n_in + len(nodes)
+    if not nodes:
+        outputs = [0]
+    else:
+        outputs = [n_total - 1]
+        for _ in range(n_outputs - 1):
+            o = n_in + chooser.integer(0, len(nodes) - 1)
+            if o not in outputs:
+                outputs.append(o)
+    inputs = [Input(f"x{i}", float(points[i][0])) for i in range(n_in)]
+    batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
+    return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None)
+
+
+def _append_residual(
+    residual: list[Any], buf: np.ndarray, n: int, block_input: int, nodes: list[OpNode]
+) -> bool:
+    """Append `block_input +/- newest` when that stays well-conditioned; False when neither does."""
+    for spec in residual:
+        pair = [buf[block_input : block_input + 1], buf[n - 1 : n]]
+        with np.errstate(all="ignore"):
+            out = spec.numpy(pair, {})
+            if in_domain(spec, pair, {}, out).all():
+                nodes.append(OpNode(spec.name, (block_input, n - 1)))
+                buf[n] = out[0]
+                return True
+    return False
+
+
+def _begin_node(chooser: Chooser) -> None:
+    """Let a chooser that can (hypothesis) draw one node's decisions at once."""
+    begin = getattr(chooser, "begin_node", None)
+    if begin is not None:
+        begin()
+
+
+def _end_nodes(chooser: Chooser) -> None:
+    end = getattr(chooser, "end_nodes", None)
+    if end is not None:
+        end()
+
+
+def _pick_recent(chooser: Chooser, n: int) -> int:
+    """A node id, 0 meaning the newest: half the time the newest, else any (uniform for an RNG)."""
+    if chooser.integer(0, 1) == 0:
+        return n - 1
+    return n - 1 - chooser.integer(0, n - 1)
+
+
+def _rows_ok(spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray) -> np.ndarray:
+    """For a (candidates, K) batch: which candidate rows are valid at every point."""
+    ok = np.isfinite(outs) & (np.abs(outs) <= MAX_MAGNITUDE)
+    if spec.domain is not None:
+        ok &= spec.domain(args, attr)
+    return ok.all(axis=1)
+
+
+def random_graph(
+    rng: np.random.Generator,
+    ops: Sequence[str] | None = None,
+    tensor: bool = False,
+    points: int = 1,
+    sizes: Sizes = Sizes(),
+) -> Graph:
+    """A random graph drawn from `rng` (seeded numpy Generator): the campaign's generator.
+
+    ops: registry op names to draw from (None: every scalar op). points: how many input points
+    the graph carries (check_graph checks all of them in one torch pass). About one graph in
+    `sizes.deep_every` is a deep chain of 52-70 ops.
+    """
+    if tensor:
+        return random_tensor_graph(rng, ops=ops, points=points, sizes=sizes)
+    op_names = resolve_ops(ops)
+    chooser = RngChooser(rng)
+    n_inputs = chooser.integer(*sizes.inputs)
+    deep = sizes.deep_every > 0 and chooser.integer(1, sizes.deep_every) == 1
+    n_nodes = chooser.integer(*(sizes.deep_nodes if deep else sizes.nodes))
+    n_outputs = chooser.integer(*sizes.outputs)
+    pts = sample_points(rng, n_inputs, points)
+    graph = build_graph(chooser, pts, op_names, n_nodes, n_outputs, chain=deep)
+    if deep:
+        graph.meta["deep"] = True
+    return graph
+
+
+def graph_in_domain(graph: Graph) -> bool:
+    """True when every op of `graph` is inside its domain, off its kinks and sane at every point.
+
+    The generator guarantees this for what it builds; the shrinker uses it to keep its candidates
+    to graphs the check can judge.
+    """
+    if graph.is_tensor:
+        return tensor_graph_in_domain(graph)
+    k = graph.n_points
+    values = [np.asarray(p, dtype=np.float64) for p in graph.points] if graph.points is not None else None
+    if values is None:
+        values = [np.array([float(inp.value)]) for inp in graph.inputs]
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            spec = REGISTRY[node.op]
+            args = [values[a][None, :] for a in node.args]
+            out = spec.numpy(args, node.attr)
+            if not in_domain(spec, args, node.attr, out).all():
+                return False
+            values.append(out[0])
+    return len(values) == graph.n_inputs + len(graph.nodes) and k > 0
+
+
+# --- tensor graphs -------------------------------------------------------------------------------
+
+# Input shapes of tensor graphs: small, and mixing ranks so that broadcasting happens often.
+TENSOR_SHAPES: tuple[tuple[int, ...], ...] = ((3,), (2, 3), (1, 3), (2, 1), (3, 2), (2, 2, 3), (2, 1, 3), ())
+
+
+def build_tensor_graph(
+    chooser: Chooser,
+    shapes: Sequence[tuple[int, ...]],
+    points: Sequence[np.ndarray],
+    ops: Sequence[str],
+    n_nodes: int,
+    n_outputs: int,
+) -> Graph:
+    """A tensor graph over inputs of `shapes`, with K points per input (arrays of shape (K, *shape)).
+
+    Binary elementwise ops pick a second argument of any broadcast-compatible shape, so operands
+    of different shapes (broadcasting) are common; every op stays in its domain at every point.
+    """
+    values = [pad(np.asarray(p, dtype=np.float64), s) for p, s in zip(points, shapes)]
+    node_shapes = [tuple(s) for s in shapes]
+    nodes: list[OpNode] = []
+    specs = [REGISTRY[op] for op in ops]
+    attempts = 0
+    while len(nodes) < n_nodes and attempts < 6 * n_nodes + 10:
+        attempts += 1
+        _begin_node(chooser)
+        spec = chooser.choice(specs)
+        n = len(values)
+        first = _pick_recent(chooser, n)
+        attrs = spec.draw_tensor_attrs(chooser, node_shapes[first])
+        if attrs is None:
+            continue
+        attr = dict(attrs)
+        if spec.arity == 1:
+            args: tuple[int, ...] = (first,)
+        else:
+            left = chooser.integer(0, 1) == 0
+            valid = []
+            for other in range(n - 1, -1, -1):
+                pair = (first, other) if left else (other, first)
+                if _tensor_value(spec, values, node_shapes, pair, attr) is not None:
+                    valid.append(pair)
+                if len(valid) == 6:
+                    break
+            if not valid:
+                continue
+            args = valid[chooser.integer(0, len(valid) - 1)]
+        made = _tensor_value(spec, values, node_shapes, args, attr)
+        if made is None:
+            continue
+        out, shape = made
+        nodes.append(OpNode(spec.name, args, attrs))
+        values.append(out)
+        node_shapes.append(shape)
+    _end_nodes(chooser)
+    outputs = _outputs(chooser, len(shapes), len(nodes), n_outputs)
+    inputs = [
+        Input(f"x{i}", np.array(p[0], dtype=np.float64), tuple(s))
+        for i, (p, s) in enumerate(zip(points, shapes))
+    ]
+    batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
+    return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None, meta={"kind": "tensor"})
+
+
+def _tensor_value(
+    spec: Any,
+    values: list[np.ndarray],
+    shapes: list[tuple[int, ...]],
+    args: tuple[int, ...],
+    attr: dict[str, Any],
+) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """The op's padded value and shape on these arguments, None if shapes misfit or out of domain."""
+    shape = spec.out_shape([shapes[a] for a in args], attr)
+    if shape is None or len(shape) > RANK:
+        return None
+    arrays = [values[a] for a in args]
+    with np.errstate(all="ignore"):
+        out = spec.numpy(arrays, attr)
+        if not in_domain(spec, arrays, attr, out).all():
+            return None
+    return pad(out, shape), shape
+
+
+def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[int]:
+    if not n_nodes:
+        return [0]
+    outputs = [n_in + n_nodes - 1]
+    for _ in range(n_outputs - 1):
+        o = n_in + chooser.integer(0, n_nodes - 1)
+        if o not in outputs:
+            outputs.append(o)
+    return outputs
+
+
+def tensor_input_shapes(chooser: Chooser, n_inputs: int) -> list[tuple[int, ...]]:
+    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul."""
+    shapes: list[tuple[int, ...]] = []
+    for _ in range(n_inputs):
+        previous = shapes[-1] if shapes else ()
+        if len(previous) == 2 and chooser.integer(0, 1) == 1:
+            shapes.append((previous[1], chooser.choice((2, 3, 1))))
+        else:
+            shapes.append(chooser.choice(TENSOR_SHAPES))
+    return shapes
+
+
+def random_tensor_graph(
+    rng: np.random.Generator, ops: Sequence[str] | None = None, points: int = 1, sizes: Sizes = Sizes()
+) -> Graph:
+    """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops)."""
+    op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
+    chooser = RngChooser(rng)
+    n_inputs = chooser.integer(1, 3)
+    shapes = tensor_input_shapes(chooser, n_inputs)
+    pts = []
+    for shape in shapes:
+        scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
+        pts.append(rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale)
+    lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
+    n_nodes = chooser.integer(lo, hi)
+    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, chooser.integer(*sizes.outputs))
+
+
+def tensor_graph_in_domain(graph: Graph) -> bool:
+    """`graph_in_domain` for tensor graphs."""
+    k = graph.n_points
+    if graph.points is not None:
+        values = [pad(np.asarray(p, dtype=np.float64), i.shape) for p, i in zip(graph.points, graph.inputs)]
+    else:
+        values = [pad(np.asarray(i.value, dtype=np.float64)[None], i.shape) for i in graph.inputs]
+    shapes = [i.shape for i in graph.inputs]
+    for node in graph.nodes:
+        made = _tensor_value(REGISTRY[node.op], values, shapes, node.args, node.attr)
+        if made is None:
+            return False
+        values.append(made[0])
+        shapes.append(made[1])
+    return k > 0

@@ -1,0 +1,314 @@
+"""The expression-graph IR: inputs with values, op nodes, outputs; JSON round trip; runnable snippets.
+
+Node ids: inputs are 0..n_inputs-1 in order, op node i has id n_inputs + i. An op node names a
+registry op, its argument node ids and its attributes (an exponent, a dim). A graph may also carry
+a batch of extra input points (`points`), the same structure checked at several inputs at once,
+and the cotangent (one weight per output) its backward pass is seeded with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.registry import REGISTRY
+
+FORMAT = "minigrad-graph"
+VERSION = 1
+
+
+class GraphFormatError(ValueError):
+    """A graph description (usually JSON) that does not describe a valid graph."""
+
+
+@dataclass(frozen=True)
+class Input:
+    """A leaf: a name and a value (a float, or a float64 array of `shape` for tensor graphs)."""
+
+    name: str
+    value: Any
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class OpNode:
+    """One op application: registry op name, argument node ids, attributes (sorted key/value pairs)."""
+
+    op: str
+    args: tuple[int, ...]
+    attrs: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def attr(self) -> dict[str, Any]:
+        return dict(self.attrs)
+
+
+@dataclass
+class Graph:
+    """An expression graph: `inputs`, `nodes` (op nodes in evaluation order) and `outputs` (node ids).
+
+    `points`, when present, holds K input points (one array of shape (K, *input.shape) per input;
+    point 0 equals the inputs' values); `cotangent`, when present, one weight per output.
+    """
+
+    inputs: list[Input]
+    nodes: list[OpNode]
+    outputs: list[int]
+    points: list[np.ndarray] | None = None
+    cotangent: list[Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # --- structure ---------------------------------------------------------------------------
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def n_points(self) -> int:
+        return 1 if self.points is None else int(self.points[0].shape[0])
+
+    @property
+    def is_tensor(self) -> bool:
+        """A tensor graph: tensor inputs or ops, or marked so (meta kind 'tensor', e.g. 0-d inputs)."""
+        return (
+            self.meta.get("kind") == "tensor"
+            or any(inp.shape != () for inp in self.inputs)
+            or any(op_is_tensor(node.op) for node in self.nodes)
+        )
+
+    def ops(self) -> list[str]:
+        """The distinct op names used, in order of first use."""
+        return list(dict.fromkeys(node.op for node in self.nodes))
+
+    def name_of(self, node_id: int) -> str:
+        """The variable name a snippet gives node `node_id` (x0, x1... for inputs, v<id> for ops)."""
+        return self.inputs[node_id].name if node_id < self.n_inputs else f"v{node_id}"
+
+    def depth(self) -> int:
+        """The longest input-to-output path, counted in op nodes."""
+        depths = [0] * self.n_inputs
+        for node in self.nodes:
+            depths.append(1 + max(depths[a] for a in node.args))
+        return max((depths[o] for o in self.outputs), default=0)
+
+    def use_counts(self) -> list[int]:
+        """How many times each node is used as an argument (counting repeats within one op)."""
+        counts = [0] * (self.n_inputs + len(self.nodes))
+        for node in self.nodes:
+            for a in node.args:
+                counts[a] += 1
+        return counts
+
+    def input_values(self, point: int = 0) -> list[Any]:
+        """The input values at batch point `point` (floats, or arrays for tensor inputs)."""
+        if self.points is None:
+            if point != 0:
+                raise IndexError(f"graph has a single input point; asked for point {point}")
+            return [inp.value for inp in self.inputs]
+        return [_scalar_or_array(p[point]) for p in self.points]
+
+    def instance(self, point: int, cotangent: Sequence[Any] | None = None) -> Graph:
+        """The same structure at one input point, unbatched (what a bug report needs)."""
+        values = self.input_values(point)
+        inputs = [Input(inp.name, v, inp.shape) for inp, v in zip(self.inputs, values)]
+        cot = list(cotangent) if cotangent is not None else self.cotangent
+        return Graph(inputs, list(self.nodes), list(self.outputs), None, cot, dict(self.meta))
+
+    def validate(self) -> None:
+        """Raise GraphFormatError unless ids, arities and op names are consistent."""
+        n = self.n_inputs
+        if not self.outputs:
+            raise GraphFormatError("graph has no outputs")
+        for i, node in enumerate(self.nodes):
+            spec = REGISTRY.get(node.op)
+            if spec is None:
+                raise GraphFormatError(f"node v{n + i}: unknown op {node.op!r}; known: {sorted(REGISTRY)}")
+            if len(node.args) != spec.arity:
+                raise GraphFormatError(
+                    f"node v{n + i}: op {node.op!r} takes {spec.arity} arguments, got {len(node.args)}"
+                )
+            for a in node.args:
+                if not isinstance(a, int) or not 0 <= a < n + i:
+                    raise GraphFormatError(
+                        f"node v{n + i}: argument id {a!r} must be an earlier node id in [0, {n + i})"
+                    )
+        for o in self.outputs:
+            if not isinstance(o, int) or not 0 <= o < n + len(self.nodes):
+                raise GraphFormatError(f"output id {o!r} is not a node id in [0, {n + len(self.nodes)})")
+        if self.points is not None:
+            if len(self.points) != n:
+                raise GraphFormatError(f"points: {len(self.points)} arrays for {n} inputs")
+            for inp, p in zip(self.inputs, self.points):
+                if p.shape[1:] != inp.shape:
+                    raise GraphFormatError(
+                        f"points for input {inp.name}: shape {p.shape} does not match (K, *{inp.shape})"
+                    )
+        if self.cotangent is not None and len(self.cotangent) != len(self.outputs):
+            raise GraphFormatError(
+                f"cotangent has {len(self.cotangent)} entries for {len(self.outputs)} outputs"
+            )
+
+    # --- JSON ----------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; floats are stored exactly (repr round-trips float64)."""
+        d: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "inputs": [
+                {"name": i.name, "value": _to_json_value(i.value), "shape": list(i.shape)}
+                for i in self.inputs
+            ],
+            "nodes": [
+                {"op": n.op, "args": list(n.args), "attrs": {k: _to_json_value(v) for k, v in n.attrs}}
+                for n in self.nodes
+            ],
+            "outputs": list(self.outputs),
+        }
+        if self.points is not None:
+            d["points"] = [p.tolist() for p in self.points]
+        if self.cotangent is not None:
+            d["cotangent"] = [_to_json_value(c) for c in self.cotangent]
+        if self.meta:
+            d["meta"] = self.meta
+        return d
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Graph:
+        """Parse a dict made by `to_dict`; GraphFormatError names the first problem found."""
+        if not isinstance(d, Mapping):
+            raise GraphFormatError(f"expected a JSON object, got {type(d).__name__}")
+        if d.get("format") != FORMAT:
+            raise GraphFormatError(f"'format' must be {FORMAT!r}, got {d.get('format')!r}")
+        if d.get("version") != VERSION:
+            raise GraphFormatError(f"unsupported version {d.get('version')!r}; this reader knows {VERSION}")
+        for key in ("inputs", "nodes", "outputs"):
+            if not isinstance(d.get(key), list):
+                raise GraphFormatError(f"'{key}' must be a list, got {type(d.get(key)).__name__}")
+        try:
+            inputs = []
+            for k, i in enumerate(d["inputs"]):
+                shape = tuple(int(s) for s in i.get("shape", []))
+                inputs.append(Input(str(i.get("name", f"x{k}")), _from_json_value(i["value"], shape), shape))
+            nodes = [
+                OpNode(str(n["op"]), tuple(n["args"]), tuple(sorted(dict(n.get("attrs", {})).items())))
+                for n in d["nodes"]
+            ]
+            points = None
+            if d.get("points") is not None:
+                points = [np.asarray(p, dtype=np.float64) for p in d["points"]]
+            cot = d.get("cotangent")
+            cotangent = None if cot is None else [_from_json_value(c, None) for c in cot]
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise GraphFormatError(f"malformed graph entry: {type(e).__name__}: {e}") from e
+        graph = cls(inputs, nodes, list(d["outputs"]), points, cotangent, dict(d.get("meta", {})))
+        graph.validate()
+        return graph
+
+    @classmethod
+    def from_json(cls, text: str) -> Graph:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise GraphFormatError(f"not valid JSON: {e}") from e
+        return cls.from_dict(data)
+
+    # --- snippets --------------------------------------------------------------------------------
+
+    def to_python(self, target: str = "minigrad") -> str:
+        """A self-contained Python snippet computing this graph and its gradients with `target`.
+
+        target: 'minigrad' (Value, or Tensor for tensor graphs) or 'torch' (float64). Paste it into
+        a bug report: it prints the outputs and the gradient of each input.
+        """
+        if target not in ("minigrad", "torch"):
+            raise ValueError(f"to_python: target must be 'minigrad' or 'torch', got {target!r}")
+        tensor = self.is_tensor
+        lines: list[str] = []
+        if target == "torch":
+            lines += ["import torch", ""]
+            leaf = lambda v: f"torch.tensor({_literal(v)}, dtype=torch.float64, requires_grad=True)"
+        elif tensor:
+            lines += ["import minigrad", "import minigrad.functional", "from minigrad import Tensor", ""]
+            leaf = lambda v: f"Tensor({_literal(v)}, requires_grad=True, dtype=minigrad.float64)"
+        else:
+            lines += ["import minigrad", "from minigrad import Value", ""]
+            leaf = lambda v: f"Value({_literal(v)})"
+        for inp in self.inputs:
+            lines.append(f"{inp.name} = {leaf(inp.value)}")
+        for i, node in enumerate(self.nodes):
+            spec = REGISTRY[node.op]
+            args = [self.name_of(a) for a in node.args]
+            lines.append(f"v{self.n_inputs + i} = {spec.snippet(args, node.attr, target)}")
+        outs = ", ".join(self.name_of(o) for o in self.outputs)
+        names = ", ".join(inp.name for inp in self.inputs)
+        lines.append(f"outputs = [{outs}]")
+        lines.append(f"inputs = [{names}]")
+        if self.cotangent is not None:
+            if target == "torch":
+                cot = ", ".join(f"torch.tensor({_literal(c)}, dtype=torch.float64)" for c in self.cotangent)
+            elif tensor:
+                cot = ", ".join(f"Tensor({_literal(c)}, dtype=minigrad.float64)" for c in self.cotangent)
+            else:
+                cot = ", ".join(_literal(c) for c in self.cotangent)
+            lines.append(f"cotangent = [{cot}]")
+        else:
+            ones = (
+                "torch.ones_like(o)" if target == "torch" else ("minigrad.ones_like(o)" if tensor else "1.0")
+            )
+            lines.append(f"cotangent = [{ones} for o in outputs]")
+        module = "torch.autograd" if target == "torch" else "minigrad"
+        lines.append(f"grads = {module}.grad(outputs, inputs, cotangent, allow_unused=True)")
+        lines.append('print("outputs:", outputs)')
+        lines.append('print("grads:", grads)')
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        return self.to_python("minigrad")
+
+
+# registry tensor-op membership without importing the registry at module import time
+def op_is_tensor(op: str) -> bool:
+    spec = REGISTRY.get(op)
+    return spec is not None and spec.tensor_only
+
+
+def _scalar_or_array(x: np.ndarray) -> Any:
+    return float(x) if np.ndim(x) == 0 else np.array(x, dtype=np.float64)
+
+
+def _to_json_value(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def _from_json_value(v: Any, shape: tuple[int, ...] | None) -> Any:
+    if isinstance(v, list):
+        arr = np.asarray(v, dtype=np.float64)
+        if shape is not None and arr.shape != shape:
+            raise ValueError(f"value of shape {arr.shape} does not match declared shape {shape}")
+        return arr
+    if shape:
+        raise ValueError(f"scalar value {v!r} given for declared shape {shape}")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"value {v!r} is not a number")
+    return float(v)
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return repr(v.tolist())
+    return repr(float(v)) if isinstance(v, (int, float, np.floating)) else repr(v)

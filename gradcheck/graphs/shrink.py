@@ -1,0 +1,142 @@
+"""Shrink a failing graph to a small one that still fails (for campaign failures, outside hypothesis).
+
+Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
+node (its users read one of its arguments instead); drop nodes and inputs nothing uses; simplify
+input values (round them to fewer digits). A candidate is kept only when `still_fails` says so,
+and only candidates that keep every op inside its domain and off its kinks are tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from gradcheck.graphs.generate import graph_in_domain
+from gradcheck.graphs.ir import Graph, Input, OpNode
+
+
+def shrink_graph(
+    graph: Graph,
+    still_fails: Callable[[Graph], bool],
+    max_checks: int = 400,
+    failing_point: int | None = None,
+) -> Graph:
+    """The smallest graph found (by greedy passes) for which `still_fails` holds.
+
+    `failing_point`: the batch point that failed (the graph is first cut down to it).
+    """
+    budget = [max_checks]
+
+    def fails(candidate: Graph) -> bool:
+        if budget[0] <= 0:
+            return False
+        budget[0] -= 1
+        try:
+            candidate.validate()
+        except ValueError:
+            return False
+        return graph_in_domain(candidate) and still_fails(candidate)
+
+    best = graph
+    if graph.points is not None:
+        single = graph.instance(failing_point or 0)
+        if fails(single):
+            best = single
+    improved = True
+    while improved and budget[0] > 0:
+        improved = False
+        for candidate in _candidates(best):
+            if _size(candidate) < _size(best) and fails(candidate):
+                best = candidate
+                improved = True
+                break
+    return best
+
+
+def _size(g: Graph) -> tuple[int, int, int, int]:
+    digits = sum(len(repr(i.value)) for i in g.inputs if not i.shape)
+    digits += sum(len(repr(c)) for c in g.cotangent or [] if isinstance(c, float))
+    return (len(g.nodes), len(g.outputs), g.n_inputs, digits)
+
+
+def _candidates(g: Graph) -> Iterator[Graph]:
+    yield from _fewer_outputs(g)
+    yield from _bypassed(g)
+    yield from _simpler_values(g)
+
+
+def _fewer_outputs(g: Graph) -> Iterator[Graph]:
+    if len(g.outputs) < 2:
+        return
+    for j in range(len(g.outputs)):
+        keep = [k for k in range(len(g.outputs)) if k != j]
+        cot = None if g.cotangent is None else [g.cotangent[k] for k in keep]
+        yield _prune(Graph(g.inputs, g.nodes, [g.outputs[k] for k in keep], g.points, cot, g.meta))
+
+
+def _bypassed(g: Graph) -> Iterator[Graph]:
+    """Each op node replaced by one of its arguments (latest nodes first: they are the outputs)."""
+    n_in = g.n_inputs
+    for i in reversed(range(len(g.nodes))):
+        node_id = n_in + i
+        for arg in dict.fromkeys(g.nodes[i].args):
+            yield _prune(_replace_uses(g, node_id, arg))
+
+
+def _replace_uses(g: Graph, old: int, new: int) -> Graph:
+    nodes = [OpNode(n.op, tuple(new if a == old else a for a in n.args), n.attrs) for n in g.nodes]
+    outputs = list(dict.fromkeys(new if o == old else o for o in g.outputs))
+    cot = g.cotangent
+    if cot is not None and len(outputs) != len(g.outputs):
+        seen: dict[int, Any] = {}
+        for o, c in zip(g.outputs, cot):
+            seen.setdefault(new if o == old else o, c)
+        cot = [seen[o] for o in outputs]
+    return Graph(g.inputs, nodes, outputs, g.points, cot, g.meta)
+
+
+def _prune(g: Graph) -> Graph:
+    """Drop op nodes no output depends on and inputs no node uses; renumber."""
+    n_in = g.n_inputs
+    live = set(g.outputs)
+    for i in reversed(range(len(g.nodes))):
+        if n_in + i in live:
+            live.update(g.nodes[i].args)
+    keep_inputs = [i for i in range(n_in) if i in live] or [0]
+    keep_nodes = [i for i in range(len(g.nodes)) if n_in + i in live]
+    new_id: dict[int, int] = {}
+    for k, i in enumerate(keep_inputs):
+        new_id[i] = k
+    for k, i in enumerate(keep_nodes):
+        new_id[n_in + i] = len(keep_inputs) + k
+    inputs = [Input(f"x{k}", g.inputs[i].value, g.inputs[i].shape) for k, i in enumerate(keep_inputs)]
+    nodes = [
+        OpNode(g.nodes[i].op, tuple(new_id[a] for a in g.nodes[i].args), g.nodes[i].attrs) for i in keep_nodes
+    ]
+    points = None if g.points is None else [g.points[i] for i in keep_inputs]
+    return Graph(inputs, nodes, [new_id[o] for o in g.outputs], points, g.cotangent, dict(g.meta))
+
+
+def _simpler_values(g: Graph) -> Iterator[Graph]:
+    if g.points is not None:
+        return
+    for i, inp in enumerate(g.inputs):
+        if inp.shape:
+            continue
+        for simpler in _rounded(float(inp.value)):
+            inputs = list(g.inputs)
+            inputs[i] = Input(inp.name, simpler, inp.shape)
+            yield Graph(inputs, g.nodes, g.outputs, None, g.cotangent, g.meta)
+        if g.cotangent is not None:
+            for j, c in enumerate(g.cotangent):
+                if isinstance(c, float) and c not in (1.0, -1.0):
+                    cot = list(g.cotangent)
+                    cot[j] = 1.0 if c > 0 else -1.0
+                    yield Graph(g.inputs, g.nodes, g.outputs, None, cot, g.meta)
+
+
+def _rounded(x: float) -> Iterator[float]:
+    for digits in (0, 1, 2, 3):
+        r = round(x, digits)
+        if r != x and len(repr(r)) < len(repr(x)):
+            yield r

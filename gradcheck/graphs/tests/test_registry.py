@@ -1,0 +1,142 @@
+"""The op registry: every op computes the same in numpy, minigrad and torch; domains and margins hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gradcheck.engines.minigrad_value import MinigradValue
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.registry import (
+    KINK_MARGIN,
+    POLE_MARGIN,
+    REGISTRY,
+    SCALAR_OPS,
+    TENSOR_OPS,
+    OpSpec,
+    in_domain,
+    register,
+    resolve_ops,
+)
+from gradcheck.parity.compare import check_graph
+from minigrad import Value
+
+SAMPLES = np.linspace(-3.3, 3.1, 23)
+
+
+def _in_domain_samples(spec, attrs):
+    arity = spec.arity
+    grid = np.array(np.meshgrid(*[SAMPLES] * arity)).reshape(arity, -1)
+    args = [grid[i] for i in range(arity)]
+    with np.errstate(all="ignore"):
+        ok = in_domain(spec, args, attrs, spec.numpy(args, attrs))
+    return grid[:, ok]
+
+
+@pytest.mark.parametrize("name", SCALAR_OPS)
+def test_numpy_minigrad_and_torch_agree_inside_the_domain(name):
+    spec = REGISTRY[name]
+    for attrs in [dict(zip(spec.attrs, combo)) for combo in zip(*spec.attrs.values())] or [{}]:
+        points = _in_domain_samples(spec, attrs)
+        assert points.shape[1] > 0, f"{name}: no sample inside its domain"
+        for column in points.T:
+            expected = float(spec.numpy([np.array(v) for v in column], attrs))
+            mine = spec.apply([Value(float(v)) for v in column], attrs).data
+            theirs = spec.apply_torch(
+                [torch.tensor(float(v), dtype=torch.float64) for v in column], attrs
+            ).item()
+            assert mine == pytest.approx(expected, rel=1e-13, abs=1e-300), (name, column, attrs)
+            assert theirs == pytest.approx(expected, rel=1e-13, abs=1e-300), (name, column, attrs)
+
+
+@pytest.mark.parametrize(
+    ("name", "arg", "inside"),
+    [
+        ("relu", 0.0, False),
+        ("relu", KINK_MARGIN / 2, False),
+        ("relu", 2 * KINK_MARGIN, True),
+        ("abs", -KINK_MARGIN / 2, False),
+        ("log", POLE_MARGIN / 2, False),
+        ("log", 0.5, True),
+        ("sqrt", -1.0, False),
+        ("exp", 50.0, False),
+        ("tanh", 20.0, False),
+    ],
+)
+def test_domains_keep_a_margin_from_kinks_and_poles(name, arg, inside):
+    spec = REGISTRY[name]
+    args = [np.array([arg])]
+    with np.errstate(all="ignore"):
+        assert bool(in_domain(spec, args, {}, spec.numpy(args, {}))[0]) is inside
+
+
+def test_division_keeps_away_from_a_zero_divisor_and_addition_from_cancellation():
+    div, add = REGISTRY["div"], REGISTRY["add"]
+    a, b = np.array([1.0, 1.0]), np.array([POLE_MARGIN / 2, 1.0])
+    assert in_domain(div, [a, b], {}, a / b).tolist() == [False, True]
+    a, b = np.array([1.0, 1.0]), np.array([-1.0 + 1e-6, 2.0])
+    assert in_domain(add, [a, b], {}, a + b).tolist() == [False, True]
+
+
+def test_snippet_spelling_fills_arguments_and_attributes():
+    assert REGISTRY["pow_const"].snippet(["x0"], {"exponent": -0.5}, "minigrad") == "x0 ** -0.5"
+    assert REGISTRY["div"].snippet(["v3", "x1"], {}, "torch") == "v3 / x1"
+
+
+def test_resolve_ops_names_unknown_and_unsupported_ops():
+    assert resolve_ops(None) == SCALAR_OPS
+    with pytest.raises(ValueError, match="unknown op"):
+        resolve_ops(["add", "frobnicate"])
+    with pytest.raises(ValueError, match="not supported here"):
+        resolve_ops(["tanh"], allowed=["add"])
+
+
+def test_adding_an_op_is_one_entry_and_the_generator_then_draws_it():
+    spec = OpSpec(
+        "softplus_test",
+        1,
+        lambda a, k: (a[0].exp() + 1.0).log(),
+        lambda a, k: np.log1p(np.exp(a[0])),
+        "({0}.exp() + 1.0).log()",
+        domain=lambda a, k: np.abs(a[0]) < 20,
+    )
+    register(spec)
+    try:
+        with pytest.raises(ValueError, match="already registered"):
+            register(spec)
+        g = random_graph(np.random.default_rng(0), ops=["softplus_test", "mul"], points=4)
+        assert "softplus_test" in g.ops()
+
+        adapter = MinigradValue()
+        adapter.ops = frozenset({*adapter.ops, "softplus_test"})
+        assert check_graph(g, adapter).passed
+        assert "softplus_test" not in SCALAR_OPS  # the default scalar pool is unchanged
+    finally:
+        del REGISTRY["softplus_test"]
+
+
+TENSOR_ONLY = [name for name in TENSOR_OPS if REGISTRY[name].tensor_only]
+
+
+@pytest.mark.parametrize("name", TENSOR_ONLY)
+def test_each_tensor_op_is_generated_and_agrees_with_torch_three_ways(name):
+    rng = np.random.default_rng(4)
+    seen = 0
+    for index in range(40):
+        graph = random_graph(rng, ops=[name, "add", "mul"], tensor=True, points=3)
+        if name in graph.ops():
+            seen += 1
+            result = check_graph(graph, "minigrad-tensor", seed=index)
+            assert result.passed, result.report()
+    assert seen >= 3, f"{name} drawn only {seen} times in 40 tensor graphs"
+
+
+def test_tensor_shapes_follow_torch_rules():
+    assert REGISTRY["matmul"].out_shape([(2, 3), (3, 4)], {}) == (2, 4)
+    assert REGISTRY["matmul"].out_shape([(2, 3), (2, 4)], {}) is None
+    assert REGISTRY["add"].out_shape([(2, 1), (3,)], {}) == (2, 3)
+    assert REGISTRY["add"].out_shape([(2,), (3,)], {}) is None
+    assert REGISTRY["sum"].out_shape([(2, 3, 4)], {"dims": (-1, -3)}) == (3,)
+    assert REGISTRY["transpose"].out_shape([(2, 3, 4)], {"dims": (-3, -1)}) == (4, 3, 2)
+    assert REGISTRY["reshape"].out_shape([(2, 3)], {"shape": (3, 2), "ndim_in": 2}) == (3, 2)

@@ -1,0 +1,413 @@
+"""The three-way parity check of one graph: the engine under test, torch (float64), numerics.
+
+`check_graph(graph, engine)` is the single entry point of the pytest suite and the campaign. At
+every batch point of the graph it checks: forward values equal torch's; the engine's
+cotangent-weighted input gradients equal torch's; both equal central differences (within the
+differences' own error estimate plus the gradcheck tolerance policy); and, for engines with
+second derivatives, a Hessian-vector product equals torch's. Torch runs once for all points.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checker.tolerance import Tolerance, policy_for
+from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.shapes import graph_shapes
+from gradcheck.parity import torch_reference
+from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
+
+# Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
+# numerical oracle; errors are measured against the point's gradient scale (its largest entry).
+TORCH_TOLERANCE = Tolerance(atol=1e-10, rtol=1e-9)
+# Forward values: relative to max(|torch value|, 1e-3 * largest output of the point).
+FORWARD_RTOL = 1e-10
+# Numerical gradients: the policy's tolerance times this factor, plus their own error estimate.
+NUMERIC_SAFETY = 1e3
+ERROR_ESTIMATE_SAFETY = 10.0
+# Relative errors divide by the point's largest gradient entry, but never by less than this: a
+# gradient that is zero up to rounding (x/x) has no meaningful relative error.
+SCALE_FLOOR = 1e-8
+
+
+@dataclass
+class GraphCheck:
+    """The verdict and figures of one graph checked at one or more input points.
+
+    Errors are the largest over all checked points. Absolute errors are |engine - reference|;
+    relative ones divide by max(1, the point's gradient scale (largest |reference| entry)), the
+    same scale the tolerance's atol uses, so neither a near-zero entry nor a point whose
+    gradients are all tiny inflates them. `failure` is the graph at the first failing point, with
+    its cotangent, ready for `to_json()` and `to_python()`.
+    """
+
+    engine: str
+    ops: tuple[str, ...]
+    n_nodes: int
+    depth: int
+    passed: bool = True
+    problems: list[str] = field(default_factory=list)
+    points_checked: int = 0
+    points_skipped: int = 0
+    max_forward_err: float = 0.0
+    max_abs_err_torch: float = 0.0
+    max_rel_err_torch: float = 0.0
+    max_abs_err_numeric: float = 0.0
+    max_rel_err_numeric: float = 0.0
+    max_rel_err_torch_numeric: float = 0.0
+    max_rel_err_hvp: float | None = None
+    failing_point: int | None = None
+    failure: Graph | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def checked(self) -> int:
+        """How many graph instances (structure x point) were checked."""
+        return self.points_checked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "ops": list(self.ops),
+            "n_nodes": self.n_nodes,
+            "depth": self.depth,
+            "passed": self.passed,
+            "problems": list(self.problems),
+            "points_checked": self.points_checked,
+            "points_skipped": self.points_skipped,
+            "max_forward_err": self.max_forward_err,
+            "max_abs_err_torch": self.max_abs_err_torch,
+            "max_rel_err_torch": self.max_rel_err_torch,
+            "max_abs_err_numeric": self.max_abs_err_numeric,
+            "max_rel_err_numeric": self.max_rel_err_numeric,
+            "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
+            "max_rel_err_hvp": self.max_rel_err_hvp,
+            "failing_point": self.failing_point,
+            "failure": None if self.failure is None else self.failure.to_dict(),
+        }
+
+    def report(self) -> str:
+        """Everything a bug report needs: problems, figures, the failing graph as minigrad and torch code."""
+        lines = [f"engine {self.engine}: {'PASSED' if self.passed else 'FAILED'} ({', '.join(self.ops)})"]
+        lines += [f"  - {p}" for p in self.problems]
+        figures = {k: v for k, v in self.to_dict().items() if k.startswith("max_") or k.startswith("points")}
+        lines.append("  figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+        if self.failure is not None:
+            lines += [
+                "",
+                "# minigrad",
+                self.failure.to_python("minigrad"),
+                "# torch",
+                self.failure.to_python("torch"),
+            ]
+            lines += ["# graph JSON", self.failure.to_json(indent=None)]
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def check_graph(
+    graph: Graph,
+    engine: str | EngineAdapter = "minigrad",
+    *,
+    seed: int = 0,
+    points: int | None = None,
+    second_order: bool = True,
+    tolerance: Tolerance | None = None,
+    numeric: bool = True,
+) -> GraphCheck:
+    """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
+
+    seed: draws the random cotangents (one per output and point) and the Hessian direction, unless
+    the graph carries its own cotangent. points: check only the first `points` batch points
+    (default all the graph carries). second_order: also compare a Hessian-vector product with
+    torch's at the first valid point, when the engine supports create_graph. tolerance: the
+    numeric tolerance (default `policy_for(graph ops)`). numeric=False compares with torch only
+    (for points exactly at a kink, where central differences are meaningless).
+    """
+    adapter = load_engine(engine)
+    ops = tuple(graph.ops())
+    result = GraphCheck(adapter.name, ops, len(graph.nodes), graph.depth())
+    unsupported = sorted(set(ops) - set(adapter.ops))
+    if unsupported:
+        raise ValueError(
+            f"check_graph: engine {adapter.name!r} does not support op(s) {unsupported}; "
+            f"it supports {sorted(adapter.ops)}"
+        )
+    if not adapter.tensor and any(inp.shape for inp in graph.inputs):
+        raise ValueError(
+            f"check_graph: engine {adapter.name!r} has no tensors, but the graph has tensor inputs "
+            f"{[inp.shape for inp in graph.inputs]}; use a tensor engine such as 'minigrad-tensor'"
+        )
+    policy = tolerance if tolerance is not None else policy_for(ops)
+    k = graph.n_points if points is None else min(points, graph.n_points)
+    rng = np.random.default_rng(seed)
+    run = _TensorRun(graph, k, rng, second_order and adapter.create_graph) if graph.is_tensor else None
+    run = run or _ScalarRun(graph, k, rng, second_order and adapter.create_graph)
+
+    t0 = time.perf_counter()
+    numbers = run.numeric() if numeric else None
+    t1 = time.perf_counter()
+    reference = run.torch()
+    t2 = time.perf_counter()
+    result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
+
+    for p in range(k):
+        if numbers is not None and not numbers.valid[p]:
+            result.points_skipped += 1
+            continue
+        values, cot = run.values(p), run.cotangent(p)
+        result.points_checked += 1
+        try:
+            fwd, grads = adapter.run(graph, values, cot)
+            fwd_e, grad_e = _flat(fwd), _flat(grads)
+        except Exception as e:  # an engine that raises is a finding, not a crash of the harness
+            _fail(result, graph, p, cot, f"engine raised {type(e).__name__}: {e}")
+            break
+        problems = _compare_point(result, policy, fwd_e, grad_e, reference, numbers, p, run.labels)
+        if run.direction is not None and result.max_rel_err_hvp is None and reference.hvp is not None:
+            problems += _compare_hvp(
+                result, adapter, graph, values, cot, run.direction_at(p), reference.hvp[:, p]
+            )
+        if problems:
+            _fail(result, graph, p, cot, *problems)
+            break
+    result.timings["engine"] = time.perf_counter() - t2
+    return result
+
+
+def _flat(values: Sequence[Any]) -> np.ndarray:
+    """Engine results (floats or arrays) as one float64 vector, in order."""
+    return (
+        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+        if values
+        else np.zeros(0)
+    )
+
+
+class _ScalarRun:
+    """A scalar graph at K points: one (K,) vector per input, one cotangent per output and point."""
+
+    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
+        self.graph = graph
+        if graph.points is not None:
+            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
+        else:
+            self.batch = [np.array([float(inp.value)]) for inp in graph.inputs]
+        n_out = len(graph.outputs)
+        if graph.cotangent is not None:
+            self.cot = np.repeat(np.asarray(graph.cotangent, dtype=np.float64)[:, None], k, axis=1)
+        else:
+            self.cot = rng.uniform(0.5, 1.5, size=(n_out, k)) * rng.choice([-1.0, 1.0], size=(n_out, k))
+        self.direction = rng.normal(size=(graph.n_inputs, k)) if hvp else None
+        self.labels = [inp.name for inp in graph.inputs]
+
+    def numeric(self) -> Any:
+        return central_differences(self.graph, self.batch, self.cot)
+
+    def torch(self) -> Any:
+        return torch_reference.run_torch_batch(self.graph, self.batch, self.cot, self.direction)
+
+    def values(self, p: int) -> list[Any]:
+        return [float(b[p]) for b in self.batch]
+
+    def cotangent(self, p: int) -> list[Any]:
+        return self.cot[:, p].tolist()
+
+    def direction_at(self, p: int) -> list[Any]:
+        assert self.direction is not None
+        return self.direction[:, p].tolist()
+
+
+class _TensorRun:
+    """A tensor graph at K points: arrays (K, *shape) per input, per output cotangent and direction."""
+
+    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
+        self.graph = graph
+        shapes = graph_shapes(graph)
+        if graph.points is not None:
+            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
+        else:
+            self.batch = [np.asarray(inp.value, dtype=np.float64)[None] for inp in graph.inputs]
+        out_shapes = [shapes[o] for o in graph.outputs]
+        if graph.cotangent is not None:
+            self.cot = [
+                np.broadcast_to(np.asarray(c, dtype=np.float64), (k, *s))
+                for c, s in zip(graph.cotangent, out_shapes)
+            ]
+        else:
+            self.cot = [
+                rng.uniform(0.5, 1.5, size=(k, *s)) * rng.choice([-1.0, 1.0], size=(k, *s))
+                for s in out_shapes
+            ]
+        self.direction = [rng.normal(size=(k, *i.shape)) for i in graph.inputs] if hvp else None
+        self.labels = [
+            f"{inp.name}{list(ix) if inp.shape else ''}"
+            for inp in graph.inputs
+            for ix in np.ndindex(*inp.shape)
+        ]
+
+    def numeric(self) -> Any:
+        return central_differences_tensor(self.graph, self.batch, self.cot)
+
+    def torch(self) -> Any:
+        return torch_reference.run_torch_tensor_batch(self.graph, self.batch, self.cot, self.direction)
+
+    def values(self, p: int) -> list[Any]:
+        return [np.array(b[p]) for b in self.batch]
+
+    def cotangent(self, p: int) -> list[Any]:
+        return [np.array(c[p]) for c in self.cot]
+
+    def direction_at(self, p: int) -> list[Any]:
+        assert self.direction is not None
+        return [np.array(d[p]) for d in self.direction]
+
+
+def _compare_point(
+    result: GraphCheck,
+    policy: Tolerance,
+    fwd_e: np.ndarray,
+    grad_e: np.ndarray,
+    reference: Any,
+    numeric: Any,
+    p: int,
+    labels: Sequence[str],
+) -> list[str]:
+    problems: list[str] = []
+    fwd_t = reference.forward[:, p]
+    grad_t = reference.grads[:, p]
+
+    fwd_scale = np.maximum(np.abs(fwd_t), 1e-3 * max(np.abs(fwd_t).max(), 1e-300))
+    fwd_err = float((np.abs(fwd_e - fwd_t) / fwd_scale).max()) if fwd_t.size else 0.0
+    if not np.isfinite(fwd_err):
+        fwd_err = np.inf
+    result.max_forward_err = max(result.max_forward_err, fwd_err)
+    if not fwd_err <= FORWARD_RTOL:
+        j = int(np.nanargmax(np.abs(fwd_e - fwd_t) / fwd_scale)) if np.isfinite(fwd_err) else 0
+        problems.append(
+            f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
+            f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
+        )
+
+    scale = max(float(np.abs(grad_t).max()) if grad_t.size else 0.0, SCALE_FLOOR)
+    abs_t = np.abs(grad_e - grad_t)
+    result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(abs_t))
+    result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / max(scale, 1.0))
+    allowed_t = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
+        np.abs(grad_t), 1e-3 * scale
+    )
+    bad = ~(abs_t <= allowed_t)
+    for i in np.flatnonzero(bad)[:3]:
+        problems.append(
+            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
+            f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
+        )
+
+    if numeric is None:
+        return problems
+    grad_n = numeric.grads[:, p]
+    err_n = numeric.error[:, p]
+    allowed_n = ERROR_ESTIMATE_SAFETY * err_n + NUMERIC_SAFETY * (
+        policy.atol * max(scale, 1.0) + policy.rtol * np.abs(grad_n)
+    )
+    abs_n = np.abs(grad_e - grad_n)
+    result.max_abs_err_numeric = max(result.max_abs_err_numeric, _nanmax(abs_n))
+    result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / max(scale, 1.0))
+    for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
+        problems.append(
+            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, central differences {float(grad_n[i])!r} "
+            f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
+        )
+    abs_tn = np.abs(grad_t - grad_n)
+    result.max_rel_err_torch_numeric = max(
+        result.max_rel_err_torch_numeric, _nanmax(abs_tn) / max(scale, 1.0)
+    )
+    for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
+        problems.append(
+            f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
+            f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
+        )
+    return problems
+
+
+def _compare_hvp(
+    result: GraphCheck,
+    adapter: EngineAdapter,
+    graph: Graph,
+    values: list[Any],
+    cot: list[Any],
+    direction: list[Any],
+    hvp_t: np.ndarray,
+) -> list[str]:
+    try:
+        hvp_e = _flat(adapter.run_hvp(graph, values, cot, direction))
+    except Exception as e:
+        result.max_rel_err_hvp = np.inf
+        return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
+    scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
+    err = np.abs(hvp_e - hvp_t)
+    result.max_rel_err_hvp = _nanmax(err) / max(scale, 1.0)
+    allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
+        np.abs(hvp_t), 1e-3 * scale
+    )
+    return [
+        f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
+        f"torch {float(hvp_t[i])!r} (direction {_flat(direction).tolist()})"
+        for i in np.flatnonzero(~(err <= allowed))[:3]
+    ]
+
+
+def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:
+    """One graph per registry kink case (an op applied exactly at its kink), for `ops` (default all)."""
+    graphs = []
+    for name, spec in REGISTRY.items():
+        if ops is not None and name not in ops:
+            continue
+        for values, attrs in spec.kink_cases:
+            inputs = [
+                Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v))
+                if np.ndim(v)
+                else Input(f"x{i}", float(v))
+                for i, v in enumerate(values)
+            ]
+            node = OpNode(name, tuple(range(len(values))), tuple(sorted(attrs.items())))
+            graphs.append(Graph(inputs, [node], [len(values)], meta={"kink": True}))
+    return graphs
+
+
+def check_kinks(engine: str | EngineAdapter = "minigrad") -> list[GraphCheck]:
+    """Each kink case of the ops `engine` supports, checked against torch's convention (no numerics)."""
+    adapter = load_engine(engine)
+    return [
+        check_graph(g, adapter, numeric=False, second_order=False) for g in kink_graphs(sorted(adapter.ops))
+    ]
+
+
+def _short(v: Any) -> str:
+    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(v)
+
+
+def _nanmax(x: np.ndarray) -> float:
+    if x.size == 0:
+        return 0.0
+    return float(np.inf) if np.isnan(x).any() else float(x.max())
+
+
+def _fail(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: str) -> None:
+    result.passed = False
+    result.failing_point = p
+    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
+    failure = graph.instance(p, cotangent=cotangent)
+    result.failure = failure
+    values = ", ".join(f"{inp.name}={_short(inp.value)}" for inp in failure.inputs)
+    result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)

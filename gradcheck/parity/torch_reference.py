@@ -1,0 +1,136 @@
+"""PyTorch (float64) as the reference: one pass evaluates a graph at all K batch points at once.
+
+Every scalar input becomes a length-K float64 vector; scalar ops are elementwise, so each point's
+outputs and gradients are independent, and torch's per-op overhead is paid once for K points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.shapes import graph_shapes, pad, unpad
+
+try:  # torch is the `torch` extra: the parity check needs it, the checker for any callable does not
+    import torch
+except ImportError:  # pragma: no cover - the test environment has torch
+    torch = None
+
+# The reference works on tiny tensors: intra-op threads only add overhead, and under load their
+# spin-waiting made one 24-element softmax take 16 ms instead of 2 us (measured here).
+torch.set_num_threads(1)
+
+
+@dataclass
+class TorchResult:
+    """Outputs (n_out, K), input gradients (n_in, K) and, when asked, Hessian-direction products."""
+
+    forward: np.ndarray
+    grads: np.ndarray
+    hvp: np.ndarray | None = None
+
+
+def run_torch_batch(
+    graph: Graph,
+    points: Sequence[np.ndarray],
+    cotangent: np.ndarray,
+    direction: np.ndarray | None = None,
+) -> TorchResult:
+    """Evaluate a scalar graph at K points: points[i] is input i's (K,) values, cotangent (n_out, K).
+
+    With `direction` (n_in, K) also returns the Hessian of the cotangent-weighted outputs times it.
+    """
+    leaves = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in points]
+    nodes: list[Any] = list(leaves)
+    for node in graph.nodes:
+        nodes.append(REGISTRY[node.op].apply_torch([nodes[a] for a in node.args], node.attr))
+    outputs = [nodes[o] for o in graph.outputs]
+    cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
+    want_hvp = direction is not None
+    grads = torch.autograd.grad(outputs, leaves, cot, allow_unused=True, create_graph=want_hvp)
+    k = len(points[0])
+    forward = np.stack([o.detach().numpy() for o in outputs])
+    g = np.stack([np.zeros(k) if x is None else x.detach().numpy(force=True) for x in grads])
+    hvp = None
+    if want_hvp:
+        assert direction is not None
+        terms = [
+            (x * torch.from_numpy(u)).sum()
+            for x, u in zip(grads, direction)
+            if x is not None and x.requires_grad
+        ]
+        if terms:
+            second = torch.autograd.grad(sum(terms), leaves, allow_unused=True)
+            hvp = np.stack([np.zeros(k) if x is None else x.numpy(force=True) for x in second])
+        else:
+            hvp = np.zeros((len(points), k))
+    return TorchResult(forward, g, hvp)
+
+
+def run_torch_tensor_batch(
+    graph: Graph,
+    points: Sequence[np.ndarray],
+    cotangent: Sequence[np.ndarray],
+    direction: Sequence[np.ndarray] | None = None,
+) -> TorchResult:
+    """A tensor graph at K points: points[i] (K, *shape_i), cotangent[j] (K, *shape of output j).
+
+    Results are flattened per point as in `central_differences_tensor`: forward (F, K), grads
+    (N, K); `direction` (like points) asks for the Hessian-vector product too.
+    """
+    shapes = graph_shapes(graph)
+    k = points[0].shape[0]
+    leaves = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in points]
+    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
+    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
+        out = REGISTRY[node.op].apply_torch_batched([nodes[a] for a in node.args], node.attr)
+        nodes.append(pad(out, shape))
+    outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
+    cot = [
+        torch.from_numpy(np.ascontiguousarray(c, dtype=np.float64)).reshape(o.shape)
+        for c, o in zip(cotangent, outputs)
+    ]
+    want_hvp = direction is not None
+    grads = torch.autograd.grad(outputs, leaves, cot, allow_unused=True, create_graph=want_hvp)
+    forward = np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0)
+
+    def flat(gs: Sequence[Any]) -> np.ndarray:
+        parts = [
+            np.zeros((k, int(np.prod(inp.shape))))
+            if g is None
+            else g.detach().numpy(force=True).reshape(k, -1)
+            for g, inp in zip(gs, graph.inputs)
+        ]
+        return np.concatenate(parts, axis=1).T
+
+    hvp = None
+    if want_hvp:
+        assert direction is not None
+        terms = [
+            (g * torch.from_numpy(np.asarray(u, dtype=np.float64))).sum()
+            for g, u in zip(grads, direction)
+            if g is not None and g.requires_grad
+        ]
+        if terms:
+            hvp = flat(torch.autograd.grad(sum(terms), leaves, allow_unused=True))
+        else:
+            hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
+    return TorchResult(forward, flat(grads), hvp)
+
+
+def set_torch_threads(n: int) -> int | None:
+    """Set torch's intra-op threads to `n`; returns the previous count (None without torch).
+
+    A campaign's tensors are tiny: a second thread only adds synchronisation (measured: 35% more
+    CPU per graph with torch's default two threads than with one).
+    """
+    if torch is None:  # pragma: no cover - torch is a test dependency
+        return None
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    return previous
