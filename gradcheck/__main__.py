@@ -22,6 +22,7 @@ from rich.text import Text
 
 from gradcheck import campaign
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.workers import capped_jobs
 
 DEFAULT_CORPUS = Path("parity_tests/corpus")
 
@@ -55,6 +56,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
+class _Subparser(_Parser):
+    """A subcommand's parser: it rejects unknown flags itself, so the error shows its own usage."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -84,7 +95,7 @@ def _ops(text: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gradcheck", description="gradcheck: prove an autograd engine's gradients.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Subparser)
     run = sub.add_parser(
         "run",
         help="run a parity campaign over random graphs",
@@ -161,13 +172,16 @@ def _fmt(x: float | None) -> str:
 
 def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
+    jobs, note = capped_jobs(args.jobs)
+    if note:
+        print(f"gradcheck: {note}", file=sys.stderr)
     settings = Settings(
         engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,
         tensor=args.tensor,
-        jobs=args.jobs,
+        jobs=jobs,
         max_shrink=args.max_shrink,
         points=args.points,
     )
