@@ -22,6 +22,7 @@ from rich.text import Text
 
 from gradcheck import campaign
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.printable import printable
 from gradcheck.workers import capped_jobs
 
 DEFAULT_CORPUS = Path("parity_tests/corpus")
@@ -202,7 +203,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
             continue
         console.print(f"\n[red bold]graph #{record.index} fails:[/red bold]")
         for problem in record.problems:
-            console.print(Text(f"  {problem}"))
+            console.print(Text(f"  {printable(problem)}"))
         console.print(f"shrunk to (ops: {', '.join(f.shrunk_ops or ())}):")
         console.print(Syntax(f.shrunk_snippet, "python", theme="ansi_dark", word_wrap=True))
         if f.corpus_file:
@@ -270,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_command(args, argv, console)
     except CampaignError as exc:
-        print(f"gradcheck: error: {exc}", file=sys.stderr)  # unwrapped: logs and tests grep it
+        # unwrapped: logs and tests grep it
+        print(f"gradcheck: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("gradcheck: interrupted", file=sys.stderr)

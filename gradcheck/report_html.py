@@ -13,10 +13,10 @@ import io
 import math
 import re
 import shutil
-from html import escape
 from pathlib import Path
 from typing import Any
 
+from gradcheck.printable import html_text as escape
 from gradcheck.report_json import decode_float
 
 _TABLE_COLUMNS = (
