@@ -21,6 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck import campaign
+from gradcheck.arguments import positive_int as _positive
+from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.printable import printable
 from gradcheck.workers import capped_jobs
@@ -65,26 +67,6 @@ class _Subparser(_Parser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return namespace, extras
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {value}")
-    return value
 
 
 def _ops(text: str) -> tuple[str, ...]:
