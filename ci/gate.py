@@ -2,6 +2,11 @@
 
     python -m ci.gate                       # compare with ci/baseline.json; exit 1 on a regression
     python -m ci.gate --update-baseline     # rewrite the baseline on purpose (review the diff)
+    python path/to/ci/gate.py               # the same from any directory
+
+The module form runs from the repository root (where `ci` is importable); the script form runs
+from anywhere and imports the checkout it belongs to. Exit status: 0 pass, 1 regression, 2 bad
+input (arguments, a missing or malformed baseline: checked before any campaign runs).
 
 It runs a deterministic campaign (fixed seeds; scalar graphs on `minigrad`, tensor graphs on
 `minigrad-tensor` when the registry has tensor ops) and fails when
@@ -19,7 +24,9 @@ It runs a deterministic campaign (fixed seeds; scalar graphs on `minigrad`, tens
   it) and 1e-8 against the oracle (its truncation error). A real derivative bug also fails
   graphs outright: the parity check's own tolerances are ~1e-9 relative against torch;
 - the baseline was recorded with other campaign settings (then the figures are not comparable).
-It prints a markdown summary: per op, the figures before and after and the verdict.
+It prints a markdown summary: per op, the figures before and after and the verdict. A figure
+within the noise floor of its baseline (NOISE_ULPS ulps or NOISE_REL relative, whichever is
+larger) counts as unchanged: another machine's libm rounds the last bits differently.
 """
 
 from __future__ import annotations
@@ -34,13 +41,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as `python path/to/ci/gate.py`: import this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ci.baseline_schema import check_shape
 from gradcheck import campaign
+from gradcheck.arguments import positive_int
 from gradcheck.campaign import METRICS, CampaignError, CampaignResult, Settings
 from gradcheck.campaign.report_json import build_report
+from gradcheck.campaign.workers import capped_jobs
+from gradcheck.printable import printable
 
 BASELINE = Path(__file__).with_name("baseline.json")
 BASELINE_SCHEMA = 1
 FACTOR = 10.0
+# Figures closer than this to their baseline are "unchanged" (see the docstring).
+NOISE_ULPS = 4
+NOISE_REL = 1e-9
 # The compared figures (keys of report.json's per-op entries) and their floors; see the docstring.
 FLOORS = {
     "p50_rel_err_torch": 1e-13,
@@ -177,7 +194,18 @@ def compare(baseline: dict, current: dict, registry_ops: Sequence[str]) -> tuple
 
 
 def _same(a: float | None, b: float | None) -> bool:
-    return a == b or (a is not None and b is not None and math.isnan(a) and math.isnan(b))
+    """Equal up to the noise floor (or both nan, or both missing)."""
+    if a is None or b is None or math.isnan(a) or math.isnan(b):
+        return a is b or (a is not None and b is not None and math.isnan(a) and math.isnan(b))
+    return within_noise(a, b)
+
+
+def within_noise(a: float, b: float) -> bool:
+    """|a - b| within NOISE_ULPS ulps or NOISE_REL relative of the larger figure."""
+    if a == b:
+        return True
+    scale = max(abs(a), abs(b))
+    return abs(a - b) <= max(NOISE_ULPS * math.ulp(scale), NOISE_REL * scale)
 
 
 def _fmt(x: float | None) -> str:
@@ -258,6 +286,7 @@ def load_baseline(path: Path) -> dict:
             f"{path}: not a gate baseline of schema_version {BASELINE_SCHEMA}; "
             "recreate it with --update-baseline"
         )
+    check_shape(data, path, FLOORS)
     return data
 
 
@@ -287,26 +316,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ci.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, default=BASELINE, help=f"baseline file (default {BASELINE})")
     parser.add_argument("--update-baseline", action="store_true", help="rewrite the baseline on purpose")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument(
+        "--jobs", type=positive_int, default=2, help="worker processes (default 2, at most the CPUs)"
+    )
     parser.add_argument("--engine", default=None, help="scalar engine instead of minigrad (to test the gate)")
     parser.add_argument("--tensor-engine", default=None, help="tensor engine instead of minigrad-tensor")
-    parser.add_argument("--graphs", type=int, default=None, help="scalar graphs instead of the fixed count")
     parser.add_argument(
-        "--tensor-graphs", type=int, default=None, help="tensor graphs instead of the fixed count"
+        "--graphs", type=positive_int, default=None, help="scalar graphs instead of the fixed count"
+    )
+    parser.add_argument(
+        "--tensor-graphs", type=positive_int, default=None, help="tensor graphs instead of the fixed count"
     )
     parser.add_argument("--summary", type=Path, default=None, help="also write the markdown summary here")
     args = parser.parse_args(argv)
     parts = _parts(args)
+    jobs, note = capped_jobs(args.jobs)
+    if note:
+        print(f"gate: {note}", file=sys.stderr)
     start = time.perf_counter()
     try:
         baseline = None if args.update_baseline else load_baseline(args.baseline)
-        results = run_parts(parts, max(1, args.jobs), progress=True)
+        results = run_parts(parts, jobs, progress=True)
         current = figures(results)
         seconds = time.perf_counter() - start
         if baseline is None:
             return _update(args.baseline, current, results, parts, seconds)
     except CampaignError as exc:
-        print(f"gate: error: {exc}", file=sys.stderr)
+        print(f"gate: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     verdicts, problems = compare(baseline, current, registry_ops([p for p in parts if p.name in results]))
     text = markdown(verdicts, problems, seconds)

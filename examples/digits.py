@@ -3,12 +3,12 @@
 The data is scikit-learn's bundled 8x8 digits (1,797 images, no download), split 75/25 into
 train and test sets stratified by class. A rich progress bar shows the loss and test accuracy
 while it trains; at the end a loss-and-accuracy plot is saved as a PNG.
-Run: python examples/digits.py [plot.png]   (default: out/digits.png)
+Run: python examples/digits.py [plot.png] [--epochs N]   (default: out/digits.png, 20 epochs)
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import matplotlib
@@ -105,4 +105,10 @@ def main(
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_PLOT)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "plot", nargs="?", type=Path, default=DEFAULT_PLOT, help=f"PNG to write (default {DEFAULT_PLOT})"
+    )
+    parser.add_argument("--epochs", type=int, default=20, help="passes over the training set (default 20)")
+    args = parser.parse_args()
+    main(args.plot, epochs=args.epochs)

@@ -1,10 +1,12 @@
 """micrograd's four-point regression: MLP(3, [4, 4, 1]) fits four targets of +1/-1 by plain SGD.
 
 Mean squared error, 200 steps at learning rate 0.05, weights seeded for a repeatable run.
-Run: python examples/four_points.py
+Run: python examples/four_points.py [--steps N] [--seed S]
 """
 
 from __future__ import annotations
+
+import argparse
 
 from minigrad import no_grad
 from minigrad.nn import MLP, mse_loss
@@ -35,4 +37,8 @@ def main(steps: int = 200, seed: int = 2, lr: float = 0.05, print_every: int = 2
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=200, help="SGD steps (default 200)")
+    parser.add_argument("--seed", type=int, default=2, help="weight seed (default 2)")
+    args = parser.parse_args()
+    main(steps=args.steps, seed=args.seed)

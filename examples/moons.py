@@ -3,10 +3,12 @@
 The moons are generated with numpy (no download): two interleaved half circles with Gaussian
 noise, labels -1 and +1. Full-batch SGD with micrograd's learning-rate decay from 1.0 to 0.1.
 Every step builds a graph of about 65,000 Values, so 20 steps take a few seconds.
-Run: python examples/moons.py
+Run: python examples/moons.py [--steps N] [--seed S]
 """
 
 from __future__ import annotations
+
+import argparse
 
 import numpy as np
 
@@ -59,4 +61,8 @@ def main(
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=20, help="full-batch SGD steps (default 20)")
+    parser.add_argument("--seed", type=int, default=1, help="data and weight seed (default 1)")
+    args = parser.parse_args()
+    main(steps=args.steps, seed=args.seed)

@@ -3,10 +3,12 @@
 Inputs are coded as -1/+1 and the net outputs a logit, trained with binary cross-entropy and
 Adam. With only four ReLU units some initialisations get stuck (a unit that never fires learns
 nothing): about a third of seeds end with one point at probability 0.5. The default seed works.
-Run: python examples/xor.py
+Run: python examples/xor.py [--steps N] [--seed S]
 """
 
 from __future__ import annotations
+
+import argparse
 
 from minigrad import no_grad
 from minigrad.nn import MLP, binary_cross_entropy_with_logits
@@ -39,4 +41,8 @@ def main(steps: int = 200, seed: int = 3, lr: float = 0.05, print_every: int = 2
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=200, help="Adam steps (default 200)")
+    parser.add_argument("--seed", type=int, default=3, help="weight seed (default 3)")
+    args = parser.parse_args()
+    main(steps=args.steps, seed=args.seed)

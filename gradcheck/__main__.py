@@ -21,9 +21,13 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck import campaign
+from gradcheck.arguments import positive_int as _positive
+from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.workers import capped_jobs
+from gradcheck.printable import printable
 
 DEFAULT_CORPUS = Path("parity_tests/corpus")
 
@@ -57,24 +61,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+class _Subparser(_Parser):
+    """A subcommand's parser: it rejects unknown flags itself, so the error shows its own usage."""
 
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {value}")
-    return value
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
 
 
 def _ops(text: str) -> tuple[str, ...]:
@@ -86,7 +80,7 @@ def _ops(text: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gradcheck", description="gradcheck: prove an autograd engine's gradients.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Subparser)
     run = sub.add_parser(
         "run",
         help="run a parity campaign over random graphs",
@@ -163,13 +157,16 @@ def _fmt(x: float | None) -> str:
 
 def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
+    jobs, note = capped_jobs(args.jobs)
+    if note:
+        print(f"gradcheck: {note}", file=sys.stderr)
     settings = Settings(
         engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,
         tensor=args.tensor,
-        jobs=args.jobs,
+        jobs=jobs,
         max_shrink=args.max_shrink,
         points=args.points,
     )
@@ -190,7 +187,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
             continue
         console.print(f"\n[red bold]graph #{record.index} fails:[/red bold]")
         for problem in record.problems:
-            console.print(Text(f"  {problem}"))
+            console.print(Text(f"  {printable(problem)}"))
         console.print(f"shrunk to (ops: {', '.join(f.shrunk_ops or ())}):")
         console.print(Syntax(f.shrunk_snippet, "python", theme="ansi_dark", word_wrap=True))
         if f.corpus_file:
@@ -255,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_command(args, argv, console)
     except CampaignError as exc:
-        print(f"gradcheck: error: {exc}", file=sys.stderr)  # unwrapped: logs and tests grep it
+        # unwrapped: logs and tests grep it
+        print(f"gradcheck: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("gradcheck: interrupted", file=sys.stderr)

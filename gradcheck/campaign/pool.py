@@ -18,6 +18,7 @@ from typing import Any
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import CampaignResult, aggregate
+from gradcheck.campaign.workers import worker_count
 from gradcheck.parity.torch_reference import set_torch_threads
 
 # A checker turns a graph index into its record; built once per process by a factory.
@@ -66,7 +67,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
     start = time.perf_counter()
     parts = chunks(settings.graphs, settings.jobs)
     records: dict[int, GraphRecord] = {}
-    with _Pool(backend, settings) as run:
+    with _Pool(backend, settings, len(parts)) as run:
         done = 0
         report("check", 0, settings.graphs)
         for batch in run(_check_chunk, parts):
@@ -96,18 +97,19 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
 class _Pool:
     """Run work items in this process (jobs == 1) or a spawned process pool, yielding as done."""
 
-    def __init__(self, backend: Backend, settings: Settings) -> None:
+    def __init__(self, backend: Backend, settings: Settings, items: int) -> None:
         self.backend, self.settings = backend, settings
+        self.workers = worker_count(settings.jobs, items)
         self.executor: ProcessPoolExecutor | None = None
         self.threads: int | None = None
 
     def __enter__(self) -> Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator]:
-        if self.settings.jobs <= 1:
+        if self.workers <= 1:
             _worker_init(self.backend, self.settings, worker=False)
             self.threads = set_torch_threads(1)  # tiny tensors: extra threads only cost CPU
             return self._serial
         self.executor = ProcessPoolExecutor(
-            max_workers=self.settings.jobs,
+            max_workers=self.workers,
             mp_context=get_context("spawn"),
             initializer=_worker_init,
             initargs=(self.backend, self.settings),

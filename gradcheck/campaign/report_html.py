@@ -13,11 +13,11 @@ import io
 import math
 import re
 import shutil
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from gradcheck.campaign.report_json import decode_float
+from gradcheck.printable import html_text as escape
 
 _TABLE_COLUMNS = (
     ("max_abs_err_torch", "abs err vs torch"),

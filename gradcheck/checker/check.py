@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 import minigrad
+from gradcheck.arguments import check_options
 from gradcheck.checker import kinks, oracle
 from gradcheck.checker.failure import FastCheck, GradcheckError, GradcheckResult, Mismatch, literal
 from gradcheck.checker.numerical import (
@@ -62,6 +63,16 @@ def gradcheck(
     atol/rtol the tolerance is `tolerance.policy_for` the ops recorded in f's graph. Returns a
     `GradcheckResult`; raises `GradcheckError` on failure when `raise_exception`.
     """
+    check_options(
+        "gradcheck",
+        f,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        nondet_tol=nondet_tol,
+        seed=seed,
+        flags={"fast_mode": fast_mode, "raise_exception": raise_exception, "check_kinks": check_kinks},
+    )
     return _Checker(f, inputs, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradcheck").run(
         fast_mode, raise_exception
     )
@@ -86,6 +97,16 @@ def gradgradcheck(
     a function of the inputs and of the cotangent v (random, fixed by `seed`): its analytical
     gradient comes from backward through that graph, its numerical one from differences of it.
     """
+    check_options(
+        "gradgradcheck",
+        f,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        nondet_tol=nondet_tol,
+        seed=seed,
+        flags={"fast_mode": fast_mode, "raise_exception": raise_exception, "check_kinks": check_kinks},
+    )
     leaves = _leaves(inputs)
     with minigrad.enable_grad():
         outputs = _output_nodes(f(*leaves))
