@@ -1,0 +1,39 @@
+"""The kinds of difference between an engine and torch: what a finding says went wrong.
+
+Every check that compares an engine with torch (the random graphs, the op-isolation pass, the
+edge-value table) names the kind of each difference it reports, so that findings of the same
+bug group together and a convention is never shown like a wrong derivative.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Kind(str, Enum):
+    """One kind of difference; the value is the spelling used in reports, JSON and the CLI."""
+
+    WRONG_GRADIENT = "wrong-gradient"
+    """First derivatives differ from torch's (and from the numerical oracle's) beyond tolerance."""
+
+    WRONG_SECOND_DERIVATIVE = "wrong-second-derivative"
+    """Hessian-vector products differ from torch's while first derivatives agree."""
+
+    WRONG_VALUE = "wrong-value"
+    """The forward value differs from torch's."""
+
+    NONFINITE = "nonfinite"
+    """nan or inf where torch is finite, or the reverse (or a different nan/±inf pattern)."""
+
+    EXCEPTION = "exception"
+    """The engine raised where torch computed a result."""
+
+    CONVENTION = "convention"
+    """At a kink the engine's slope lies between the one-sided derivatives but is not torch's."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Reported, but not a failure, under `--conventions subgradient`.
+SUBGRADIENT_TOLERATED = frozenset({Kind.CONVENTION})
