@@ -38,6 +38,7 @@ import numpy as np
 
 import minigrad
 from gradcheck.checker.numerical import FlatFunction
+from gradcheck.graphs.registry import REGISTRY
 
 try:  # the `check` extra; without it the oracle falls back to float64 Richardson
     import mpmath
@@ -261,6 +262,9 @@ def mpmath_gradient(
 class MPValue:
     """A 40-digit mpmath number that speaks `Value`'s API (operators, `.exp()`, `.relu()`, `.data`).
 
+    Its methods are the registry's ops that have an mpmath spelling (`OpSpec.mpmath`), so a new
+    op is known here as soon as its registry entry is.
+
     A function written against minigrad's Value API, without minigrad-only calls, runs unchanged on
     MPValues, so mpmath can differentiate it to full float64 accuracy. `_mpf_` lets mpmath's own
     functions accept it too.
@@ -336,32 +340,9 @@ class MPValue:
     def __ge__(self, other: Any) -> bool:
         return bool(self.data >= self._d(other))
 
-    def _apply(self, name: str) -> MPValue:
-        return MPValue(getattr(mpmath, name)(self.data))
-
-    def exp(self) -> MPValue:
-        return self._apply("exp")
-
-    def log(self) -> MPValue:
-        return self._apply("log")
-
-    def sin(self) -> MPValue:
-        return self._apply("sin")
-
-    def cos(self) -> MPValue:
-        return self._apply("cos")
-
-    def tanh(self) -> MPValue:
-        return self._apply("tanh")
-
-    def sqrt(self) -> MPValue:
-        return self._apply("sqrt")
-
-    def sigmoid(self) -> MPValue:
-        return MPValue(1 / (1 + mpmath.exp(-self.data)))
-
-    def relu(self) -> MPValue:
-        return MPValue(self.data if self.data > 0 else 0)
-
-    def abs(self) -> MPValue:
-        return MPValue(abs(self.data))
+    def __getattr__(self, name: str) -> Callable[[], MPValue]:
+        """The registry's unary ops as methods (`x.exp()`, `x.relu()`), by their mpmath spelling."""
+        spec = REGISTRY.get(name)
+        if spec is None or spec.mpmath is None:
+            raise AttributeError(f"MPValue has no method {name!r} (no registry op with an mpmath spelling)")
+        return lambda: MPValue(spec.mpmath(mpmath, self.data))

@@ -12,7 +12,8 @@ float64, moderate magnitudes and graphs of tens of nodes; deep or ill-conditione
 accumulate more rounding and deserve a looser, measured tolerance.
 
 The parity harness asks for a graph's tolerance with ``policy_for(op_names)``: the loosest
-tolerance among the families those ops belong to. Unknown op names get `DEFAULT`.
+tolerance among the families those ops belong to. Each op's family is written in its registry
+entry (`OpSpec.family`); unknown op names get `DEFAULT`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from gradcheck.engines.minigrad_names import registry_name
+from gradcheck.graphs import registry
 
 
 @dataclass(frozen=True)
@@ -88,41 +92,15 @@ FAMILIES: dict[str, Tolerance] = {
 #: For graphs with ops the policy does not know; still far tighter than torch's.
 DEFAULT = Tolerance(atol=1e-9, rtol=1e-8)
 
-#: Op name -> family. Names are compared lower-cased without underscores, so minigrad's
-#: `ScalarOp.name` ("**", "ReLU"), its class names ("PowConst"), Tensor op names ("matmul") and
-#: the parity registry's names ("pow_const") all resolve.
-OP_FAMILY: dict[str, str] = {
-    **dict.fromkeys(
-        ["+", "-", "*", "/", "add", "sub", "mul", "div", "neg", "addconst", "subconst", "rsubconst"],
-        "arithmetic",
-    ),
-    **dict.fromkeys(["mulconst", "divconst", "rdivconst", "sum", "mean", "matmul", "dot"], "arithmetic"),
-    # data movement: exact, adds no error of its own
-    **dict.fromkeys(
-        ["reshape", "permute", "expand", "getitem", "cat", "stack", "to", "sumtosize", "takealongaxis"],
-        "arithmetic",
-    ),
-    **dict.fromkeys(["putalongaxis", "scatteradd", "transpose", "t", "linear"], "arithmetic"),
-    **dict.fromkeys(
-        ["exp", "log", "softmax", "logsoftmax", "logsumexp", "crossentropy", "nllloss"], "exp_log"
-    ),
-    # losses built from log and sigmoid: their tolerance is exp_log's (the looser of the two)
-    **dict.fromkeys(
-        ["bce", "bcewithlogits", "binarycrossentropy", "binarycrossentropywithlogits"], "exp_log"
-    ),
-    **dict.fromkeys(["sin", "cos"], "trig"),
-    **dict.fromkeys(["tanh", "sigmoid"], "tanh_sigmoid"),
-    **dict.fromkeys(["sqrt", "**", "pow", "powconst", "rpowconst"], "sqrt_pow"),
-    **dict.fromkeys(
-        ["relu", "abs", "max", "min", "maximum", "minimum", "amax", "amin", "clamp", "where", "hingeloss"],
-        "piecewise",
-    ),
-}
-
 
 def family_of(op_name: str) -> str | None:
-    """The family of an op name, or None when the policy does not know the op."""
-    return OP_FAMILY.get(op_name.lower().replace("_", ""))
+    """The tolerance family of an op, or None when the policy does not know the op.
+
+    The family is the registry entry's; minigrad's own op names ("+", "PowConst", "CrossEntropy"...)
+    resolve through the registry op they are checked like (`engines.minigrad_names`).
+    """
+    spec = registry.find(op_name) or registry.find(registry_name(op_name))
+    return None if spec is None else spec.family
 
 
 def policy_for(op_names: Iterable[str]) -> Tolerance:

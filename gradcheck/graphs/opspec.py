@@ -1,0 +1,123 @@
+"""`OpSpec`: everything the harness knows about one op, and the margins its domains keep.
+
+An entry is the single home of an op's checking facts: how engines spell it, its reference math
+(numpy forward and local derivatives, written independently of any engine's rules, so a mistake
+shared with an engine cannot hide), its domain and kinks, its tolerance family, its mpmath
+spelling, its snippet spellings and how tensor graphs draw its attributes and shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+# Arguments are kept this far from a kink (relu, abs at 0; max/min ties) and from a pole or domain
+# edge (log, sqrt, division by ~0): far beyond what a central-difference step can cross.
+KINK_MARGIN = 1e-3
+POLE_MARGIN = 0.05
+# No node may exceed this magnitude: float64 then still has ~12 good digits for every check.
+MAX_MAGNITUDE = 1e4
+# An add/sub whose result is this much smaller than its operands cancels too much to check closely.
+CANCELLATION = 1e-3
+
+
+class Chooser(Protocol):
+    """The source of random choices: a numpy Generator or a hypothesis `draw` behind one interface."""
+
+    def integer(self, lo: int, hi: int) -> int:
+        """An integer in [lo, hi], shrinking toward lo."""
+        ...
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        """One of `options`, shrinking toward the first."""
+        ...
+
+
+Mask = np.ndarray  # bool per batch point
+Args = Sequence[Any]
+Attrs = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """What the harness knows about one op.
+
+    apply(args, attrs): the op on autograd values, spelled with operators and methods as minigrad,
+        torch and micrograd-like engines spell it (`a + b`, `a.relu()`, `a.softmax(dim)`).
+    numpy(args, attrs): the reference forward on float64 arrays whose leading axis is the batch
+        of points (plain floats work too).
+    grads(args, attrs, out): the reference local derivatives d(out)/d(arg) per argument, numpy,
+        with torch's convention at kinks (scalar ops; None for tensor-only ops).
+    template: the snippet spelling, `{0}`, `{1}` for arguments and `{name}` for attributes.
+    domain(args, attrs): per-element True where the arguments are inside the domain, a margin from
+        poles and kinks. branch(args, attrs): a value that must not change under a numerical step
+        (which side of a kink we are on); None for smooth ops.
+    family: the tolerance family (`gradcheck.checker.tolerance.FAMILIES`); None: the default.
+    mpmath(mp, x): the op on one mpmath number (`mp` is the mpmath module) for the exact oracle;
+        None for ops spelled with operators or defined on tensors only.
+    attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
+        exactly at a kink, checked against torch's convention there (never drawn at random).
+    """
+
+    name: str
+    arity: int
+    apply: Callable[[Args, Attrs], Any]
+    numpy: Callable[[Sequence[np.ndarray], Attrs], np.ndarray]
+    template: str
+    domain: Callable[[Sequence[np.ndarray], Attrs], np.ndarray] | None = None
+    branch: Callable[[Sequence[np.ndarray], Attrs], np.ndarray] | None = None
+    kinks: str = ""
+    attrs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    kink_cases: tuple[tuple[tuple[Any, ...], Attrs], ...] = ()
+    tensor_only: bool = False
+    grads: Callable[[Sequence[Any], Attrs, Any], tuple[Any, ...]] | None = None
+    family: str | None = None
+    mpmath: Callable[[Any, Any], Any] | None = None
+    torch_template: str | None = None
+    torch_apply: Callable[[Args, Attrs], Any] | None = None
+    # tensor graphs: output shape from argument shapes (None: incompatible); default elementwise
+    shape: Callable[[Sequence[tuple[int, ...]], Attrs], tuple[int, ...] | None] | None = None
+    # tensor graphs: attributes for a first argument of this shape (None: op not applicable)
+    tensor_attrs: Callable[[Chooser, tuple[int, ...]], Attrs | None] | None = None
+    # the op on batched torch tensors (a leading batch axis) when `torch_apply` cannot serve
+    torch_batched: Callable[[Args, Attrs], Any] | None = None
+
+    def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
+        template = self.torch_template if target == "torch" and self.torch_template else self.template
+        return template.format(*args, **{k: repr(v) for k, v in attrs.items()})
+
+    def apply_torch(self, args: Args, attrs: Attrs) -> Any:
+        return (self.torch_apply or self.apply)(args, attrs)
+
+    def apply_torch_batched(self, args: Args, attrs: Attrs) -> Any:
+        return (self.torch_batched or self.torch_apply or self.apply)(args, attrs)
+
+    def out_shape(self, shapes: Sequence[tuple[int, ...]], attrs: Attrs) -> tuple[int, ...] | None:
+        """The output shape for these argument shapes, None when they do not fit together."""
+        if self.shape is not None:
+            return self.shape(shapes, attrs)
+        try:
+            return tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            return None
+
+    def draw_tensor_attrs(
+        self, chooser: Chooser, shape: tuple[int, ...]
+    ) -> tuple[tuple[str, Any], ...] | None:
+        if self.tensor_attrs is None:
+            return self.draw_attrs(chooser)
+        attrs = self.tensor_attrs(chooser, shape)
+        return None if attrs is None else tuple(sorted(attrs.items()))
+
+    def draw_attrs(self, chooser: Chooser) -> tuple[tuple[str, Any], ...]:
+        return tuple(sorted((k, chooser.choice(v)) for k, v in self.attrs.items()))
+
+
+def points_axis(x: np.ndarray, scalar: bool) -> np.ndarray:
+    """Reduce a per-element condition to one bool per batch point (axis 0)."""
+    if scalar or x.ndim <= 1:
+        return x
+    return x.reshape(x.shape[0], -1).all(axis=1)

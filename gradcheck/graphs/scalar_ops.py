@@ -1,0 +1,226 @@
+"""The scalar ops of the registry (tensor graphs use them too, elementwise): one entry per op.
+
+Each entry's reference math (`numpy`, `grads`, `mpmath`) is written here from the textbook
+definitions, independently of any engine's derivative rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, OpSpec
+
+
+def _pow_const_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    (a,), c = args, attrs["exponent"]
+    if float(c).is_integer():
+        return np.abs(a) >= POLE_MARGIN if c < 0 else np.ones(np.shape(a), dtype=bool)
+    return a >= POLE_MARGIN
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _sign(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    return np.sign(args[0])
+
+
+def _add_sub_domain(args: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
+    return np.abs(out) >= CANCELLATION * (np.abs(args[0]) + np.abs(args[1]))
+
+
+def _power_rule(base: Any, exponent: Any) -> Any:
+    """d/da a**c = c * a**(c-1), and 0 when c = 0 (also at a = 0, as torch)."""
+    return np.where(exponent != 0, exponent * base ** (exponent - 1.0), 0.0)
+
+
+SCALAR_SPECS: list[OpSpec] = [
+    OpSpec(
+        "add",
+        2,
+        lambda a, k: a[0] + a[1],
+        lambda a, k: a[0] + a[1],
+        "{0} + {1}",
+        domain=lambda a, k: _add_sub_domain(a, a[0] + a[1]),
+        grads=lambda a, k, out: (1.0, 1.0),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "sub",
+        2,
+        lambda a, k: a[0] - a[1],
+        lambda a, k: a[0] - a[1],
+        "{0} - {1}",
+        domain=lambda a, k: _add_sub_domain(a, a[0] - a[1]),
+        grads=lambda a, k, out: (1.0, -1.0),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "mul",
+        2,
+        lambda a, k: a[0] * a[1],
+        lambda a, k: a[0] * a[1],
+        "{0} * {1}",
+        grads=lambda a, k, out: (a[1], a[0]),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "div",
+        2,
+        lambda a, k: a[0] / a[1],
+        lambda a, k: a[0] / a[1],
+        "{0} / {1}",
+        domain=lambda a, k: np.abs(a[1]) >= POLE_MARGIN,
+        kinks="pole at divisor 0",
+        grads=lambda a, k, out: (1.0 / a[1], -a[0] / (a[1] * a[1])),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "pow",
+        2,
+        lambda a, k: a[0] ** a[1],
+        lambda a, k: a[0] ** a[1],
+        "{0} ** {1}",
+        domain=lambda a, k: (a[0] >= POLE_MARGIN) & (np.abs(a[1]) <= 4.0),
+        kinks="base must be positive",
+        # torch at base 0: d/da = 0 when b = 0; d/db = 0 when b >= 0 (not 0 * log 0 = nan)
+        kink_cases=(((0.0, 2.0), {}), ((0.0, 0.0), {}), ((2.0, 0.0), {})),
+        grads=lambda a, k, out: (_power_rule(a[0], a[1]), np.where(a[0] > 0, out * np.log(a[0]), 0.0)),
+        family="sqrt_pow",
+    ),
+    OpSpec(
+        "pow_const",
+        1,
+        lambda a, k: a[0] ** k["exponent"],
+        lambda a, k: a[0] ** k["exponent"],
+        "{0} ** {exponent}",
+        domain=_pow_const_domain,
+        kinks="pole at 0 for negative exponents; base >= 0 for fractional ones",
+        attrs={"exponent": (2.0, 3.0, -1.0, 0.5, -2.0, 1.5, -0.5, 1.0)},
+        # torch: d/dx x**0 = 0 everywhere, also at x = 0 (where c * x**(c-1) would divide by 0)
+        kink_cases=(((0.0,), {"exponent": 0.0}), ((0.0,), {"exponent": 2.0}), ((0.0,), {"exponent": 1.0})),
+        grads=lambda a, k, out: (_power_rule(a[0], k["exponent"]),),
+        family="sqrt_pow",
+    ),
+    OpSpec(
+        "neg",
+        1,
+        lambda a, k: -a[0],
+        lambda a, k: -a[0],
+        "-{0}",
+        grads=lambda a, k, out: (-1.0,),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "relu",
+        1,
+        lambda a, k: a[0].relu(),
+        lambda a, k: np.maximum(a[0], 0.0),
+        "{0}.relu()",
+        domain=lambda a, k: np.abs(a[0]) >= KINK_MARGIN,
+        branch=_sign,
+        kinks="kink at 0 (torch: derivative 0 there)",
+        kink_cases=(((0.0,), {}), ((-0.0,), {})),
+        grads=lambda a, k, out: (np.where(a[0] > 0, 1.0, 0.0),),
+        family="piecewise",
+        mpmath=lambda mp, x: x if x > 0 else mp.mpf(0),
+    ),
+    OpSpec(
+        "tanh",
+        1,
+        lambda a, k: a[0].tanh(),
+        lambda a, k: np.tanh(a[0]),
+        "{0}.tanh()",
+        # beyond |x| = 8 the derivative 1 - tanh^2 is all cancellation
+        domain=lambda a, k: np.abs(a[0]) <= 8.0,
+        grads=lambda a, k, out: (1.0 - out * out,),
+        family="tanh_sigmoid",
+        mpmath=lambda mp, x: mp.tanh(x),
+    ),
+    OpSpec(
+        "sigmoid",
+        1,
+        lambda a, k: a[0].sigmoid(),
+        lambda a, k: _sigmoid(a[0]),
+        "{0}.sigmoid()",
+        domain=lambda a, k: np.abs(a[0]) <= 16.0,
+        grads=lambda a, k, out: (out * (1.0 - out),),
+        family="tanh_sigmoid",
+        mpmath=lambda mp, x: 1 / (1 + mp.exp(-x)),
+    ),
+    OpSpec(
+        "exp",
+        1,
+        lambda a, k: a[0].exp(),
+        lambda a, k: np.exp(a[0]),
+        "{0}.exp()",
+        domain=lambda a, k: (a[0] <= 9.0) & (a[0] >= -20.0),
+        grads=lambda a, k, out: (out,),
+        family="exp_log",
+        mpmath=lambda mp, x: mp.exp(x),
+    ),
+    OpSpec(
+        "log",
+        1,
+        lambda a, k: a[0].log(),
+        lambda a, k: np.log(a[0]),
+        "{0}.log()",
+        domain=lambda a, k: a[0] >= POLE_MARGIN,
+        kinks="pole at 0",
+        grads=lambda a, k, out: (1.0 / a[0],),
+        family="exp_log",
+        mpmath=lambda mp, x: mp.log(x),
+    ),
+    OpSpec(
+        "sin",
+        1,
+        lambda a, k: a[0].sin(),
+        lambda a, k: np.sin(a[0]),
+        "{0}.sin()",
+        domain=lambda a, k: np.abs(a[0]) <= 100.0,
+        grads=lambda a, k, out: (np.cos(a[0]),),
+        family="trig",
+        mpmath=lambda mp, x: mp.sin(x),
+    ),
+    OpSpec(
+        "cos",
+        1,
+        lambda a, k: a[0].cos(),
+        lambda a, k: np.cos(a[0]),
+        "{0}.cos()",
+        domain=lambda a, k: np.abs(a[0]) <= 100.0,
+        grads=lambda a, k, out: (-np.sin(a[0]),),
+        family="trig",
+        mpmath=lambda mp, x: mp.cos(x),
+    ),
+    OpSpec(
+        "sqrt",
+        1,
+        lambda a, k: a[0].sqrt(),
+        lambda a, k: np.sqrt(a[0]),
+        "{0}.sqrt()",
+        domain=lambda a, k: a[0] >= POLE_MARGIN,
+        kinks="infinite slope at 0",
+        grads=lambda a, k, out: (0.5 / out,),
+        family="sqrt_pow",
+        mpmath=lambda mp, x: mp.sqrt(x),
+    ),
+    OpSpec(
+        "abs",
+        1,
+        lambda a, k: a[0].abs(),
+        lambda a, k: np.abs(a[0]),
+        "{0}.abs()",
+        domain=lambda a, k: np.abs(a[0]) >= KINK_MARGIN,
+        branch=_sign,
+        kinks="kink at 0 (torch: derivative 0 there)",
+        kink_cases=(((0.0,), {}), ((-0.0,), {})),
+        grads=lambda a, k, out: (np.sign(a[0]),),
+        family="piecewise",
+        mpmath=lambda mp, x: abs(x),
+    ),
+]

@@ -1,0 +1,277 @@
+"""The tensor-only ops of the registry: shapes broadcast, and dims are negative so a leading
+batch axis never matters. One entry per op; the scalar ops work elementwise on tensors too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
+
+
+def _dims_options(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Reduction dims for a tensor of `shape`: each single dim, and all of them."""
+    n = len(shape)
+    return [(-d,) for d in range(1, n + 1)] + ([tuple(range(-n, 0))] if n > 1 else [])
+
+
+def _reduce_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    return None if not shape else {"dims": chooser.choice(_dims_options(shape))}
+
+
+def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+    n = len(shapes[0])
+    drop = {n + d for d in attrs["dims"]}
+    return tuple(s for i, s in enumerate(shapes[0]) if i not in drop)
+
+
+def _sum_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    dims = tuple(attrs["dims"])
+    return np.abs(args[0].sum(axis=dims)) >= CANCELLATION * np.abs(args[0]).sum(axis=dims)
+
+
+def _flat_last(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """`x` with `dims` moved to the end and merged into one axis."""
+    moved = np.moveaxis(x, dims, tuple(range(-len(dims), 0)))
+    return moved.reshape(*moved.shape[: moved.ndim - len(dims)], -1)
+
+
+def _amax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    flat = _flat_last(args[0], tuple(attrs["dims"]))
+    if flat.shape[-1] < 2:
+        return np.ones(flat.shape[:-1], dtype=bool)
+    top = np.sort(flat, axis=-1)
+    return top[..., -1] - top[..., -2] >= KINK_MARGIN
+
+
+def _amax_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    return np.argmax(_flat_last(args[0], tuple(attrs["dims"])), axis=-1)
+
+
+def _matmul_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    a, b = shapes
+    if len(a) == 2 and len(b) == 2 and a[1] == b[0]:
+        return (a[0], b[1])
+    return None
+
+
+def _transpose_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    n = len(shape)
+    if n < 2:
+        return None
+    pairs = [(-j, -i) for i in range(1, n + 1) for j in range(i + 1, n + 1)]
+    return {"dims": chooser.choice(pairs)}
+
+
+def _transposed_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+    shape = list(shapes[0])
+    i, j = attrs["dims"]
+    shape[i], shape[j] = shape[j], shape[i]
+    return tuple(shape)
+
+
+def _reshape_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    size = int(np.prod(shape))
+    options = [(size,), (1, size), (size, 1)]
+    options += [(a, size // a) for a in range(2, size) if size % a == 0]
+    options = [o for o in options if o != shape]
+    return {"shape": chooser.choice(options), "ndim_in": len(shape)} if options else None
+
+
+def _reshape_batched(x: Any, attrs: dict[str, Any]) -> Any:
+    lead = tuple(x.shape[: x.ndim - attrs["ndim_in"]])
+    return x.reshape(lead + tuple(attrs["shape"]))
+
+
+def _dim_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    return None if not shape else {"dim": chooser.choice([-d for d in range(1, len(shape) + 1)])}
+
+
+def _np_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _np_log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    shifted = x - x.max(axis=dim, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+def _softmax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    x = args[0]
+    spread = x.max(axis=attrs["dim"], keepdims=True) - x.min(axis=attrs["dim"], keepdims=True)
+    return np.broadcast_to(spread <= 30.0, x.shape)
+
+
+def _tie_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    return np.abs(args[0] - args[1]) >= KINK_MARGIN
+
+
+def _tie_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    return np.sign(args[0] - args[1])
+
+
+TENSOR_SPECS: list[OpSpec] = [
+    OpSpec(
+        "matmul",
+        2,
+        lambda a, k: a[0] @ a[1],
+        lambda a, k: a[0] @ a[1],
+        "{0} @ {1}",
+        domain=lambda a, k: np.abs(a[0] @ a[1]) >= CANCELLATION * (np.abs(a[0]) @ np.abs(a[1])),
+        tensor_only=True,
+        shape=_matmul_shape,
+        tensor_attrs=lambda c, s: {} if len(s) == 2 else None,
+        family="arithmetic",
+    ),
+    OpSpec(
+        "sum",
+        1,
+        lambda a, k: a[0].sum(dim=tuple(k["dims"])),
+        lambda a, k: a[0].sum(axis=tuple(k["dims"])),
+        "{0}.sum(dim={dims})",
+        domain=_sum_domain,
+        tensor_only=True,
+        shape=_reduced_shape,
+        tensor_attrs=_reduce_attrs,
+        family="arithmetic",
+    ),
+    OpSpec(
+        "mean",
+        1,
+        lambda a, k: a[0].mean(dim=tuple(k["dims"])),
+        lambda a, k: a[0].mean(axis=tuple(k["dims"])),
+        "{0}.mean(dim={dims})",
+        domain=_sum_domain,
+        tensor_only=True,
+        shape=_reduced_shape,
+        tensor_attrs=_reduce_attrs,
+        family="arithmetic",
+    ),
+    OpSpec(
+        "amax",
+        1,
+        lambda a, k: a[0].amax(dim=tuple(k["dims"])),
+        lambda a, k: a[0].max(axis=tuple(k["dims"])),
+        "{0}.amax(dim={dims})",
+        domain=_amax_domain,
+        branch=_amax_branch,
+        kinks="ties (torch: the gradient is shared evenly among tied maxima)",
+        kink_cases=(
+            ((np.array([1.0, 1.0, 0.5]),), {"dims": (-1,)}),
+            ((np.array([[2.0, 2.0], [2.0, -1.0]]),), {"dims": (-2, -1)}),
+        ),
+        tensor_only=True,
+        shape=_reduced_shape,
+        tensor_attrs=_reduce_attrs,
+        family="piecewise",
+    ),
+    OpSpec(
+        "amin",
+        1,
+        lambda a, k: a[0].amin(dim=tuple(k["dims"])),
+        lambda a, k: a[0].min(axis=tuple(k["dims"])),
+        "{0}.amin(dim={dims})",
+        domain=lambda a, k: _amax_domain([-a[0]], k),
+        branch=lambda a, k: _amax_branch([-a[0]], k),
+        kinks="ties (torch: the gradient is shared evenly among tied minima)",
+        kink_cases=(((np.array([0.5, -1.0, -1.0]),), {"dims": (-1,)}),),
+        tensor_only=True,
+        shape=_reduced_shape,
+        tensor_attrs=_reduce_attrs,
+        family="piecewise",
+    ),
+    OpSpec(
+        "clamp",
+        1,
+        lambda a, k: a[0].clamp(k["low"], k["high"]),
+        lambda a, k: np.clip(a[0], k["low"], k["high"]),
+        "{0}.clamp({low}, {high})",
+        domain=lambda a, k: (
+            (np.abs(a[0] - k["low"]) >= KINK_MARGIN) & (np.abs(a[0] - k["high"]) >= KINK_MARGIN)
+        ),
+        branch=lambda a, k: (a[0] > k["low"]).astype(np.int8) + (a[0] > k["high"]),
+        kinks="kinks at both bounds (torch: gradient 1 at a bound, the bounds count as inside)",
+        attrs={"low": (-1.0, -0.5, 0.0), "high": (0.5, 1.0, 2.0)},
+        kink_cases=(((-0.5,), {"low": -0.5, "high": 1.0}), ((1.0,), {"low": -0.5, "high": 1.0})),
+        tensor_only=True,
+        family="piecewise",
+    ),
+    OpSpec(
+        "maximum",
+        2,
+        lambda a, k: a[0].maximum(a[1]),
+        lambda a, k: np.maximum(a[0], a[1]),
+        "{0}.maximum({1})",
+        domain=_tie_domain,
+        branch=_tie_branch,
+        kinks="ties (torch: each side gets half the gradient)",
+        kink_cases=(((1.5, 1.5), {}), ((-0.0, 0.0), {})),
+        tensor_only=True,
+        family="piecewise",
+    ),
+    OpSpec(
+        "minimum",
+        2,
+        lambda a, k: a[0].minimum(a[1]),
+        lambda a, k: np.minimum(a[0], a[1]),
+        "{0}.minimum({1})",
+        domain=_tie_domain,
+        branch=_tie_branch,
+        kinks="ties (torch: each side gets half the gradient)",
+        kink_cases=(((1.5, 1.5), {}),),
+        tensor_only=True,
+        family="piecewise",
+    ),
+    OpSpec(
+        "transpose",
+        1,
+        lambda a, k: a[0].transpose(*k["dims"]),
+        lambda a, k: np.swapaxes(a[0], *k["dims"]),
+        "{0}.transpose(*{dims})",
+        tensor_only=True,
+        shape=_transposed_shape,
+        tensor_attrs=_transpose_attrs,
+        family="arithmetic",
+    ),
+    OpSpec(
+        "reshape",
+        1,
+        lambda a, k: a[0].reshape(tuple(k["shape"])),
+        lambda a, k: _reshape_batched(a[0], k),
+        "{0}.reshape({shape})",
+        tensor_only=True,
+        shape=lambda s, k: tuple(k["shape"]),
+        tensor_attrs=_reshape_attrs,
+        torch_batched=lambda a, k: _reshape_batched(a[0], k),
+        family="arithmetic",
+    ),
+    OpSpec(
+        "softmax",
+        1,
+        lambda a, k: a[0].softmax(k["dim"]),
+        lambda a, k: _np_softmax(a[0], k["dim"]),
+        "minigrad.functional.softmax({0}, {dim})",
+        domain=_softmax_domain,
+        tensor_only=True,
+        shape=lambda s, k: s[0],
+        tensor_attrs=_dim_attrs,
+        torch_template="torch.softmax({0}, {dim})",
+        family="exp_log",
+    ),
+    OpSpec(
+        "log_softmax",
+        1,
+        lambda a, k: a[0].log_softmax(k["dim"]),
+        lambda a, k: _np_log_softmax(a[0], k["dim"]),
+        "minigrad.functional.log_softmax({0}, {dim})",
+        domain=_softmax_domain,
+        tensor_only=True,
+        shape=lambda s, k: s[0],
+        tensor_attrs=_dim_attrs,
+        torch_template="torch.log_softmax({0}, {dim})",
+        family="exp_log",
+    ),
+]

@@ -1,0 +1,79 @@
+"""Each registry entry carries its op's whole reference: derivatives that agree with numerical
+differentiation of its forward, a tolerance family, and an mpmath spelling the oracle uses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gradcheck import MPValue, numerical_jacobian
+from gradcheck.checker.tolerance import FAMILIES, family_of
+from gradcheck.engines.broken import TinyAdapter
+from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS, in_domain
+
+SAMPLES = np.linspace(-3.3, 3.1, 9)
+
+
+def _attr_sets(spec):
+    return [dict(zip(spec.attrs, combo)) for combo in zip(*spec.attrs.values())] or [{}]
+
+
+def _points(spec, attrs):
+    grid = np.array(np.meshgrid(*[SAMPLES] * spec.arity)).reshape(spec.arity, -1)
+    args = [grid[i] for i in range(spec.arity)]
+    with np.errstate(all="ignore"):
+        ok = in_domain(spec, args, attrs, spec.numpy(args, attrs))
+    return grid[:, ok].T
+
+
+def _is_method(spec) -> bool:
+    return spec.template == "{0}." + spec.name + "()"
+
+
+@pytest.mark.parametrize("name", SCALAR_OPS)
+def test_every_scalar_op_has_reference_derivatives_a_family_and_if_a_method_an_mpmath_spelling(name):
+    spec = REGISTRY[name]
+    assert spec.grads is not None
+    assert spec.family in FAMILIES and family_of(name) == spec.family
+    assert (spec.mpmath is not None) == _is_method(spec)
+
+
+@pytest.mark.parametrize("name", TENSOR_OPS)
+def test_every_op_has_a_tolerance_family(name):
+    assert REGISTRY[name].family in FAMILIES
+
+
+@pytest.mark.parametrize("name", SCALAR_OPS)
+def test_reference_derivatives_agree_with_central_differences_of_the_reference_forward(name):
+    spec = REGISTRY[name]
+    for attrs in _attr_sets(spec):
+        points = _points(spec, attrs)
+        assert len(points), f"{name}: no sample inside its domain"
+        for point in points:
+            args = [float(v) for v in point]
+            out = spec.numpy([np.float64(a) for a in args], attrs)
+            exact = [float(g) for g in spec.grads([np.float64(a) for a in args], attrs, out)]
+            jacobian = numerical_jacobian(lambda *xs, k=attrs: float(spec.numpy(list(xs), k)), args)[0]
+            numeric = [float(block) for block in jacobian]
+            scale = max(1.0, abs(float(out)))
+            assert exact == pytest.approx(numeric, rel=1e-6, abs=1e-7 * scale), (name, args, attrs)
+
+
+@pytest.mark.parametrize("name", [n for n in SCALAR_OPS if REGISTRY[n].mpmath is not None])
+def test_mpvalue_speaks_every_op_the_registry_spells_for_mpmath(name):
+    spec = REGISTRY[name]
+    for (x,) in _points(spec, {}):
+        exact = float(getattr(MPValue(float(x)), name)())
+        assert exact == pytest.approx(float(spec.numpy([np.float64(x)], {})), rel=1e-14, abs=1e-300)
+
+
+def test_mpvalue_refuses_an_op_the_registry_does_not_spell_for_mpmath():
+    with pytest.raises(AttributeError, match="no method 'frobnicate'"):
+        MPValue(1.0).frobnicate()
+    assert math.isnan(float(MPValue(-1.0).log()))
+
+
+def test_the_tiny_engine_of_the_self_check_runs_every_scalar_op_from_the_registry():
+    assert TinyAdapter.ops == frozenset(SCALAR_OPS)
