@@ -1,0 +1,107 @@
+"""Findings: failing checks with the same signature are one problem; the summary leads with them."""
+
+import json
+
+import pytest
+
+from gradcheck.campaign.findings import Finding, failing, group_findings, replay_command, summary
+from gradcheck.parity.kinds import Kind
+
+RELU = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": [{"op": "relu", "args": [0]}], "outputs": [1]}
+BIG = {
+    "inputs": [{"name": "x0", "value": 0.5}, {"name": "x1", "value": 2.0}],
+    "nodes": [{"op": "relu", "args": [0]}, {"op": "add", "args": [2, 1]}],
+    "outputs": [3],
+}
+
+
+def relu_finding(index: int, graph=RELU, phase: str = "random") -> Finding:
+    return Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", graph, phase=phase, graph_indices=(index,))
+
+
+def test_graphs_with_one_signature_are_one_finding_with_every_index_and_the_smallest_graph():
+    found = [relu_finding(7, BIG), relu_finding(3), relu_finding(5, BIG)]
+    (merged,) = group_findings(found)
+    assert merged.graphs == 3
+    assert merged.graph_indices == (3, 5, 7)
+    assert merged.graph == RELU
+
+
+def test_a_different_kind_check_or_place_is_a_different_finding():
+    base = relu_finding(1)
+    other_kind = Finding(Kind.NONFINITE, ("relu",), "gradient", RELU, graph_indices=(2,))
+    other_check = Finding(Kind.EXCEPTION, ("relu",), "second-derivative", RELU, graph_indices=(3,))
+    other_place = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, where="at 0", graph_indices=(4,))
+    assert len(group_findings([base, other_kind, other_check, other_place])) == 4
+
+
+def test_grouping_does_not_depend_on_arrival_order():
+    found = [relu_finding(i, BIG if i % 2 else RELU) for i in range(6)]
+    found.append(Finding(Kind.EXCEPTION, ("pow_const",), "gradient", RELU, where="at 0", graph_indices=(9,)))
+    assert group_findings(found) == group_findings(list(reversed(found)))
+
+
+def test_the_most_common_finding_comes_first():
+    rare = Finding(Kind.EXCEPTION, ("pow_const",), "gradient", RELU, where="at 0", graph_indices=(9,))
+    grouped = group_findings([rare, relu_finding(1), relu_finding(2)])
+    assert [f.ops for f in grouped] == [("relu",), ("pow_const",)]
+
+
+def test_an_isolation_finding_and_random_graphs_of_the_same_bug_merge():
+    isolated = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, phase="isolation")
+    (merged,) = group_findings([isolated, relu_finding(4, BIG)])
+    assert merged.graphs == 2
+    assert merged.phase == "isolation"  # same size graph: the isolation case is the repro
+    assert merged.graph_indices == (4,)
+
+
+def test_the_summary_names_each_problem_with_its_count():
+    grouped = group_findings(
+        [relu_finding(i) for i in range(93)]
+        + [
+            Finding(Kind.EXCEPTION, ("pow_const",), "gradient", RELU, where="at 0", graph_indices=(i,))
+            for i in range(4)
+        ]
+    )
+    assert summary(grouped) == (
+        "2 distinct problems: relu — wrong gradient, 93 graphs; pow_const at 0 — engine raised, 4 graphs"
+    )
+    assert summary([]) == "no distinct problems"
+
+
+def test_a_convention_fails_under_torch_conventions_and_is_a_note_under_subgradient():
+    convention = Finding(Kind.CONVENTION, ("abs",), "gradient", RELU, where="at 0")
+    assert convention.is_failure("torch")
+    assert not convention.is_failure("subgradient")
+    assert failing([convention], "subgradient") == []
+    assert (
+        summary([convention], "subgradient") == "1 convention note: abs at 0 — convention at a kink, 1 graph"
+    )
+    with pytest.raises(ValueError, match="conventions must be one of"):
+        convention.is_failure("lenient")
+
+
+def test_a_finding_survives_a_json_round_trip():
+    f = Finding(
+        Kind.WRONG_SECOND_DERIVATIVE,
+        ("tanh", "mul"),
+        "second-derivative",
+        BIG,
+        graphs=3,
+        graph_indices=(1, 2, 8),
+        problems=("second derivatives: entry 0",),
+        repro=replay_command("out/report.json", "minigrad", 0),
+    )
+    back = Finding.from_dict(json.loads(json.dumps(f.to_dict())))
+    assert back == f
+    assert back.ops == ("mul", "tanh")
+    assert f.to_dict()["repro"] == "python -m gradcheck replay out/report.json --engine minigrad --finding 0"
+
+
+def test_a_finding_names_a_known_check_and_at_least_one_graph():
+    with pytest.raises(ValueError, match="check must be one of"):
+        Finding(Kind.WRONG_GRADIENT, ("relu",), "backward", RELU)
+    with pytest.raises(ValueError, match="graphs must be at least 1"):
+        Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, graphs=0)
+    with pytest.raises(ValueError, match="missing field"):
+        Finding.from_dict({"kind": "wrong-gradient"})
