@@ -3,6 +3,7 @@
 from minigrad import nn, optim
 from minigrad.autograd import grad
 from minigrad.draw import draw_graph, render_graph
+from minigrad.floatmath import NumberTooLargeError
 from minigrad.grad_mode import (
     detect_anomaly,
     enable_grad,
@@ -45,6 +46,7 @@ from minigrad.value import Value, apply_op
 __all__ = [
     "nn",
     "optim",
+    "NumberTooLargeError",
     "ScalarOp",
     "Tensor",
     "TensorOp",

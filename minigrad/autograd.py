@@ -66,7 +66,7 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
     return order
 
 
-def _propagate(order: list[Node], create_graph: bool) -> None:
+def propagate(order: list[Node], create_graph: bool) -> None:
     """Walk `order` backwards, pushing each node's `_g` into its inputs' `_g` (summing reuse)."""
     for node in reversed(order):
         g = node._g
@@ -79,6 +79,14 @@ def _propagate(order: list[Node], create_graph: bool) -> None:
                 parent._g = parent_g if old is None else old + parent_g
 
 
+def _cleared_order(roots: Sequence[Node]) -> list[Node]:
+    """The topological order with every node's `_g` cleared for a new pass."""
+    order = topological_order(roots)
+    for node in order:
+        node._g = None
+    return order
+
+
 def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) -> list[Node]:
     """One backward pass from `outputs`; returns the order with `_g` filled in (caller clears it)."""
     if len(gradients) != len(outputs):
@@ -86,19 +94,19 @@ def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) 
             f"backward: got {len(gradients)} gradients for {len(outputs)} outputs; "
             "pass one gradient per output (or None)"
         )
-    order = topological_order(outputs)
-    for node in order:
-        node._g = None
+    engine = type(outputs[0])  # an engine may bring its own, faster, versions of the two walks
+    order = getattr(engine, "_topological_order", _cleared_order)(outputs)
+    walk = getattr(engine, "_propagate", propagate)
     for output, gradient in zip(outputs, gradients):
         seed = output._seed(gradient, create_graph)
         output._g = seed if output._g is None else output._g + seed
     if create_graph:
-        _propagate(order, True)
+        walk(order, True)
     else:
         previous = switches.grad_enabled
         switches.grad_enabled = False
         try:
-            _propagate(order, False)
+            walk(order, False)
         finally:
             switches.grad_enabled = previous
     return order
@@ -110,7 +118,11 @@ def backward(outputs: Sequence[Node], gradients: Sequence[Any] | None = None) ->
     The graph is kept, so backward may run again on it; gradients then accumulate, as in torch
     with `retain_graph=True`.
     """
-    order = _run(outputs, gradients or [None] * len(outputs), create_graph=False)
+    previous, switches.closures_allowed = switches.closures_allowed, True
+    try:
+        order = _run(outputs, gradients or [None] * len(outputs), create_graph=False)
+    finally:
+        switches.closures_allowed = previous
     type(outputs[0])._accumulate_grads(order)
 
 
@@ -137,7 +149,11 @@ def grad(
         seeds = list(grad_outputs)
     else:
         seeds = [grad_outputs]
-    order = _run(output_list, seeds, create_graph)
+    previous, switches.closures_allowed = switches.closures_allowed, False
+    try:
+        order = _run(output_list, seeds, create_graph)
+    finally:
+        switches.closures_allowed = previous
     try:
         results = []
         for index, node in enumerate(input_list):

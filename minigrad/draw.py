@@ -16,8 +16,28 @@ from minigrad.autograd import topological_order
 _RECORD_SPECIALS = str.maketrans({c: "\\" + c for c in '{}|<>"\\'})
 
 
-def draw_graph(root: Any, rankdir: str = "LR") -> str:
-    """DOT source for the graph that produced `root` (a Value, or any autograd node)."""
+class DotGraph(str):
+    """DOT text (a str) that Jupyter shows as a picture when Graphviz is installed."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        svg = self._repr_svg_()
+        return {"image/svg+xml": svg} if svg is not None else {"text/plain": str(self)}
+
+    def _repr_svg_(self) -> str | None:
+        """The picture as SVG, or None (Jupyter then shows the text) without graphviz and `dot`."""
+        try:
+            import graphviz
+        except ImportError:
+            return None
+        try:
+            return graphviz.Source(str(self)).pipe(format="svg", encoding="utf-8")
+        except graphviz.ExecutableNotFound:
+            return None
+
+
+def draw_graph(root: Any, rankdir: str = "LR") -> DotGraph:
+    """DOT source for the graph that produced `root` (a Value, or any autograd node): a str, which
+    Jupyter shows as the picture, as micrograd's draw_dot. Nodes with a `label` show it first."""
     if not hasattr(root, "_prev"):
         raise TypeError(f"draw_graph: expected a Value or Tensor, got {type(root).__name__} {root!r}")
     if rankdir not in ("LR", "TB", "RL", "BT"):
@@ -28,13 +48,15 @@ def draw_graph(root: Any, rankdir: str = "LR") -> str:
     for node in order:
         name = ids[id(node)]
         data, grad = _show(node.data), _show(node.grad)
-        lines.append(f'  {name} [label="{{ data {_record(data)} | grad {_record(grad)} }}"];')
+        label = getattr(node, "label", "")
+        title = f"{_record(label)} | " if label else ""
+        lines.append(f'  {name} [label="{{ {title}data {_record(data)} | grad {_record(grad)} }}"];')
         if node._prev:
             lines.append(f'  {name}_op [label="{_quoted(_op_label(node))}", shape=ellipse];')
             lines.append(f"  {name}_op -> {name};")
             lines.extend(f"  {ids[id(parent)]} -> {name}_op;" for parent in node._prev)
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    return DotGraph("\n".join(lines) + "\n")
 
 
 def render_graph(root: Any, path: str | os.PathLike[str], format: str = "svg") -> str:

@@ -8,6 +8,8 @@ to numpy's IEEE semantics only when `math` refuses.
 from __future__ import annotations
 
 import math
+import sys
+from typing import Any
 
 import numpy as np
 
@@ -101,3 +103,21 @@ def sign(x: float) -> float:
     if x < 0:
         return -1.0
     return 0.0
+
+
+class NumberTooLargeError(OverflowError):
+    """A Python int beyond what the op's dtype holds (float64's ~1.8e308, or int64) was given to an op."""
+
+
+def as_float(number: Any, op: str) -> float:
+    """`number` as a float, or NumberTooLargeError naming `op` and the number when it does not fit."""
+    try:
+        return float(number)
+    except OverflowError:
+        raise too_large(number, op, f"a float (max {sys.float_info.max:.4g})") from None
+
+
+def too_large(number: Any, op: str, target: str) -> NumberTooLargeError:
+    text = str(number)
+    shown = text if len(text) <= 30 else f"{text[:10]}...{text[-5:]} ({len(text)} digits)"
+    return NumberTooLargeError(f"{op}: the number {shown} is too large for {target}")

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 class _Switches:
     """Mutable flags read by every op; one instance, so reads stay a single attribute lookup."""
 
-    __slots__ = ("grad_enabled", "anomaly_enabled")
+    __slots__ = ("grad_enabled", "anomaly_enabled", "closures_allowed")
 
     def __init__(self) -> None:
         self.grad_enabled = True
         self.anomaly_enabled = False
+        # True only inside backward(): micrograd-style `_backward` closures may run (not in grad()).
+        self.closures_allowed = False
 
 
 switches = _Switches()

@@ -8,37 +8,51 @@ way torch promotes (dimensioned tensors over 0-d tensors over Python numbers).
 
 Where minigrad knowingly differs from torch: the graph is kept after backward (as with
 `retain_graph=True`, the same as Value); there are no in-place ops (`x += 1` rebinds x to a new
-tensor); `view` is `reshape` (numpy decides whether to copy); relu's gradient multiplies by a
-mask, so an inf or nan upstream gradient at a negative input gives nan where torch gives 0.
+tensor); `view` is `reshape` (numpy decides whether to copy).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from minigrad import autograd
+from minigrad import floatmath as fm
 from minigrad import tensor_ops as ops
-from minigrad import tensor_reductions as reductions
 from minigrad import tensor_shape_ops as shape_ops
 from minigrad.grad_mode import switches
-from minigrad.tensor_dispatch import ARRAYS
-from minigrad.tensor_ops import TensorOp
+from minigrad.op import TensorOp
+from minigrad.tensor_args import (  # noqa: F401 (re-exported: other modules import them from here)
+    DimArg,
+    Shape,
+    _check_nonempty,
+    _dims,
+    _explain_failure,
+    _index,
+    _resolve_shape,
+    _shape_arg,
+)
+from minigrad.tensor_autograd import AutogradMethods, check_forward_anomaly
+from minigrad.tensor_dtypes import (  # noqa: F401 (re-exported)
+    DEFAULT_FLOAT,
+    _array_from,
+    _category,
+    _numeric,
+    _promote,
+    bool_,
+    float32,
+    float64,
+    int32,
+    int64,
+    result_type,
+)
+from minigrad.tensor_elementwise_methods import ElementwiseMethods
+from minigrad.tensor_reduction_methods import MinMax, ReductionMethods  # noqa: F401 (MinMax re-exported)
+from minigrad.tensor_shape_methods import ShapeMethods
 
-float32 = np.dtype(np.float32)
-float64 = np.dtype(np.float64)
-int32 = np.dtype(np.int32)
-int64 = np.dtype(np.int64)
-bool_ = np.dtype(np.bool_)
-DEFAULT_FLOAT = float32
 
-Shape = tuple[int, ...]
-DimArg = int | Sequence[int] | None
-
-
-class Tensor:
+class Tensor(ElementwiseMethods, ShapeMethods, ReductionMethods, AutogradMethods):
     """An n-dimensional array (`data`, an ndarray) with torch's autograd semantics.
 
     `grad` is None until a backward pass reaches this tensor as a leaf that requires grad; it is
@@ -49,7 +63,7 @@ class Tensor:
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (array * tensor)
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
-        self.data = _array_from(data, dtype)
+        self.data = _array_from(data.data if isinstance(data, Tensor) else data, dtype)
         self.grad: Tensor | None = None
         self._requires_grad = False
         self._prev: tuple[Tensor, ...] = ()
@@ -147,6 +161,26 @@ class Tensor:
 
     __hash__ = object.__hash__  # identity hash: __eq__ is elementwise, as in torch
 
+    def _apply(self, rule: type[TensorOp], **params: Any) -> Tensor:
+        """`rule` applied to this tensor alone (what the shape and reduction methods use)."""
+        return apply_op(rule, (self,), **params)
+
+    @staticmethod
+    def _leaf(array: np.ndarray) -> Tensor:
+        return _leaf(array)
+
+    @staticmethod
+    def _binary(rule: type[TensorOp], a: Any, b: Any, floating: bool = False) -> Tensor:
+        return _binary(rule, a, b, floating)
+
+    @staticmethod
+    def _unary_float(rule: type[TensorOp], x: Tensor) -> Tensor:
+        return _unary_float(rule, x)
+
+    @staticmethod
+    def _compare(func: Any, a: Tensor, b: Any) -> Tensor:
+        return _compare(func, a, b)
+
     # --- conversion ----------------------------------------------------------------------------
 
     def item(self) -> float | int | bool:
@@ -204,49 +238,11 @@ class Tensor:
     def long(self) -> Tensor:
         return self.to(int64)
 
-    # --- arithmetic: tensor with tensor or number, broadcasting like numpy -----------------------
-
-    def __add__(self, other: Any) -> Tensor:
-        return _binary(ops.Add, self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _binary(ops.Add, other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _binary(ops.Sub, self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _binary(ops.Sub, other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _binary(ops.Mul, self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _binary(ops.Mul, other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _binary(ops.Div, self, other, floating=True)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _binary(ops.Div, other, self, floating=True)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _binary(ops.Pow, self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _binary(ops.Pow, other, self)
-
     def __matmul__(self, other: Any) -> Tensor:
         return matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return apply_op(ops.Neg, (self,))
-
-    def __abs__(self) -> Tensor:
-        return self.abs()
 
     def maximum(self, other: Any) -> Tensor:
         """Elementwise max; on ties each operand gets half the gradient (torch)."""
@@ -259,379 +255,6 @@ class Tensor:
     def where(self, condition: Any, other: Any) -> Tensor:
         """self where `condition` is true, else `other` (torch.Tensor.where)."""
         return where(condition, self, other)
-
-    # --- comparisons: boolean tensors outside the graph ----------------------------------------
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _compare(np.equal, self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _compare(np.not_equal, self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _compare(np.less, self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _compare(np.less_equal, self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _compare(np.greater, self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _compare(np.greater_equal, self, other)
-
-    def __invert__(self) -> Tensor:
-        if self.dtype.kind not in "biu":
-            raise TypeError(f"~ (bitwise_not) is only defined for integer and bool tensors, got {self.dtype}")
-        return _leaf(~self.data)
-
-    # --- elementwise functions -----------------------------------------------------------------
-
-    def relu(self) -> Tensor:
-        return apply_op(ops.ReLU, (self,))
-
-    def tanh(self) -> Tensor:
-        return _unary_float(ops.Tanh, self)
-
-    def sigmoid(self) -> Tensor:
-        return _unary_float(ops.Sigmoid, self)
-
-    def exp(self) -> Tensor:
-        return _unary_float(ops.Exp, self)
-
-    def log(self) -> Tensor:
-        return _unary_float(ops.Log, self)
-
-    def sin(self) -> Tensor:
-        return _unary_float(ops.Sin, self)
-
-    def cos(self) -> Tensor:
-        return _unary_float(ops.Cos, self)
-
-    def sqrt(self) -> Tensor:
-        return _unary_float(ops.Sqrt, self)
-
-    def abs(self) -> Tensor:
-        return apply_op(ops.Abs, (self,))
-
-    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
-        """Values limited to [min, max]; the gradient flows where min <= x <= max (torch)."""
-        if min is None and max is None:
-            raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-        for name, bound in (("min", min), ("max", max)):
-            if bound is not None and not isinstance(bound, (int, float, np.number)):
-                raise TypeError(f"clamp: {name} must be a number or None, got {type(bound).__name__}")
-        return apply_op(ops.Clamp, (self,), low=min, high=max)
-
-    clip = clamp
-
-    # --- reductions ----------------------------------------------------------------------------
-
-    def sum(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
-        return apply_op(reductions.Sum, (self,), axes=_dims(dim, self.ndim, "sum"), keepdim=keepdim)
-
-    def mean(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
-        if self.dtype.kind != "f":
-            raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating point "
-                f"or complex dtype. Got: {self.dtype}"
-            )
-        return apply_op(reductions.Mean, (self,), axes=_dims(dim, self.ndim, "mean"), keepdim=keepdim)
-
-    def amax(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
-        """Largest element over `dim` (int or tuple); ties share the gradient evenly."""
-        return self._extreme(reductions.Amax, dim, keepdim)
-
-    def amin(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
-        """Smallest element over `dim` (int or tuple); ties share the gradient evenly."""
-        return self._extreme(reductions.Amin, dim, keepdim)
-
-    def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MinMax:
-        """Without dim: the largest element (ties share the gradient evenly). With an int dim:
-        `(values, indices)` like torch, the gradient going to the returned indices."""
-        if dim is None:
-            return self._extreme(reductions.Amax, None, keepdim, "max")
-        return self._extreme_along(np.argmax, "max", dim, keepdim)
-
-    def min(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MinMax:
-        """Without dim: the smallest element (ties share the gradient evenly). With an int dim:
-        `(values, indices)` like torch, the gradient going to the returned indices."""
-        if dim is None:
-            return self._extreme(reductions.Amin, None, keepdim, "min")
-        return self._extreme_along(np.argmin, "min", dim, keepdim)
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return self._arg(np.argmax, "argmax", dim, keepdim)
-
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        return self._arg(np.argmin, "argmin", dim, keepdim)
-
-    def _extreme(self, rule: type[TensorOp], dim: DimArg, keepdim: bool, name: str = "") -> Tensor:
-        name = name or rule.name
-        axes = _dims(dim, self.ndim, name)
-        _check_nonempty(self, None if dim is None else axes, name)
-        return apply_op(rule, (self,), axes=axes, keepdim=keepdim)
-
-    def _extreme_along(self, arg: Any, name: str, dim: int, keepdim: bool) -> MinMax:
-        if not isinstance(dim, (int, np.integer)):
-            raise TypeError(
-                f"{name}(): dim must be an int, got {dim!r}; use amax/amin to reduce several dims"
-            )
-        if self.ndim == 0:
-            _dims(dim, 0, name)
-            return MinMax(self.reshape(()), _leaf(np.zeros((), dtype=int64)))
-        axis = _dims(dim, self.ndim, name)[0]
-        _check_nonempty(self, (axis,), name)
-        indices = arg(self.data, axis=axis, keepdims=True)
-        values = apply_op(reductions.TakeAlongAxis, (self,), indices=indices, axis=axis)
-        if not keepdim:
-            values = values.squeeze(axis)
-            indices = indices.squeeze(axis)
-        return MinMax(values, _leaf(indices))
-
-    def _arg(self, arg: Any, name: str, dim: int | None, keepdim: bool) -> Tensor:
-        if dim is None:
-            _check_nonempty(self, None, name)
-            index = np.asarray(arg(self.data))
-            return _leaf(index.reshape((1,) * self.ndim) if keepdim else index)
-        axis = _dims(dim, self.ndim, name)
-        if not axis:
-            return _leaf(np.zeros((), dtype=int64))
-        _check_nonempty(self, axis, name)
-        return _leaf(np.asarray(arg(self.data, axis=axis[0], keepdims=keepdim)))
-
-    # --- shape ops -----------------------------------------------------------------------------
-
-    def reshape(self, *shape: Any) -> Tensor:
-        new_shape = _resolve_shape(_shape_arg(shape), self.data.size, "reshape")
-        return apply_op(shape_ops.Reshape, (self,), shape=new_shape)
-
-    def view(self, *shape: Any) -> Tensor:
-        """Same as reshape (numpy decides whether a copy is needed)."""
-        return self.reshape(*shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        if self.ndim == 0:
-            return self.reshape(1)
-        start, end = (_dims(d, self.ndim, "flatten")[0] for d in (start_dim, end_dim))
-        if start > end:
-            raise RuntimeError(
-                f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}"
-            )
-        shape = self.shape
-        merged = int(np.prod(shape[start : end + 1], dtype=np.int64))
-        return self.reshape(*shape[:start], merged, *shape[end + 1 :])
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        axis = _dims(dim, self.ndim + 1, "unsqueeze")[0]
-        shape = self.shape
-        return self.reshape(*shape[:axis], 1, *shape[axis:])
-
-    def squeeze(self, dim: DimArg = None) -> Tensor:
-        """Drop size-1 dims (all of them, or those of `dim` that have size 1, as torch)."""
-        axes = _dims(dim, self.ndim, "squeeze")
-        shape = tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
-        return self.reshape(shape)
-
-    def permute(self, *dims: Any) -> Tensor:
-        order = _shape_arg(dims)
-        if len(order) != self.ndim:
-            raise RuntimeError(
-                f"permute(): number of dims don't match: the tensor has {self.ndim} dims "
-                f"(shape {self.shape}) but {len(order)} were given ({order})"
-            )
-        axes = tuple(_dims(d, self.ndim, "permute")[0] if self.ndim else 0 for d in order)
-        if len(set(axes)) != len(axes):
-            raise RuntimeError(f"permute(): duplicate dims are not allowed, got {order}")
-        return apply_op(shape_ops.Permute, (self,), axes=axes)
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        if self.ndim == 0:
-            _dims((dim0, dim1) if dim0 != dim1 else dim0, 0, "transpose")
-            return self.reshape(())
-        a, b = (_dims(d, self.ndim, "transpose")[0] for d in (dim0, dim1))
-        axes = list(range(self.ndim))
-        axes[a], axes[b] = axes[b], axes[a]
-        return apply_op(shape_ops.Permute, (self,), axes=tuple(axes))
-
-    @property
-    def T(self) -> Tensor:
-        """All dims reversed (the matrix transpose for a 2-D tensor)."""
-        return apply_op(shape_ops.Permute, (self,), axes=tuple(reversed(range(self.ndim))))
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two dims swapped: the transpose of each matrix in a batch."""
-        if self.ndim < 2:
-            raise RuntimeError(
-                f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D tensor."
-            )
-        return self.transpose(-2, -1)
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """Broadcast to `sizes` without copying; -1 keeps a dim's size (torch.Tensor.expand)."""
-        target = _shape_arg(sizes)
-        if len(target) < self.ndim:
-            raise RuntimeError(
-                f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
-                f"the number of dimensions in the tensor ({self.ndim}); shape {self.shape}, sizes {target}"
-            )
-        lead = len(target) - self.ndim
-        shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(target))
-        for i, n in enumerate(self.shape):
-            if n != 1 and shape[lead + i] != n:
-                raise RuntimeError(
-                    f"expand: the expanded size of the tensor ({shape[lead + i]}) must match the existing "
-                    f"size ({n}) at non-singleton dimension {lead + i}.  Target sizes: {list(target)}.  "
-                    f"Tensor sizes: {list(self.shape)}"
-                )
-        if any(n < 0 for n in shape):
-            raise RuntimeError(
-                f"expand: the expanded size -1 is not allowed in a leading, new dimension: {target}"
-            )
-        return apply_op(shape_ops.BroadcastTo, (self,), shape=shape)
-
-    def broadcast_to(self, *shape: Any) -> Tensor:
-        return self.expand(*shape)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        return self.expand(other.shape)
-
-    def sum_to_size(self, *size: Any) -> Tensor:
-        """Summed over dims so the result has `size` (the reverse of expand)."""
-        shape = _shape_arg(size)
-        try:
-            if np.broadcast_shapes(shape, self.shape) != self.shape:
-                raise ValueError
-        except ValueError:
-            raise RuntimeError(f"sum_to_size: size {shape} is not expandable to size {self.shape}") from None
-        return apply_op(shape_ops.SumToSize, (self,), shape=shape)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        index = _index(key)
-        try:
-            return apply_op(shape_ops.GetItem, (self,), index=index)
-        except IndexError as error:
-            raise IndexError(f"getitem: {error} (tensor of shape {self.shape}, index {key!r})") from None
-
-    # --- hooks used by derivative rules on the create_graph path ------------------------------
-
-    def _scatter_add(self, shape: Shape, index: Any) -> Tensor:
-        return apply_op(shape_ops.ScatterAdd, (self,), shape=shape, index=index)
-
-    def _put_along_axis(self, shape: Shape, indices: np.ndarray, axis: int) -> Tensor:
-        return apply_op(reductions.PutAlongAxis, (self,), shape=shape, indices=indices, axis=axis)
-
-    def _take_along_axis(self, indices: np.ndarray, axis: int) -> Tensor:
-        return apply_op(reductions.TakeAlongAxis, (self,), indices=indices, axis=axis)
-
-    # --- autograd ------------------------------------------------------------------------------
-
-    def backward(self, gradient: Any = None) -> None:
-        """Add d(self)/d(leaf) into `.grad` of every leaf that requires grad (seed 1 for a scalar).
-
-        The graph is kept, so calling backward again adds the same gradients once more (torch with
-        `retain_graph=True`). Non-leaf tensors get `.grad` only after `retain_grad()`.
-        """
-        if not self._requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        with np.errstate(all="ignore"):  # once for the whole pass instead of once per node
-            _quiet_pass.on, previous = True, _quiet_pass.on
-            try:
-                autograd.backward([self], [gradient])
-            finally:
-                _quiet_pass.on = previous
-
-    def retain_grad(self) -> None:
-        """Make backward fill `.grad` of this non-leaf tensor too."""
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        self._retains = True
-
-    def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
-        rule = self._rule
-        assert rule is not None  # the core only asks nodes that have inputs
-        if create_graph:
-            if not isinstance(g, Tensor):
-                g = _leaf(np.asarray(g))
-            out, inputs = self, self._prev
-        else:
-            out, inputs = self.data, [p.data for p in self._prev]
-        if rule.arithmetic and not _quiet_pass.on:
-            with np.errstate(all="ignore"):
-                grads = rule.backward(g, out, *inputs, needs=self._needs, **self._params)
-        else:
-            grads = rule.backward(g, out, *inputs, needs=self._needs, **self._params)
-        if switches.anomaly_enabled:
-            _check_backward_anomaly(self, g, grads)
-        return grads
-
-    @staticmethod
-    def _accumulate_grads(order: list[Tensor]) -> None:
-        stored: set[int] = set()  # arrays already handed to a .grad in this pass
-        for node in order:
-            g = node._g
-            if g is None:
-                continue
-            node._g = None
-            if not node._requires_grad or (node._rule is not None and not node._retains):
-                continue
-            g = np.asarray(g)
-            if g.dtype != node.data.dtype:
-                g = g.astype(node.data.dtype)
-            owner = id(g if g.base is None else g.base)
-            if not g.flags.writeable or owner in stored:
-                g = g.copy()  # never let two .grad share memory, nor keep a read-only view
-                owner = id(g)
-            stored.add(owner)
-            if node.grad is None:
-                node.grad = _leaf(g)
-            else:
-                node.grad.data = node.grad.data + g
-
-    def _seed(self, gradient: Any, create_graph: bool) -> Any:
-        if gradient is None:
-            if self.data.size != 1:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs (output has shape {self.shape})"
-                )
-            seed = np.ones(self.shape, dtype=self.dtype)
-        else:
-            if create_graph and isinstance(gradient, Tensor):
-                _check_seed_shape(gradient.shape, self.shape)
-                return gradient.to(self.dtype) if gradient.dtype != self.dtype else gradient
-            array = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
-            _check_seed_shape(array.shape, self.shape)
-            seed = np.array(array, dtype=self.dtype)
-        return _leaf(seed) if create_graph else seed
-
-    def _export_grad(self, g: Any, create_graph: bool) -> Tensor:
-        if isinstance(g, Tensor):
-            return g
-        g = np.asarray(g)
-        return _leaf(g if g.dtype == self.dtype else g.astype(self.dtype))
-
-    def _zero_grad_like(self, create_graph: bool) -> Tensor:
-        return _leaf(np.zeros(self.shape, dtype=self.dtype))
-
-
-class _QuietPass:
-    """`on` while Tensor.backward runs a whole pass inside one np.errstate (grad() passes don't)."""
-
-    __slots__ = ("on",)
-
-    def __init__(self) -> None:
-        self.on = False
-
-
-_quiet_pass = _QuietPass()
-
-
-class MinMax(NamedTuple):
-    """What `max(dim)` and `min(dim)` return: the values and their indices along dim."""
-
-    values: Tensor
-    indices: Tensor
 
 
 # --- applying ops ----------------------------------------------------------------------------
@@ -675,7 +298,7 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
             out._params = params
             out._needs = needs
     if switches.anomaly_enabled:
-        _check_forward_anomaly(rule, out.data, inputs)
+        check_forward_anomaly(rule, out.data, inputs)
     return out
 
 
@@ -693,21 +316,24 @@ def _binary(rule: type[TensorOp], a: Any, b: Any, floating: bool = False) -> Ten
         return NotImplemented
     if floating and dtype.kind != "f":
         dtype = DEFAULT_FLOAT
-    out = apply_op(rule, (_operand(a, dtype), _operand(b, dtype)))
+    out = apply_op(rule, (_operand(a, dtype, rule.name), _operand(b, dtype, rule.name)))
     if out.data.dtype != dtype:
         out.data = out.data.astype(dtype)
     return out
 
 
-def _operand(x: Any, dtype: np.dtype) -> Tensor:
+def _operand(x: Any, dtype: np.dtype, op: str) -> Tensor:
     """x as a Tensor: Tensors stay as they are (their grads keep their dtype), constants get `dtype`."""
     if isinstance(x, Tensor):
         if x.data.dtype.kind != "f" and dtype.kind == "f":
             return _leaf(x.data.astype(dtype))  # ints and bools never require grad
         return x
     if isinstance(x, np.ndarray):
-        return _leaf(x)
-    return _leaf(np.asarray(x, dtype=dtype))
+        return _leaf(_numeric(x, op))
+    try:
+        return _leaf(np.asarray(x, dtype=dtype))
+    except OverflowError:
+        raise fm.too_large(x, op, f"the op's dtype {dtype}") from None
 
 
 def _unary_float(rule: type[TensorOp], x: Tensor) -> Tensor:
@@ -725,65 +351,6 @@ def _compare(func: Any, a: Tensor, b: Any) -> Tensor:
         return _leaf(np.asarray(func(a.data, other)))
     except ValueError as error:
         raise RuntimeError(f"{func.__name__}: {error} (shapes {a.shape} and {np.shape(other)})") from None
-
-
-def _category(dtype: np.dtype) -> int:
-    """bool < integer < floating, the order in which torch promotes across kinds."""
-    return {"b": 0, "i": 1, "u": 1, "f": 2}.get(dtype.kind, 3)
-
-
-def _promote(dtypes: list[np.dtype]) -> np.dtype:
-    """torch.promote_types over several dtypes: the highest kind wins, then the widest of it."""
-    top = max(_category(d) for d in dtypes)
-    return np.result_type(*[d for d in dtypes if _category(d) == top])
-
-
-def result_type(*operands: Any) -> np.dtype | None:
-    """The dtype torch gives an op on `operands`: dimensioned tensors decide, unless a 0-d tensor
-    or a Python number is of a higher kind (then it decides); a float number means float32."""
-    tiers: list[list[np.dtype]] = [[], [], []]
-    for x in operands:
-        if isinstance(x, (Tensor, np.ndarray)):
-            tiers[0 if x.ndim else 1].append(x.dtype)
-        elif isinstance(x, (bool, np.bool_)):
-            tiers[2].append(bool_)
-        elif isinstance(x, (int, np.integer)):
-            tiers[2].append(int64)
-        elif isinstance(x, (float, np.floating)):
-            tiers[2].append(DEFAULT_FLOAT)
-        else:
-            return None
-    result: np.dtype | None = None
-    for tier in tiers:
-        if tier:
-            dtype = _promote(tier)
-            if result is None or _category(dtype) > _category(result):
-                result = dtype
-    return result
-
-
-def _explain_failure(rule: type[TensorOp], inputs: tuple[Tensor, ...], error: Exception) -> str:
-    shapes = [t.shape for t in inputs]
-    if len(shapes) == 2:
-        mismatch = _broadcast_mismatch(shapes[0], shapes[1])
-        if mismatch:
-            return f"{rule.name}: {mismatch} (shapes {shapes[0]} and {shapes[1]})"
-    listed = ", ".join(str(s) for s in shapes)
-    return f"{rule.name}: {error} (input shapes {listed})"
-
-
-def _broadcast_mismatch(a: Shape, b: Shape) -> str | None:
-    """torch's message for shapes that cannot broadcast, or None if they can."""
-    ndim = max(len(a), len(b))
-    for i in range(ndim):
-        size_a = a[i - ndim + len(a)] if i >= ndim - len(a) else 1
-        size_b = b[i - ndim + len(b)] if i >= ndim - len(b) else 1
-        if size_a != size_b and size_a != 1 and size_b != 1:
-            return (
-                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
-                f"at non-singleton dimension {i}"
-            )
-    return None
 
 
 # --- functions of several tensors (torch.* namespace) ------------------------------------------
@@ -820,7 +387,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         raise RuntimeError(
             f"where: condition {cond.shape}, x {np.shape(x)} and y {np.shape(y)} cannot be broadcast together"
         ) from None
-    out = apply_op(ops.Where, (_operand(x, dtype), _operand(y, dtype)), cond=cond)
+    out = apply_op(ops.Where, (_operand(x, dtype, "where"), _operand(y, dtype, "where")), cond=cond)
     if out.data.dtype != dtype:
         out.data = out.data.astype(dtype)
     return out
@@ -879,144 +446,3 @@ def _same_dtype(tensors: Sequence[Tensor], op: str) -> list[Tensor]:
             raise TypeError(f"{op}: expected a sequence of Tensors, but element {i} is {type(t).__name__}")
     dtype = _promote([t.dtype for t in items])
     return [t.to(dtype) for t in items]
-
-
-# --- argument handling -------------------------------------------------------------------------
-
-
-def _array_from(data: Any, dtype: Any) -> np.ndarray:
-    """A fresh array from `data` with torch.tensor's dtype rules (float32 for float lists)."""
-    if isinstance(data, Tensor):
-        data = data.data
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-    if isinstance(data, ARRAYS):
-        return np.array(data, dtype=dtype)
-    array = np.array(data, dtype=dtype)
-    if dtype is None:
-        kind = array.dtype.kind
-        if kind == "f":
-            array = array.astype(DEFAULT_FLOAT)
-        elif kind in "iu":
-            array = array.astype(int64)
-        elif kind != "b":
-            raise TypeError(f"tensor: could not infer a numeric dtype from {type(data).__name__} {data!r}")
-    return array
-
-
-def _shape_arg(args: tuple[Any, ...]) -> Shape:
-    """Sizes given as f(2, 3) or f((2, 3)) or f([2, 3])."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(int(n) for n in args)
-
-
-def _resolve_shape(shape: Shape, size: int, op: str) -> Shape:
-    """`shape` with a -1 inferred; raises torch's error when the sizes don't fit."""
-    known = 1
-    unknown = [i for i, n in enumerate(shape) if n == -1]
-    for n in shape:
-        if n != -1:
-            known *= n
-    bad = len(unknown) > 1 or any(n < -1 for n in shape)
-    if not bad and unknown:
-        if known == 0 or size % known:
-            bad = True
-        else:
-            shape = tuple(size // known if n == -1 else n for n in shape)
-    if bad or int(np.prod(shape, dtype=np.int64)) != size:
-        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {size}")
-    return shape
-
-
-def _dims(dim: DimArg, ndim: int, op: str) -> tuple[int, ...]:
-    """`dim` (None, int or sequence) as sorted non-negative axes, checked like torch."""
-    if dim is None:
-        return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-    rank = max(ndim, 1)
-    axes: list[int] = []
-    for d in dims:
-        if not isinstance(d, (int, np.integer)):
-            raise TypeError(f"{op}(): dim must be an int or a sequence of ints, got {d!r}")
-        if not -rank <= d < rank:
-            raise IndexError(
-                f"{op}(): Dimension out of range (expected to be in range of "
-                f"[{-rank}, {rank - 1}], but got {d})"
-            )
-        axis = int(d) % rank
-        if axis in axes:
-            raise RuntimeError(f"{op}(): dim {axis} appears multiple times in the list of dims")
-        axes.append(axis)
-    return tuple(sorted(axes)) if ndim else ()
-
-
-def _check_nonempty(t: Tensor, axes: tuple[int, ...] | None, op: str) -> None:
-    """Reductions without an identity (max, argmax) need a non-empty input; axes None: all of it."""
-    if t.data.size != 0:
-        return
-    if axes is None:
-        raise RuntimeError(
-            f"{op}(): Expected reduction dim to be specified for input.numel() == 0 (input shape "
-            f"{t.shape}). Specify the reduction dim with the 'dim' argument."
-        )
-    for axis in axes:
-        if t.shape[axis] == 0:
-            raise RuntimeError(
-                f"{op}(): Expected reduction dim {axis} to have non-zero size (input shape {t.shape})"
-            )
-
-
-def _index(key: Any) -> Any:
-    """An index with Tensors and lists turned into arrays, checked to be integer or boolean."""
-    if type(key) is tuple:
-        return tuple(_index_item(k) for k in key)
-    return _index_item(key)
-
-
-def _index_item(item: Any) -> Any:
-    if isinstance(item, Tensor):
-        item = item.data
-    elif isinstance(item, list):
-        item = np.asarray(item)
-    if isinstance(item, np.ndarray) and item.dtype.kind not in "biu":
-        raise IndexError(f"tensors used as indices must be long, int or bool tensors, got dtype {item.dtype}")
-    if isinstance(item, float):
-        raise IndexError(
-            "only integers, slices, None, Ellipsis and integer or bool tensors are valid indices, "
-            f"got {item!r}"
-        )
-    return item
-
-
-def _check_seed_shape(got: Shape, want: Shape) -> None:
-    if got != want:
-        raise RuntimeError(
-            f"Mismatch in shape: grad_output[0] has a shape of {got} and output[0] has a shape of {want}"
-        )
-
-
-def _has_nan(x: Any) -> bool:
-    array = x.data if isinstance(x, Tensor) else np.asarray(x)
-    return array.dtype.kind == "f" and bool(np.isnan(array).any())
-
-
-def _check_forward_anomaly(rule: type[TensorOp], out: np.ndarray, inputs: tuple[Tensor, ...]) -> None:
-    if _has_nan(out) and not any(_has_nan(t) for t in inputs):
-        shapes = ", ".join(str(t.shape) for t in inputs)
-        raise RuntimeError(
-            f"detect_anomaly: forward of '{rule.name}' with input shapes ({shapes}) returned nan"
-        )
-
-
-def _check_backward_anomaly(node: Tensor, g: Any, grads: Sequence[Any]) -> None:
-    if _has_nan(g):
-        return
-    for index, grad in enumerate(grads):
-        if grad is not None and _has_nan(grad):
-            assert node._rule is not None
-            shapes = ", ".join(str(p.shape) for p in node._prev)
-            raise RuntimeError(
-                f"detect_anomaly: backward of '{node._rule.name}' with input shapes ({shapes}) returned "
-                f"nan in its gradient for input {index}"
-            )

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.tensor import DEFAULT_FLOAT, Tensor, _leaf, _shape_arg, int64
+from minigrad.tensor import DEFAULT_FLOAT, Tensor, _leaf, _numeric, _shape_arg, int64
 
 _generator = np.random.default_rng()
 
@@ -46,8 +46,10 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A Tensor sharing `array`'s memory and dtype (torch.from_numpy)."""
-    return _leaf(array)
+    """A Tensor sharing `array`'s memory and dtype (torch.from_numpy); numeric dtypes only."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected an np.ndarray, got {type(array).__name__}")
+    return _leaf(_numeric(array, "from_numpy"))
 
 
 def _fresh(array: np.ndarray, requires_grad: bool) -> Tensor:

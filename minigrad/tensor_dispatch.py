@@ -13,13 +13,10 @@ from typing import Any
 
 import numpy as np
 
-ARRAYS = (np.ndarray, np.generic)
+# The elementary functions live in `elementary` (shared with Value); re-exported for the tensor rules.
+from minigrad.elementary import ARRAYS, cos, data, exp, log, sigmoid, sigmoid_array, sin, where  # noqa: F401
+
 Shape = tuple[int, ...]
-
-
-def data(x: Any) -> np.ndarray:
-    """The raw array behind x: for masks and other non-differentiable quantities."""
-    return x if isinstance(x, ARRAYS) else x.data
 
 
 def broadcast_axes(from_shape: Shape, to_shape: Shape) -> tuple[int, ...]:
@@ -77,40 +74,6 @@ def expand_reduced(g: Any, shape: Shape, axes: tuple[int, ...], keepdim: bool) -
     if not keepdim:
         g = g.reshape(reduced_shape(shape, axes))
     return broadcast_to(g, shape)
-
-
-def where(cond: np.ndarray, x: Any, y: Any) -> Any:
-    """Elementwise `x if cond else y`; x or y may be a number."""
-    if isinstance(x, ARRAYS) or isinstance(y, ARRAYS):
-        return np.where(cond, x, y)
-    if hasattr(x, "_local_grads"):
-        return x.where(cond, y)
-    return y.where(~cond, x)
-
-
-def exp(x: Any) -> Any:
-    return np.exp(x) if isinstance(x, ARRAYS) else x.exp()
-
-
-def log(x: Any) -> Any:
-    return np.log(x) if isinstance(x, ARRAYS) else x.log()
-
-
-def sin(x: Any) -> Any:
-    return np.sin(x) if isinstance(x, ARRAYS) else x.sin()
-
-
-def cos(x: Any) -> Any:
-    return np.cos(x) if isinstance(x, ARRAYS) else x.cos()
-
-
-def sigmoid_array(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + e^-x), torch's formula (overflow of e^-x gives the right limit 0)."""
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def sigmoid(x: Any) -> Any:
-    return sigmoid_array(x) if isinstance(x, ARRAYS) else x.sigmoid()
 
 
 def scatter_add(g: Any, shape: Shape, index: Any) -> Any:

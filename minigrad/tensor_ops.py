@@ -1,4 +1,4 @@
-"""Elementwise ops, matmul and where for `Tensor`: each forward rule beside its derivative rule.
+"""The elementwise ops only `Tensor` has (maximum, minimum, where, clamp, casts) and matmul.
 
 A derivative rule `backward(g, out, *inputs, needs, **params)` returns one gradient per input,
 None where `needs` says the input does not require grad (so no time is spent on the data batch).
@@ -6,96 +6,30 @@ It is written once and serves two paths: ndarrays (the fast path of `backward()`
 (under `grad(..., create_graph=True)`, where the rule builds a differentiable graph). Rules use
 only operators, indexing and the helpers of `tensor_dispatch`; gradients are summed back to each
 input's shape and dtype with `sum_to`. Masks are computed on raw data and never differentiated.
+The elementwise ops Value and Tensor share are rules of `elementwise`, re-exported here.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from minigrad.tensor_dispatch import cos, data, log, sigmoid_array, sin, sum_to, swap_last, where
+from minigrad import elementwise
+from minigrad.elementary import data, where
+from minigrad.elementwise import *  # noqa: F403 (the shared rules, still importable from here)
+from minigrad.op import TensorOp
+from minigrad.tensor_dispatch import sum_to, swap_last
+
+# --- elementwise ops only Tensor has (the shared ones are in `elementwise`) ----------------------
 
 
-class TensorOp:
-    """Base of every tensor op: a name (used in error messages), a forward and a derivative rule."""
+def _share(g: Any, wins: np.ndarray, tie: np.ndarray) -> Any:
+    """g where an operand wins, g / 2 where it ties (torch splits the gradient), else 0.
 
-    name: ClassVar[str]
-    # False for ops that only move, select or negate elements: numpy can't warn about overflow or
-    # invalid values there, so they skip the np.errstate that silences those warnings (torch's
-    # kernels never warn either).
-    arithmetic: ClassVar[bool] = True
-
-    @staticmethod
-    def forward(*args: Any, **params: Any) -> np.ndarray:
-        raise NotImplementedError
-
-    @staticmethod
-    def backward(g: Any, out: Any, *args: Any, needs: tuple[bool, ...], **params: Any) -> tuple[Any, ...]:
-        raise NotImplementedError
-
-
-# --- binary elementwise ops (numpy broadcasting; gradients summed back to each operand) ---------
-
-
-class Add(TensorOp):
-    name = "add"
-    forward = staticmethod(np.add)
-
-    @staticmethod
-    def backward(g, out, a, b, *, needs):
-        return (sum_to(g, a) if needs[0] else None, sum_to(g, b) if needs[1] else None)
-
-
-class Sub(TensorOp):
-    name = "sub"
-    forward = staticmethod(np.subtract)
-
-    @staticmethod
-    def backward(g, out, a, b, *, needs):
-        return (sum_to(g, a) if needs[0] else None, sum_to(-g, b) if needs[1] else None)
-
-
-class Mul(TensorOp):
-    name = "mul"
-    forward = staticmethod(np.multiply)
-
-    @staticmethod
-    def backward(g, out, a, b, *, needs):
-        return (sum_to(g * b, a) if needs[0] else None, sum_to(g * a, b) if needs[1] else None)
-
-
-class Div(TensorOp):
-    name = "div"
-    forward = staticmethod(np.true_divide)
-
-    @staticmethod
-    def backward(g, out, a, b, *, needs):
-        grad_a = sum_to(g / b, a) if needs[0] else None
-        grad_b = sum_to(-g * ((a / b) / b), b) if needs[1] else None
-        return grad_a, grad_b
-
-
-class Pow(TensorOp):
-    """a ** b; torch's rules: d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0."""
-
-    name = "pow"
-    forward = staticmethod(np.power)
-
-    @staticmethod
-    def backward(g, out, a, b, *, needs):
-        grad_a = grad_b = None
-        if needs[0]:
-            grad_a = sum_to(where(data(b) == 0, 0.0, g * (b * a ** (b - 1.0))), a)
-        if needs[1]:
-            at_zero = (data(a) == 0) & (data(b) >= 0)
-            grad_b = sum_to(where(at_zero, 0.0, g * (out * log(a))), b)
-        return grad_a, grad_b
-
-
-def _tie_weights(winner: np.ndarray, tie: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """1 where an operand wins, 1/2 where it ties (torch splits the gradient), else 0."""
-    return (winner + 0.5 * tie).astype(dtype, copy=False)
+    Chosen, not multiplied by 0/1 weights, so an inf gradient gives 0 where the operand loses (torch).
+    """
+    return where(wins, g, where(tie, 0.5 * g, 0.0))
 
 
 class Maximum(TensorOp):
@@ -106,8 +40,8 @@ class Maximum(TensorOp):
     def backward(g, out, a, b, *, needs):
         a_data, b_data = data(a), data(b)
         tie = a_data == b_data
-        grad_a = sum_to(g * _tie_weights(a_data > b_data, tie, g.dtype), a) if needs[0] else None
-        grad_b = sum_to(g * _tie_weights(b_data > a_data, tie, g.dtype), b) if needs[1] else None
+        grad_a = sum_to(_share(g, a_data > b_data, tie), a) if needs[0] else None
+        grad_b = sum_to(_share(g, b_data > a_data, tie), b) if needs[1] else None
         return grad_a, grad_b
 
 
@@ -119,8 +53,8 @@ class Minimum(TensorOp):
     def backward(g, out, a, b, *, needs):
         a_data, b_data = data(a), data(b)
         tie = a_data == b_data
-        grad_a = sum_to(g * _tie_weights(a_data < b_data, tie, g.dtype), a) if needs[0] else None
-        grad_b = sum_to(g * _tie_weights(b_data < a_data, tie, g.dtype), b) if needs[1] else None
+        grad_a = sum_to(_share(g, a_data < b_data, tie), a) if needs[0] else None
+        grad_b = sum_to(_share(g, b_data < a_data, tie), b) if needs[1] else None
         return grad_a, grad_b
 
 
@@ -139,108 +73,6 @@ class Where(TensorOp):
         grad_a = sum_to(where(cond, g, 0.0), a) if needs[0] else None
         grad_b = sum_to(where(cond, 0.0, g), b) if needs[1] else None
         return grad_a, grad_b
-
-
-# --- unary elementwise ops ---------------------------------------------------------------------
-
-
-class Neg(TensorOp):
-    name = "neg"
-    arithmetic = False
-    forward = staticmethod(np.negative)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (-g,)
-
-
-class ReLU(TensorOp):
-    """max(a, 0); derivative 0 at a == 0, as torch. The gradient is g times a boolean mask (3x
-    faster than a select; it differs from torch only where g itself is inf or nan)."""
-
-    name = "relu"
-
-    @staticmethod
-    def forward(a):
-        return np.maximum(a, 0)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * (data(a) > 0),)
-
-
-class Tanh(TensorOp):
-    name = "tanh"
-    forward = staticmethod(np.tanh)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * (1.0 - out * out),)
-
-
-class Sigmoid(TensorOp):
-    name = "sigmoid"
-    forward = staticmethod(sigmoid_array)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * (1.0 - out) * out,)
-
-
-class Exp(TensorOp):
-    name = "exp"
-    forward = staticmethod(np.exp)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * out,)
-
-
-class Log(TensorOp):
-    name = "log"
-    forward = staticmethod(np.log)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g / a,)
-
-
-class Sin(TensorOp):
-    name = "sin"
-    forward = staticmethod(np.sin)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * cos(a),)
-
-
-class Cos(TensorOp):
-    name = "cos"
-    forward = staticmethod(np.cos)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * -sin(a),)
-
-
-class Sqrt(TensorOp):
-    name = "sqrt"
-    forward = staticmethod(np.sqrt)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g / (2.0 * out),)
-
-
-class Abs(TensorOp):
-    """|a|; derivative sign(a), so 0 at a == 0, as torch."""
-
-    name = "abs"
-    forward = staticmethod(np.abs)
-
-    @staticmethod
-    def backward(g, out, a, *, needs):
-        return (g * np.sign(data(a)),)
 
 
 class Clamp(TensorOp):
@@ -332,3 +164,16 @@ def check_matmul(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
             f"matmul: batch dimensions {a_shape[:-2]} and {b_shape[:-2]} cannot be broadcast "
             f"(input shapes {a_shape} and {b_shape})"
         ) from None
+
+
+__all__ = [
+    *elementwise.__all__,
+    "Cast",
+    "Clamp",
+    "MatMul",
+    "Maximum",
+    "Minimum",
+    "TensorOp",
+    "Where",
+    "check_matmul",
+]

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from minigrad import autograd
+from minigrad import autograd, value_backward
+from minigrad import elementwise as rules
+from minigrad import floatmath as fm
 from minigrad import scalar_ops as ops
 from minigrad.grad_mode import switches
+from minigrad.op import ScalarOp
 
 Number = int | float
 
@@ -21,7 +24,7 @@ def _check_number(data: Any, where: str) -> float:
     if type(data) is float:
         return data
     if isinstance(data, numbers.Real) and not isinstance(data, (bool, np.bool_)):
-        return float(data)
+        return fm.as_float(data, where)
     is_bool = isinstance(data, (bool, np.bool_))
     raise TypeError(
         f"{where} expects a real number (int or float), got {type(data).__name__} {data!r}"
@@ -30,39 +33,98 @@ def _check_number(data: Any, where: str) -> float:
 
 
 class Value:
-    """A scalar node: `data` (float), `grad` (float) and the op and inputs that produced it.
+    """A scalar node: `data` (float), `grad` (float) and the op and operands that produced it.
 
     Every Value takes part in differentiation, as in micrograd. Numbers mixed into an expression
     (the 2 in `x * 2`) are constants stored with the op: they never receive or leak gradients.
 
-    An op has one or two Value inputs, kept in the slots `_a` and `_b` rather than in a tuple: one
-    object per node instead of two halves the work of Python's garbage collector while a graph grows.
+    An op's operands sit in the slots `_a` and `_b` rather than in a tuple (one object per node
+    instead of two halves the work of Python's garbage collector while a graph grows); an operand
+    is another Value or a constant float. micrograd's constructor `Value(data, (a, b), '+')` makes
+    a node whose `_backward` closure, set by the caller, is its derivative rule (see `ClosureOp`).
     """
 
-    __slots__ = ("data", "grad", "_a", "_b", "_rule", "_const", "_g")
+    __slots__ = ("data", "grad", "_a", "_b", "_rule", "_g", "_label")
 
-    def __init__(self, data: Number) -> None:
+    def __init__(self, data: Number, _children: Sequence[Value] = (), _op: str = "", label: str = "") -> None:
         self.data = _check_number(data, "Value()")
         self.grad = 0.0
-        self._a: Value | None = None
-        self._b: Value | None = None
-        self._rule: type[ops.ScalarOp] | None = None
-        self._const: float | None = None
+        self._a: Value | float | None = None
+        self._b: Value | float | None = None
+        self._rule: Any = ClosureOp(_children, _op) if _children or _op else None
         self._g: Any = None
+        if label:
+            self.label = label
+
+    @property
+    def label(self) -> str:
+        """A name for this node, shown by `draw_graph` ('' unless set)."""
+        try:
+            return self._label
+        except AttributeError:
+            return ""
+
+    @label.setter
+    def label(self, text: str) -> None:
+        self._label = str(text)
 
     @property
     def _prev(self) -> tuple[Value, ...]:
         """The Values this one was computed from (none for a leaf), as the autograd core reads them."""
-        b = self._b
-        if b is not None:
-            return (self._a, b)
-        a = self._a
-        return () if a is None else (a,)
+        a, b = self._a, self._b
+        if b is None:
+            if a is not None:
+                return (a,)  # type: ignore[return-value]
+            rule = self._rule
+            return rule.children if type(rule) is ClosureOp else ()
+        if type(b) is float:
+            return (a,)  # type: ignore[return-value]
+        if type(a) is float:
+            return (b,)
+        return (a, b)  # type: ignore[return-value]
+
+    _parents = _prev  # the spelling of micrograd's lessons
+
+    @property
+    def _const(self) -> float | None:
+        """The op's constant operand (the 2 in `x * 2`), or None."""
+        for operand in (self._a, self._b):
+            if type(operand) is float:
+                return operand
+        return None
 
     @property
     def _op(self) -> str:
         """The name of the op that produced this Value ('' for a leaf), as in micrograd."""
-        return self._rule.name if self._rule is not None else ""
+        rule = self._rule
+        if rule is None:
+            return ""
+        return getattr(rule, "symbol", None) or rule.name
+
+    @property
+    def _backward(self) -> Callable[[], None]:
+        """micrograd's per-node step: add `grad` times the local derivatives into the inputs' `.grad`."""
+        rule = self._rule
+        if type(rule) is ClosureOp:
+            return rule.closure
+        return self._backward_step
+
+    @_backward.setter
+    def _backward(self, closure: Callable[[], None]) -> None:
+        rule = self._rule
+        if type(rule) is not ClosureOp:
+            if rule is not None or self._a is not None:
+                raise AttributeError(
+                    f"_backward: {self!r} was made by minigrad's op '{self._op}', whose derivative rule is "
+                    "fixed; set _backward only on a Value made as Value(data, children, op)"
+                )
+            rule = self._rule = ClosureOp((), "")
+        rule.closure = closure
+
+    def _backward_step(self) -> None:
+        if self._prev:
+            for parent, grad in zip(self._prev, self._local_grads(self.grad, False)):
+                parent.grad += grad
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"
@@ -77,69 +139,43 @@ class Value:
     # --- arithmetic: Value with Value, or Value with a number ------------------------------------
 
     def __add__(self, other: Value | Number) -> Value:
-        if isinstance(other, Value):
-            return _record(ops.Add, ops.Add.forward(self.data, other.data), self, other)
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.AddConst, ops.AddConst.forward(self.data, c), self, None, c)
+        return _binary(rules.Add, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Value | Number) -> Value:
-        if isinstance(other, Value):
-            return _record(ops.Sub, ops.Sub.forward(self.data, other.data), self, other)
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.SubConst, ops.SubConst.forward(self.data, c), self, None, c)
+        return _binary(rules.Sub, self, other)
 
     def __rsub__(self, other: Number) -> Value:
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.RSubConst, ops.RSubConst.forward(self.data, c), self, None, c)
+        return _binary_reflected(rules.Sub, other, self)
 
     def __mul__(self, other: Value | Number) -> Value:
-        if isinstance(other, Value):
-            return _record(ops.Mul, ops.Mul.forward(self.data, other.data), self, other)
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.MulConst, ops.MulConst.forward(self.data, c), self, None, c)
+        return _binary(rules.Mul, self, other)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Value | Number) -> Value:
-        if isinstance(other, Value):
-            return _record(ops.Div, ops.Div.forward(self.data, other.data), self, other)
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.DivConst, ops.DivConst.forward(self.data, c), self, None, c)
+        return _binary(rules.Div, self, other)
 
     def __rtruediv__(self, other: Number) -> Value:
-        c = _const(other)
-        if c is None:
-            return NotImplemented
-        return _record(ops.RDivConst, ops.RDivConst.forward(self.data, c), self, None, c)
+        return _binary_reflected(rules.Div, other, self)
 
     def __pow__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
-            return _record(ops.Pow, ops.Pow.forward(self.data, other.data), self, other)
-        c = _const(other)
+            return _record(rules.Pow, rules.Pow.forward(self.data, other.data), self, other)
+        c = _const(other, "**")
         if c is None:
             return NotImplemented
-        return _record(ops.PowConst, ops.PowConst.forward(self.data, c), self, None, c)
+        return _record(ops.PowConst, ops.PowConst.forward(self.data, c), self, c)
 
     def __rpow__(self, other: Number) -> Value:
-        c = _const(other)
+        c = _const(other, "**")
         if c is None:
             return NotImplemented
-        return _record(ops.RPowConst, ops.RPowConst.forward(self.data, c), self, None, c)
+        return _record(ops.RPowConst, ops.RPowConst.forward(self.data, c), self, c)
 
     def __neg__(self) -> Value:
-        return _record(ops.Neg, ops.Neg.forward(self.data), self)
+        return _record(rules.Neg, rules.Neg.forward(self.data), self)
 
     def __abs__(self) -> Value:
         return self.abs()
@@ -147,31 +183,31 @@ class Value:
     # --- elementary functions ------------------------------------------------------------------
 
     def relu(self) -> Value:
-        return _record(ops.ReLU, ops.ReLU.forward(self.data), self)
+        return _unary(rules.ReLU, self)
 
     def tanh(self) -> Value:
-        return _record(ops.Tanh, ops.Tanh.forward(self.data), self)
+        return _unary(rules.Tanh, self)
 
     def sigmoid(self) -> Value:
-        return _record(ops.Sigmoid, ops.Sigmoid.forward(self.data), self)
+        return _unary(rules.Sigmoid, self)
 
     def exp(self) -> Value:
-        return _record(ops.Exp, ops.Exp.forward(self.data), self)
+        return _unary(rules.Exp, self)
 
     def log(self) -> Value:
-        return _record(ops.Log, ops.Log.forward(self.data), self)
+        return _unary(rules.Log, self)
 
     def sin(self) -> Value:
-        return _record(ops.Sin, ops.Sin.forward(self.data), self)
+        return _unary(rules.Sin, self)
 
     def cos(self) -> Value:
-        return _record(ops.Cos, ops.Cos.forward(self.data), self)
+        return _unary(rules.Cos, self)
 
     def sqrt(self) -> Value:
-        return _record(ops.Sqrt, ops.Sqrt.forward(self.data), self)
+        return _unary(rules.Sqrt, self)
 
     def abs(self) -> Value:
-        return _record(ops.Abs, ops.Abs.forward(self.data), self)
+        return _unary(rules.Abs, self)
 
     # --- autograd ------------------------------------------------------------------------------
 
@@ -184,28 +220,38 @@ class Value:
         autograd.backward([self], [gradient])
 
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
-        # The core asks only nodes that have inputs, so `_rule` and `_a` are set.
-        rule, a, b, const = self._rule, self._a, self._b, self._const
+        # The core asks only nodes that have inputs. Operands go to the rule as floats (or, under
+        # create_graph, as Values), constants as floats; only the Value operands' gradients are kept.
+        rule, a, b = self._rule, self._a, self._b
+        if a is None:
+            return rule.local_grads(self, g, create_graph)
         if create_graph:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
             try:
-                args = self._prev if const is None else (*self._prev, const)
-                grads = rule.backward(g, self, *args)
+                grads = _call_rule(rule, g, self, a, b)
             finally:
                 switches.anomaly_enabled = anomaly
         elif b is None:
-            if const is None:
-                grads = rule.backward(g, self.data, a.data)
+            grads = rule.backward(g, self.data, a.data)
+        elif rule.partials:  # a shared binary rule: ask only for the gradients of Value operands
+            out = self.data
+            if type(b) is float:
+                grads = (rule.d_a(g, out, a.data, b),)
+            elif type(a) is float:
+                grads = (rule.d_b(g, out, a, b.data),)
             else:
-                grads = rule.backward(g, self.data, a.data, const)
-        elif const is None:
-            grads = rule.backward(g, self.data, a.data, b.data)
+                a, b = a.data, b.data
+                grads = (rule.d_a(g, out, a, b), rule.d_b(g, out, a, b))
         else:
-            grads = rule.backward(g, self.data, a.data, b.data, const)
+            grads = _call_rule(rule, g, self.data, _data(a), _data(b))
         if switches.anomaly_enabled:
             _check_backward_anomaly(self, g, grads)
         return grads
+
+    # the core's two walks, specialised for scalar graphs
+    _topological_order = staticmethod(value_backward.topological_order)
+    _propagate = staticmethod(value_backward.propagate_floats)
 
     @staticmethod
     def _accumulate_grads(order: list[Value]) -> None:
@@ -233,24 +279,102 @@ class Value:
         return Value(0.0) if create_graph else 0.0
 
 
+class ClosureOp:
+    """The op of a node made the micrograd way, `Value(data, children, op)` with a `_backward` closure.
+
+    The closure adds `local derivative * out.grad` into each child's `.grad`. `backward()` runs it
+    with `out.grad` set to this pass's gradient and the children's `.grad` set to zero, reads what
+    it added, and restores them, so such nodes mix with minigrad's ops, reused nodes included.
+    `grad()` and `create_graph` need a rule they can call on Values, which a closure is not.
+    """
+
+    __slots__ = ("children", "name", "closure")
+
+    def __init__(self, children: Sequence[Value], op: str) -> None:
+        for child in children:
+            if not isinstance(child, Value):
+                raise TypeError(
+                    f"Value(data, children, op): children must be Values, got {type(child).__name__}"
+                )
+        self.children = tuple(dict.fromkeys(children))  # each child once, as micrograd's set
+        self.name = str(op)
+        self.closure: Callable[[], None] = _no_backward
+
+    def local_grads(self, out: Value, g: Any, create_graph: bool) -> list[float]:
+        if create_graph or not switches.closures_allowed:
+            raise RuntimeError(
+                f"grad: the op {self.name or '(unnamed)'!r} of {out!r} was made as Value(data, children, op) "
+                "with a _backward closure, which only backward() can run; grad() and create_graph need a "
+                "derivative rule: write the op as a ScalarOp and apply it with minigrad.apply_op"
+            )
+        saved_out, saved = out.grad, [child.grad for child in self.children]
+        out.grad = g
+        for child in self.children:
+            child.grad = 0.0
+        try:
+            self.closure()
+            return [child.grad for child in self.children]
+        finally:
+            out.grad = saved_out
+            for child, grad in zip(self.children, saved):
+                child.grad = grad
+
+
+def _no_backward() -> None:
+    """A leaf's `_backward`, as micrograd's: nothing to propagate."""
+
+
+def _call_rule(rule: Any, g: Any, out: Any, a: Any, b: Any) -> Sequence[Any]:
+    """The rule's gradients for the Value operands among (a, b): a constant gets none."""
+    if b is None:
+        return rule.backward(g, out, a)
+    if type(b) is float:
+        return rule.backward(g, out, a, b)[:1]
+    if type(a) is float:
+        return rule.backward(g, out, a, b)[1:]
+    return rule.backward(g, out, a, b)
+
+
+def _data(x: Any) -> Any:
+    return x if x is None or type(x) is float else x.data
+
+
 _new_value = Value.__new__
 
 
-def _const(other: Any) -> float | None:
+def _const(other: Any, op: str) -> float | None:
     """A number operand as a float constant, or None when the operand is not a number."""
     if type(other) is float:
         return other
-    if type(other) is int:
-        return float(other)
     if type(other) is bool or not isinstance(other, (int, float)):
         return None
-    return float(other)
+    return fm.as_float(other, op)
 
 
-def _record(
-    rule: type[ops.ScalarOp], data: float, a: Value, b: Value | None = None, const: float | None = None
-) -> Value:
-    """A new Value holding `data`, remembering `rule` and its inputs unless grad mode is off."""
+def _binary(rule: Any, value: Value, other: Any) -> Value:
+    """value <op> other, for a Value or a number `other` (then a constant of the op)."""
+    if isinstance(other, Value):
+        return _record(rule, rule.forward(value.data, other.data), value, other)
+    c = _const(other, rule.symbol)
+    if c is None:
+        return NotImplemented
+    return _record(rule, rule.forward(value.data, c), value, c)
+
+
+def _binary_reflected(rule: Any, other: Any, value: Value) -> Value:
+    """other <op> value, for a number `other` (a constant of the op)."""
+    c = _const(other, rule.symbol)
+    if c is None:
+        return NotImplemented
+    return _record(rule, rule.forward(c, value.data), c, value)
+
+
+def _unary(rule: Any, value: Value) -> Value:
+    return _record(rule, rule.forward(value.data), value)
+
+
+def _record(rule: Any, data: float, a: Value | float, b: Value | float | None = None) -> Value:
+    """A new Value holding `data`, remembering `rule` and its operands unless grad mode is off."""
     out = _new_value(Value)
     out.data = data
     out.grad = 0.0
@@ -259,15 +383,14 @@ def _record(
         out._a = a
         out._b = b
         out._rule = rule
-        out._const = const
     else:
-        out._a = out._b = out._rule = out._const = None
+        out._a = out._b = out._rule = None
     if switches.anomaly_enabled and data != data:
-        _check_forward_anomaly(rule, data, (a,) if b is None else (a, b), const)
+        _check_forward_anomaly(rule, data, a, b)
     return out
 
 
-def apply_op(rule: type[ops.ScalarOp], *inputs: Value | Number, const: float | None = None) -> Value:
+def apply_op(rule: type[ScalarOp], *inputs: Value | Number, const: float | None = None) -> Value:
     """Apply a custom `ScalarOp` to one or two Values: the way to add an op of your own to minigrad.
 
     Number inputs are wrapped as fresh leaf Values; `const`, if given, is passed last to both rules.
@@ -275,27 +398,46 @@ def apply_op(rule: type[ops.ScalarOp], *inputs: Value | Number, const: float | N
     if not 1 <= len(inputs) <= 2:
         raise TypeError(f"apply_op({rule.__name__}): a scalar op takes 1 or 2 inputs, got {len(inputs)}")
     values = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
-    args = [v.data for v in values] + ([] if const is None else [const])
-    return _record(rule, float(rule.forward(*args)), *values, const=const)
-
-
-def _describe(rule: type[ops.ScalarOp], prev: Sequence[Any], const: float | None) -> str:
-    inputs = ", ".join(repr(float(_value_of(p))) for p in prev)
     if const is not None:
-        inputs += f", constant {const!r}"
-    return f"'{rule.__name__}' ({rule.name}) with inputs ({inputs})"
+        const = fm.as_float(const, f"apply_op({rule.__name__})")
+        if len(values) == 2:
+            rule = _with_constant(rule, const)
+        else:
+            return _record(rule, float(rule.forward(values[0].data, const)), values[0], const)
+    return _record(rule, float(rule.forward(*[v.data for v in values])), *values)
+
+
+def _with_constant(rule: type[ScalarOp], const: float) -> type[ScalarOp]:
+    """A two-input rule with `const` bound as its last argument (the node has no slot left for it)."""
+
+    def forward(a: float, b: float) -> float:
+        return rule.forward(a, b, const)
+
+    def backward(g: Any, out: Any, a: Any, b: Any) -> tuple[Any, ...]:
+        return rule.backward(g, out, a, b, const)
+
+    return type(
+        rule.__name__, (rule,), {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    )
+
+
+def _describe(rule: Any, operands: Sequence[Any]) -> str:
+    shown = ", ".join(
+        f"constant {x!r}" if type(x) is float else repr(float(_value_of(x)))
+        for x in operands
+        if x is not None
+    )
+    return f"'{rule.__name__}' ({getattr(rule, 'symbol', None) or rule.name}) with inputs ({shown})"
 
 
 def _value_of(x: Any) -> float:
     return x.data if isinstance(x, Value) else x
 
 
-def _check_forward_anomaly(
-    rule: type[ops.ScalarOp], data: float, prev: Sequence[Value], const: float | None
-) -> None:
-    if any(math.isnan(p.data) for p in prev) or (const is not None and math.isnan(const)):
+def _check_forward_anomaly(rule: Any, data: float, a: Any, b: Any) -> None:
+    if any(math.isnan(_value_of(x)) for x in (a, b) if x is not None):
         return
-    raise RuntimeError(f"detect_anomaly: forward of {_describe(rule, prev, const)} returned nan")
+    raise RuntimeError(f"detect_anomaly: forward of {_describe(rule, (a, b))} returned nan")
 
 
 def _check_backward_anomaly(node: Value, g: Any, grads: Sequence[Any]) -> None:
@@ -303,8 +445,7 @@ def _check_backward_anomaly(node: Value, g: Any, grads: Sequence[Any]) -> None:
         return
     for index, grad in enumerate(grads):
         if math.isnan(_value_of(grad)):
-            assert node._rule is not None
             raise RuntimeError(
-                f"detect_anomaly: backward of {_describe(node._rule, node._prev, node._const)} "
+                f"detect_anomaly: backward of {_describe(node._rule, (node._a, node._b))} "
                 f"returned nan in its gradient for input {index} (output gradient {_value_of(g)!r})"
             )

@@ -3,6 +3,10 @@
 Weights start uniform in [-1, 1] and biases at 0. By default they are drawn from Python's global
 `random` (so `random.seed(1337)` reproduces micrograd's weights exactly); pass `rng=` (a seed or a
 `random.Random`) for a model whose weights do not depend on global state.
+
+`activation` picks the nonlinearity: "relu" is micrograd's MLP (relu on the hidden layers, a linear
+last layer); "tanh" (or "sigmoid") is the network of micrograd's lessons, that nonlinearity on
+every layer, the last one included.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from minigrad.value import Value
 
 Rng = random.Random | int | None
 Scalar = Value | int | float
+ACTIVATIONS = ("relu", "tanh", "sigmoid")
 
 
 def make_rng(rng: Rng) -> Any:
@@ -35,11 +40,20 @@ def _check_size(name: str, what: str, n: Any, minimum: int) -> int:
     return n
 
 
-class Neuron(Module):
-    """One unit: relu(w·x + b), or w·x + b when `nonlin=False`."""
+def _check_activation(name: str, activation: Any) -> str:
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"{name}: activation must be one of {', '.join(map(repr, ACTIVATIONS))}, got {activation!r}"
+        )
+    return activation
 
-    def __init__(self, nin: int, nonlin: bool = True, rng: Rng = None) -> None:
+
+class Neuron(Module):
+    """One unit: activation(w·x + b) (relu by default), or w·x + b when `nonlin=False`."""
+
+    def __init__(self, nin: int, nonlin: bool = True, rng: Rng = None, activation: str = "relu") -> None:
         _check_size("Neuron", "nin (number of inputs)", nin, 0)
+        self.activation = _check_activation("Neuron", activation)
         source = make_rng(rng)
         self.w = [Value(source.uniform(-1, 1)) for _ in range(nin)]
         self.b = Value(0)
@@ -49,10 +63,15 @@ class Neuron(Module):
         if len(x) != len(self.w):
             raise ValueError(f"{self!r}: expected {len(self.w)} inputs, got {len(x)}")
         act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
-        return act.relu() if self.nonlin else act
+        return getattr(act, self.activation)() if self.nonlin else act
 
     def __repr__(self) -> str:
-        return f"{'ReLU' if self.nonlin else 'Linear'}Neuron({len(self.w)})"
+        kind = (
+            {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid"}[self.activation]
+            if self.nonlin
+            else "Linear"
+        )
+        return f"{kind}Neuron({len(self.w)})"
 
 
 class Layer(Module):
@@ -72,15 +91,21 @@ class Layer(Module):
 
 
 class MLP(Module):
-    """Layers of sizes `nouts` on `nin` inputs: relu in every layer except the last, which is linear."""
+    """Layers of sizes `nouts` on `nin` inputs. activation="relu" (the default, micrograd's): relu in
+    every layer except the last, which is linear; "tanh" or "sigmoid": that in every layer."""
 
-    def __init__(self, nin: int, nouts: Sequence[int], rng: Rng = None) -> None:
+    def __init__(self, nin: int, nouts: Sequence[int], rng: Rng = None, activation: str = "relu") -> None:
         if isinstance(nouts, int) or not nouts:
             raise ValueError(f"MLP: nouts must be a non-empty list of layer sizes, got {nouts!r}")
+        _check_activation("MLP", activation)
         source = make_rng(rng)
         sz = [nin, *nouts]
+        last = len(nouts) - 1
         self.layers = [
-            Layer(sz[i], sz[i + 1], nonlin=i != len(nouts) - 1, rng=source) for i in range(len(nouts))
+            Layer(
+                sz[i], sz[i + 1], nonlin=i != last or activation != "relu", rng=source, activation=activation
+            )
+            for i in range(len(nouts))
         ]
 
     def __call__(self, x: Sequence[Scalar]) -> Value | list[Value]:

@@ -1,0 +1,262 @@
+"""The elementwise ops, one rule each, shared by `Value` and `Tensor`: the forward beside its derivative.
+
+A rule's `forward` runs on floats (for Value) and on arrays (for Tensor); its `backward(g, out, *inputs)`
+returns one gradient per input, written as plain math with the helpers of `elementary`, which
+dispatch on type. So one rule serves four paths: floats and arrays in a plain `backward()`, Values
+and Tensors under `grad(..., create_graph=True)`, where the rule itself builds a differentiable
+graph. The Tensor engine sums each gradient back to its input's shape (the gradient of
+broadcasting); Value passes constants as plain floats and keeps only its inputs' gradients.
+
+A rule's `name` is torch's (`torch.<name>`, and Tensor's `grad_fn`); `symbol` is micrograd's
+spelling shown as `Value._op`. To add an elementwise op: one rule here (and in `RULES`), plus the
+method on Value and Tensor that applies it.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, ClassVar
+
+from minigrad import elementary as e
+from minigrad.elementary import data, div, where
+from minigrad.op import ScalarOp
+
+
+class Elementwise(ScalarOp):
+    """Base of the shared rules. `domain` says where each input is differentiable and finite
+    ("real" or "positive"); the engine's tests draw their points from it."""
+
+    symbol: ClassVar[str]
+    arity: ClassVar[int] = 1
+    domain: ClassVar[tuple[str, ...]] = ("real",)
+    arithmetic: ClassVar[bool] = True
+    elementwise: ClassVar[bool] = True
+
+
+BOTH = (True, True)
+
+
+class Binary(Elementwise):
+    """A rule of two inputs: `d_a` and `d_b` are the gradients for each, so an engine can ask for one
+    (`needs` says which; None for the other)."""
+
+    arity = 2
+    domain = ("real", "real")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass that rewrites `backward` itself must be asked through it, not through d_a/d_b.
+        cls.partials = getattr(cls.backward, "__func__", None) is Binary.backward.__func__
+
+    @staticmethod
+    def d_a(g: Any, out: Any, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def d_b(g: Any, out: Any, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def backward(cls, g: Any, out: Any, a: Any, b: Any, needs: tuple[bool, bool] = BOTH) -> tuple[Any, Any]:  # type: ignore[override]
+        return (
+            cls.d_a(g, out, a, b) if needs[0] else None,
+            cls.d_b(g, out, a, b) if needs[1] else None,
+        )
+
+
+# --- binary ------------------------------------------------------------------------------------
+
+
+class Add(Binary):
+    name, symbol = "add", "+"
+    forward = staticmethod(operator.add)
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return g
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return g
+
+
+class Sub(Binary):
+    name, symbol = "sub", "-"
+    forward = staticmethod(operator.sub)
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return g
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return -g
+
+
+class Mul(Binary):
+    name, symbol = "mul", "*"
+    forward = staticmethod(operator.mul)
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return g * b
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return g * a
+
+
+class Div(Binary):
+    name, symbol = "div", "/"
+    forward = staticmethod(div)
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return div(g, b)
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return -g * div(div(a, b), b)
+
+
+class Pow(Binary):
+    """a ** b; torch's rules: d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0."""
+
+    name, symbol = "pow", "**"
+    forward = staticmethod(e.power)
+    domain = ("positive", "real")
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return where(data(b) == 0, 0.0, g * (b * e.power(a, b - 1.0)))
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
+
+
+# --- unary -------------------------------------------------------------------------------------
+
+
+class Neg(Elementwise):
+    name, symbol = "neg", "neg"
+    arithmetic = False
+    forward = staticmethod(operator.neg)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (-g,)
+
+
+class ReLU(Elementwise):
+    """max(a, 0); derivative 0 where the output is <= 0 (so at a == 0), g at nan, as torch."""
+
+    name, symbol = "relu", "ReLU"
+    forward = staticmethod(e.relu)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (where(data(out) <= 0, 0.0, g),)
+
+
+class Tanh(Elementwise):
+    """tanh; derivative 1 - out², computed as (1 - out)(1 + out), which keeps its digits near |out| = 1."""
+
+    name, symbol = "tanh", "tanh"
+    forward = staticmethod(e.tanh)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * ((1.0 - out) * (1.0 + out)),)
+
+
+class Sigmoid(Elementwise):
+    name, symbol = "sigmoid", "sigmoid"
+    forward = staticmethod(e.sigmoid)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * (1.0 - out) * out,)
+
+
+class Exp(Elementwise):
+    name, symbol = "exp", "exp"
+    forward = staticmethod(e.exp)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * out,)
+
+
+class Log(Elementwise):
+    name, symbol = "log", "log"
+    forward = staticmethod(e.log)
+    domain = ("positive",)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (div(g, a),)
+
+
+class Sin(Elementwise):
+    name, symbol = "sin", "sin"
+    forward = staticmethod(e.sin)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * e.cos(a),)
+
+
+class Cos(Elementwise):
+    name, symbol = "cos", "cos"
+    forward = staticmethod(e.cos)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * -e.sin(a),)
+
+
+class Sqrt(Elementwise):
+    name, symbol = "sqrt", "sqrt"
+    forward = staticmethod(e.sqrt)
+    domain = ("positive",)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (div(g, 2.0 * out),)
+
+
+class Abs(Elementwise):
+    """|a|; derivative sign(a), so 0 at a == 0; an inf gradient there gives nan, as torch's g * sgn(a)."""
+
+    name, symbol = "abs", "abs"
+    forward = staticmethod(abs)
+
+    @staticmethod
+    def backward(g, out, a):
+        return (g * e.sign(a),)
+
+
+#: Every shared rule, by torch's name: the engine's tests compare each with `torch.<name>`.
+RULES: dict[str, type[Elementwise]] = {
+    rule.name: rule
+    for rule in (
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Pow,
+        Neg,
+        ReLU,
+        Tanh,
+        Sigmoid,
+        Exp,
+        Log,
+        Sin,
+        Cos,
+        Sqrt,
+        Abs,
+    )
+}
+
+__all__ = ["RULES", "Binary", "Elementwise", *(rule.__name__ for rule in RULES.values())]

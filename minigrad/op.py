@@ -1,0 +1,58 @@
+"""What an op is to minigrad: a name, a forward rule and the derivative rule beside it.
+
+`ScalarOp` is the base of ops on `Value` (and of the elementwise rules both engines share);
+`TensorOp` is the base of ops that only `Tensor` has (reductions, shape ops, matmul). This module
+holds the two bases only, so every rule module can import them without import cycles.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+class ScalarOp:
+    """Base of every scalar op: a name (shown as `Value._op`), a forward and a derivative rule.
+
+    A derivative rule `backward(g, out, *inputs)` returns one gradient per input. Constants such as
+    the 2 in `x * 2` given to `apply_op(..., const=2)` come after the inputs and get no gradient.
+    """
+
+    name: ClassVar[str]
+    # True when the rule gives each input's gradient by itself (`d_a`, `d_b`), so an engine can ask
+    # for one of them only; False for rules that give them all at once from `backward`.
+    partials: ClassVar[bool] = False
+
+    @staticmethod
+    def forward(*args: float) -> float:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(g: Any, out: Any, *args: Any) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+
+class TensorOp:
+    """Base of every tensor op: a name (used in error messages), a forward and a derivative rule.
+
+    A derivative rule `backward(g, out, *inputs, needs, **params)` returns one gradient per input,
+    None where `needs` says the input does not require grad.
+    """
+
+    name: ClassVar[str]
+    # False for ops that only move, select or negate elements: numpy can't warn about overflow or
+    # invalid values there, so they skip the np.errstate that silences those warnings (torch's
+    # kernels never warn either).
+    arithmetic: ClassVar[bool] = True
+    # True for the shared elementwise rules: `backward(g, out, *inputs)` then works on unbroadcast
+    # math, and the Tensor engine sums each gradient back to its input's shape.
+    elementwise: ClassVar[bool] = False
+
+    @staticmethod
+    def forward(*args: Any, **params: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(g: Any, out: Any, *args: Any, needs: tuple[bool, ...], **params: Any) -> tuple[Any, ...]:
+        raise NotImplementedError

@@ -1,0 +1,164 @@
+"""How a Tensor takes part in the autograd core: `backward`, `retain_grad` and the `Node` hooks.
+
+`AutogradMethods` is a base of `Tensor`. A pass runs the op's derivative rule on arrays (or, under
+`create_graph`, on Tensors); a shared elementwise rule's gradients are summed back to each
+input's shape here. `.grad` is filled only for leaves that require grad and for tensors that
+called `retain_grad()`, never sharing memory between two `.grad`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from minigrad import autograd
+from minigrad.elementary import ARRAYS
+from minigrad.grad_mode import switches
+from minigrad.op import TensorOp
+from minigrad.tensor_args import _check_seed_shape
+from minigrad.tensor_dispatch import sum_to
+
+if TYPE_CHECKING:
+    from minigrad.tensor import Tensor
+
+
+class AutogradMethods:
+    """The autograd part of `Tensor` (it relies on Tensor's slots and its `_leaf`)."""
+
+    __slots__ = ()
+
+    def backward(self, gradient: Any = None) -> None:
+        """Add d(self)/d(leaf) into `.grad` of every leaf that requires grad (seed 1 for a scalar).
+
+        The graph is kept, so calling backward again adds the same gradients once more (torch with
+        `retain_graph=True`). Non-leaf tensors get `.grad` only after `retain_grad()`.
+        """
+        if not self._requires_grad:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        with np.errstate(all="ignore"):  # once for the whole pass instead of once per node
+            _quiet_pass.on, previous = True, _quiet_pass.on
+            try:
+                autograd.backward([self], [gradient])
+            finally:
+                _quiet_pass.on = previous
+
+    def retain_grad(self) -> None:
+        """Make backward fill `.grad` of this non-leaf tensor too."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        self._retains = True
+
+    def _local_grads(self: Tensor, g: Any, create_graph: bool) -> Sequence[Any]:
+        rule = self._rule
+        assert rule is not None  # the core only asks nodes that have inputs
+        if create_graph:
+            if isinstance(g, ARRAYS):
+                g = self._leaf(np.asarray(g))
+            out, inputs = self, self._prev
+        else:
+            out, inputs = self.data, [p.data for p in self._prev]
+        if rule.arithmetic and not _quiet_pass.on:
+            with np.errstate(all="ignore"):
+                grads = _call_rule(rule, g, out, inputs, self)
+        else:
+            grads = _call_rule(rule, g, out, inputs, self)
+        if switches.anomaly_enabled:
+            _check_backward_anomaly(self, g, grads)
+        return grads
+
+    @staticmethod
+    def _accumulate_grads(order: list[Tensor]) -> None:
+        stored: set[int] = set()  # arrays already handed to a .grad in this pass
+        for node in order:
+            g = node._g
+            if g is None:
+                continue
+            node._g = None
+            if not node._requires_grad or (node._rule is not None and not node._retains):
+                continue
+            g = np.asarray(g)
+            if g.dtype != node.data.dtype:
+                g = g.astype(node.data.dtype)
+            owner = id(g if g.base is None else g.base)
+            if not g.flags.writeable or owner in stored:
+                g = g.copy()  # never let two .grad share memory, nor keep a read-only view
+                owner = id(g)
+            stored.add(owner)
+            if node.grad is None:
+                node.grad = node._leaf(g)
+            else:
+                node.grad.data = node.grad.data + g
+
+    def _seed(self, gradient: Any, create_graph: bool) -> Any:
+        if gradient is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs (output has shape {self.shape})"
+                )
+            seed = np.ones(self.shape, dtype=self.dtype)
+        else:
+            if create_graph and isinstance(gradient, type(self)):
+                _check_seed_shape(gradient.shape, self.shape)
+                return gradient.to(self.dtype) if gradient.dtype != self.dtype else gradient
+            array = gradient.data if isinstance(gradient, type(self)) else np.asarray(gradient)
+            _check_seed_shape(array.shape, self.shape)
+            seed = np.array(array, dtype=self.dtype)
+        return self._leaf(seed) if create_graph else seed
+
+    def _export_grad(self, g: Any, create_graph: bool) -> Tensor:
+        if not isinstance(g, ARRAYS):
+            return g
+        g = np.asarray(g)
+        return self._leaf(g if g.dtype == self.dtype else g.astype(self.dtype))
+
+    def _zero_grad_like(self, create_graph: bool) -> Tensor:
+        return self._leaf(np.zeros(self.shape, dtype=self.dtype))
+
+
+def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], node: Any) -> Sequence[Any]:
+    """The rule's gradients; a shared elementwise rule's are summed back to each input's shape."""
+    if not rule.elementwise:
+        return rule.backward(g, out, *inputs, needs=node._needs, **node._params)
+    needs = node._needs
+    grads = rule.backward(g, out, *inputs, needs=needs) if rule.arity == 2 else rule.backward(g, out, *inputs)
+    return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
+
+
+class _QuietPass:
+    """`on` while Tensor.backward runs a whole pass inside one np.errstate (grad() passes don't)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = False
+
+
+_quiet_pass = _QuietPass()
+
+
+def _has_nan(x: Any) -> bool:
+    array = np.asarray(x) if isinstance(x, ARRAYS) else x.data
+    return array.dtype.kind == "f" and bool(np.isnan(array).any())
+
+
+def check_forward_anomaly(rule: type[TensorOp], out: np.ndarray, inputs: tuple[Any, ...]) -> None:
+    if _has_nan(out) and not any(_has_nan(t) for t in inputs):
+        shapes = ", ".join(str(t.shape) for t in inputs)
+        raise RuntimeError(
+            f"detect_anomaly: forward of '{rule.name}' with input shapes ({shapes}) returned nan"
+        )
+
+
+def _check_backward_anomaly(node: Any, g: Any, grads: Sequence[Any]) -> None:
+    if _has_nan(g):
+        return
+    for index, grad in enumerate(grads):
+        if grad is not None and _has_nan(grad):
+            assert node._rule is not None
+            shapes = ", ".join(str(p.shape) for p in node._prev)
+            raise RuntimeError(
+                f"detect_anomaly: backward of '{node._rule.name}' with input shapes ({shapes}) returned "
+                f"nan in its gradient for input {index}"
+            )

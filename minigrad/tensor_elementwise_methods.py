@@ -1,0 +1,127 @@
+"""The elementwise math of `Tensor`: operators, comparisons and functions, each applying one rule.
+
+`ElementwiseMethods` is a base of `Tensor`. The shared rules of `elementwise` (and the tensor-only
+ones of `tensor_ops`) do the math; `Tensor`'s hooks `_binary`, `_unary_float` and `_compare`
+convert numbers and promote dtypes as torch does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from minigrad import elementwise as rules
+from minigrad import tensor_ops as ops
+
+if TYPE_CHECKING:
+    from minigrad.tensor import Tensor
+
+
+class ElementwiseMethods:
+    """The elementwise part of `Tensor` (it relies on Tensor's `_apply`, `_leaf` and the hooks above)."""
+
+    __slots__ = ()
+
+    # --- arithmetic: tensor with tensor or number, broadcasting like numpy -----------------------
+
+    def __add__(self, other: Any) -> Tensor:
+        return self._binary(rules.Add, self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return self._binary(rules.Add, other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self._binary(rules.Sub, self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return self._binary(rules.Sub, other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return self._binary(rules.Mul, self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return self._binary(rules.Mul, other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return self._binary(rules.Div, self, other, floating=True)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return self._binary(rules.Div, other, self, floating=True)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return self._binary(rules.Pow, self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return self._binary(rules.Pow, other, self)
+
+    def __neg__(self) -> Tensor:
+        return self._apply(rules.Neg)
+
+    def __abs__(self) -> Tensor:
+        return self.abs()
+
+    # --- comparisons: boolean tensors outside the graph ----------------------------------------
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(np.equal, self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return self._compare(np.not_equal, self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return self._compare(np.less, self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return self._compare(np.less_equal, self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return self._compare(np.greater, self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return self._compare(np.greater_equal, self, other)
+
+    def __invert__(self) -> Tensor:
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~ (bitwise_not) is only defined for integer and bool tensors, got {self.dtype}")
+        return self._leaf(~self.data)
+
+    # --- elementwise functions -----------------------------------------------------------------
+
+    def relu(self) -> Tensor:
+        return self._apply(rules.ReLU)
+
+    def tanh(self) -> Tensor:
+        return self._unary_float(rules.Tanh, self)
+
+    def sigmoid(self) -> Tensor:
+        return self._unary_float(rules.Sigmoid, self)
+
+    def exp(self) -> Tensor:
+        return self._unary_float(rules.Exp, self)
+
+    def log(self) -> Tensor:
+        return self._unary_float(rules.Log, self)
+
+    def sin(self) -> Tensor:
+        return self._unary_float(rules.Sin, self)
+
+    def cos(self) -> Tensor:
+        return self._unary_float(rules.Cos, self)
+
+    def sqrt(self) -> Tensor:
+        return self._unary_float(rules.Sqrt, self)
+
+    def abs(self) -> Tensor:
+        return self._apply(rules.Abs)
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
+        """Values limited to [min, max]; the gradient flows where min <= x <= max (torch)."""
+        if min is None and max is None:
+            raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+        for name, bound in (("min", min), ("max", max)):
+            if bound is not None and not isinstance(bound, (int, float, np.number)):
+                raise TypeError(f"clamp: {name} must be a number or None, got {type(bound).__name__}")
+        return self._apply(ops.Clamp, low=min, high=max)
+
+    clip = clamp
