@@ -14,8 +14,11 @@ method on Value and Tensor that applies it.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, ClassVar
+
+import numpy as np
 
 from minigrad import elementary as e
 from minigrad.elementary import data, div, where
@@ -135,6 +138,21 @@ class Pow(Binary):
         return where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
 
 
+class Atan2(Binary):
+    """atan2(a, b), the angle of the point (b, a); d/da = b / (a² + b²), d/db = -a / (a² + b²)."""
+
+    name, symbol = "atan2", "atan2"
+    forward = staticmethod(lambda a, b: math.atan2(a, b) if type(a) is float else np.arctan2(a, b))
+
+    @staticmethod
+    def d_a(g, out, a, b):
+        return div(g * b, a * a + b * b)
+
+    @staticmethod
+    def d_b(g, out, a, b):
+        return div(-g * a, a * a + b * b)
+
+
 # --- unary -------------------------------------------------------------------------------------
 
 
@@ -237,6 +255,15 @@ class Abs(Elementwise):
         return (g * e.sign(a),)
 
 
+class Atan(Elementwise):
+    name, symbol = "atan", "atan"
+    forward = staticmethod(lambda a: math.atan(a) if type(a) is float else np.arctan(a))
+
+    @staticmethod
+    def backward(g, out, a):
+        return (div(g, 1.0 + a * a),)
+
+
 #: Every shared rule, by torch's name: the engine's tests compare each with `torch.<name>`.
 RULES: dict[str, type[Elementwise]] = {
     rule.name: rule
@@ -246,6 +273,7 @@ RULES: dict[str, type[Elementwise]] = {
         Mul,
         Div,
         Pow,
+        Atan2,
         Neg,
         ReLU,
         Tanh,
@@ -256,6 +284,7 @@ RULES: dict[str, type[Elementwise]] = {
         Cos,
         Sqrt,
         Abs,
+        Atan,
     )
 }
 

@@ -115,6 +115,13 @@ class ElementwiseMethods:
     def abs(self) -> Tensor:
         return self._apply(rules.Abs)
 
+    def atan(self) -> Tensor:
+        return self._unary_float(rules.Atan, self)
+
+    def atan2(self, other: Any) -> Tensor:
+        """The angle of the point (other, self), elementwise: torch.atan2(self, other)."""
+        return self._binary(rules.Atan2, self, other, floating=True)
+
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         """Values limited to [min, max]; the gradient flows where min <= x <= max (torch)."""
         if min is None and max is None:

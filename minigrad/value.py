@@ -180,6 +180,10 @@ class Value:
     def __abs__(self) -> Value:
         return self.abs()
 
+    def atan2(self, other: Value | Number) -> Value:
+        """The angle of the point (other, self): torch.atan2(self, other)."""
+        return _binary(rules.Atan2, self, other)
+
     # --- elementary functions ------------------------------------------------------------------
 
     def relu(self) -> Value:
@@ -208,6 +212,9 @@ class Value:
 
     def abs(self) -> Value:
         return _unary(rules.Abs, self)
+
+    def atan(self) -> Value:
+        return _unary(rules.Atan, self)
 
     # --- autograd ------------------------------------------------------------------------------
 
