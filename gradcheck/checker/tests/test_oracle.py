@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradcheck.checker.numerical import FlatFunction, jacobian_column
-from gradcheck.checker.oracle import MPValue, accurate_gradient, accurate_vjp, richardson_column, ridders
+from gradcheck.checker.numerical import FlatFunction, jacobian_column, richardson_column, ridders
+from gradcheck.checker.oracle import MPValue, accurate_gradient, accurate_vjp
 from gradcheck.checker.tolerance import PROBES
 from minigrad import Value
 
