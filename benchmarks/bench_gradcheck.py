@@ -24,8 +24,8 @@ from rich.table import Table
 import minigrad
 from gradcheck import gradcheck
 from gradcheck.checker.kinks import is_differentiable_at
-from gradcheck.checker.numerical import FlatFunction, jacobian_column, stencil_column
-from gradcheck.checker.oracle import mpmath_gradient, richardson_column
+from gradcheck.checker.numerical import FlatFunction, jacobian_column, richardson_column, stencil_column
+from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import FAMILIES, PROBES, TORCH
 
 

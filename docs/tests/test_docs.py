@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # Words that mark a measured figure: each paragraph stating one must name the benchmark printing it.
-MEASURED = re.compile(r"µs|bytes per node|graphs/s|times tighter|\bms\b|\d+(\.\d+)?x\b")
+MEASURED = re.compile(r"µs|bytes per node|graphs/s\b|times tighter|\bms\b|\d+(\.\d+)?x\b")
 
 
 def blocks(path: Path, language: str) -> list[tuple[int, str]]:

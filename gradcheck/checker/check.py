@@ -1,4 +1,7 @@
-"""`gradcheck` and `gradgradcheck`: minigrad's analytical gradients against numerical ones.
+"""`gradcheck` and `gradgradcheck`: an engine's analytical gradients against numerical ones.
+
+The engine is reached only through its adapter (`gradcheck.engines`): minigrad's Values and
+Tensors by default, torch tensors or any other engine with an adapter alike.
 
 Slow mode compares every Jacobian entry (output k, input j): rows from one backward pass per
 output element, columns from finite differences. The columns are measured in stages, each only
@@ -24,20 +27,14 @@ from typing import Any
 
 import numpy as np
 
-import minigrad
 from gradcheck.arguments import check_options
 from gradcheck.checker import kinks, oracle
-from gradcheck.checker.failure import FastCheck, GradcheckError, GradcheckResult, Mismatch, literal
-from gradcheck.checker.numerical import (
-    DEFAULT_EPS,
-    FlatFunction,
-    is_node,
-    is_value,
-    jacobian_column,
-    make_tensor,
-    stencil_column,
-)
-from gradcheck.checker.tolerance import Tolerance, policy_for
+from gradcheck.checker.failure import FastCheck, GradcheckError, GradcheckResult, Mismatch
+from gradcheck.checker.flat import FlatFunction
+from gradcheck.checker.inputs import cotangent_leaf, leaves_of, output_nodes, snapshot
+from gradcheck.checker.numerical import DEFAULT_EPS, jacobian_column, stencil_column
+from gradcheck.checker.tolerance import DEFAULT, Tolerance, policy_for
+from gradcheck.engines.adapter import EngineAdapter, load_engine
 
 MAX_REPORTED = 20
 #: mpmath re-measures failing entries only for scalar functions of at most this many inputs.
@@ -56,12 +53,14 @@ def gradcheck(
     seed: int = 0,
     nondet_tol: float = 0.0,
     check_kinks: bool = True,
+    engine: str | EngineAdapter = "minigrad",
 ) -> GradcheckResult:
-    """Check minigrad's gradients of `f(*inputs)` against numerical derivatives.
+    """Check an engine's gradients of `f(*inputs)` against numerical derivatives.
 
-    `inputs` are Values or Tensors (floats become Values, numpy arrays become Tensors). Without
-    atol/rtol the tolerance is `tolerance.policy_for` the ops recorded in f's graph. Returns a
-    `GradcheckResult`; raises `GradcheckError` on failure when `raise_exception`.
+    `inputs` are the engine's values (minigrad: Values or Tensors; floats become Values, numpy
+    arrays Tensors). `engine` is an adapter or `load_engine` name. Without atol/rtol the tolerance
+    is `tolerance.policy_for` the ops recorded in f's graph. Returns a `GradcheckResult`; raises
+    `GradcheckError` on failure when `raise_exception`.
     """
     check_options(
         "gradcheck",
@@ -73,7 +72,8 @@ def gradcheck(
         seed=seed,
         flags={"fast_mode": fast_mode, "raise_exception": raise_exception, "check_kinks": check_kinks},
     )
-    return _Checker(f, inputs, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradcheck").run(
+    adapter = load_engine(engine)
+    return _Checker(f, inputs, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradcheck", adapter).run(
         fast_mode, raise_exception
     )
 
@@ -90,11 +90,12 @@ def gradgradcheck(
     seed: int = 0,
     nondet_tol: float = 0.0,
     check_kinks: bool = True,
+    engine: str | EngineAdapter = "minigrad",
 ) -> GradcheckResult:
     """Check second derivatives with `gradcheck`'s machinery.
 
-    The first derivative vᵀJ, built by `minigrad.grad(..., create_graph=True)`, is gradchecked as
-    a function of the inputs and of the cotangent v (random, fixed by `seed`): its analytical
+    The first derivative vᵀJ, built by the engine's `grad(..., create_graph=True)`, is gradchecked
+    as a function of the inputs and of the cotangent v (random, fixed by `seed`): its analytical
     gradient comes from backward through that graph, its numerical one from differences of it.
     """
     check_options(
@@ -107,95 +108,34 @@ def gradgradcheck(
         seed=seed,
         flags={"fast_mode": fast_mode, "raise_exception": raise_exception, "check_kinks": check_kinks},
     )
-    leaves = _leaves(inputs)
-    with minigrad.enable_grad():
-        outputs = _output_nodes(f(*leaves))
+    adapter = load_engine(engine)
+    leaves = leaves_of(inputs, adapter)
+    with adapter.enable_grad():
+        outputs = output_nodes(f(*leaves), adapter)
     rng = np.random.default_rng(seed + 1)
-    cotangents = [_cotangent_leaf(out, rng) for out in outputs]
+    cotangents = [cotangent_leaf(out, rng, adapter) for out in outputs]
     count = len(leaves)
 
-    def first_derivative(*args: Any) -> tuple[Any, ...]:
+    def first_derivative(*args: Any) -> list[Any]:
         xs, vs = list(args[:count]), list(args[count:])
-        with minigrad.enable_grad():
-            outs = _output_nodes(f(*xs))
-            return minigrad.grad(outs, xs, grad_outputs=vs, create_graph=True, materialize_grads=True)
+        with adapter.enable_grad():
+            outs = output_nodes(f(*xs), adapter)
+            return adapter.grad(outs, xs, vs, create_graph=True)
 
     checker = _Checker(
-        first_derivative, leaves + cotangents, eps, atol, rtol, seed, nondet_tol, check_kinks, "gradgradcheck"
+        first_derivative,
+        leaves + cotangents,
+        eps,
+        atol,
+        rtol,
+        seed,
+        nondet_tol,
+        check_kinks,
+        "gradgradcheck",
+        adapter,
     )
     checker.original = (f, leaves)
     return checker.run(fast_mode, raise_exception)
-
-
-# --- preparing inputs and outputs ---------------------------------------------------------------
-
-
-def _leaves(inputs: Sequence[Any]) -> list[Any]:
-    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Sequence) or is_node(inputs):
-        raise TypeError(f"gradcheck: inputs must be a list or tuple, got {type(inputs).__name__}")
-    if len(inputs) == 0:
-        raise ValueError("gradcheck: no inputs to check; pass at least one Value or Tensor")
-    leaves: list[Any] = []
-    for j, obj in enumerate(inputs):
-        if is_node(obj):
-            if not is_value(obj) and not getattr(obj, "requires_grad", True):
-                raise ValueError(
-                    f"gradcheck: input {j} is a Tensor with requires_grad=False; every input is "
-                    "differentiated, so create it with requires_grad=True"
-                )
-            for k, earlier in enumerate(leaves):
-                if earlier is obj:
-                    raise ValueError(
-                        f"gradcheck: inputs {k} and {j} are the same object; each input is perturbed on its "
-                        "own, so pass distinct Values/Tensors (or use it twice inside f)"
-                    )
-            leaves.append(obj)
-        elif isinstance(obj, (int, float, np.floating, np.integer)) and not isinstance(obj, bool):
-            leaves.append(minigrad.Value(float(obj)))
-        elif isinstance(obj, np.ndarray):
-            tensor_type = getattr(minigrad, "Tensor", None)
-            if tensor_type is None:
-                raise TypeError(f"gradcheck: input {j} is a numpy array but minigrad has no Tensor yet")
-            leaves.append(make_tensor(tensor_type, obj.astype(np.float64), requires_grad=True))
-        else:
-            raise TypeError(
-                f"gradcheck: input {j} is a {type(obj).__name__}; expected a minigrad Value or Tensor "
-                "(or a float / numpy array to wrap)"
-            )
-    return leaves
-
-
-def _output_nodes(out: Any) -> list[Any]:
-    items = list(out) if isinstance(out, (tuple, list)) else [out]
-    for k, item in enumerate(items):
-        if not is_node(item):
-            raise TypeError(
-                f"gradcheck: output {k} is a {type(item).__name__} ({item!r}), not a minigrad Value or "
-                "Tensor; return only outputs computed from the inputs"
-            )
-    return items
-
-
-def _cotangent_leaf(out: Any, rng: np.random.Generator) -> Any:
-    if is_value(out):
-        return type(out)(float(rng.standard_normal()))
-    data = np.asarray(out.data)
-    return make_tensor(type(out), rng.standard_normal(data.shape).astype(data.dtype), requires_grad=True)
-
-
-def _snapshot(obj: Any) -> tuple[np.ndarray, Any]:
-    grad = getattr(obj, "grad", None)
-    grad_copy = None if grad is None else np.array(grad.data if is_node(grad) else grad, dtype=np.float64)
-    return np.array(obj.data, dtype=np.float64, copy=True), grad_copy
-
-
-def _op_names(outputs: list[Any]) -> set[str]:
-    names = set()
-    for node in minigrad.autograd.topological_order(outputs):
-        name = getattr(node, "_op", None) or getattr(node, "grad_fn", None)
-        if name:
-            names.add(str(name))
-    return names
 
 
 # --- the checker ------------------------------------------------------------------------------
@@ -215,9 +155,11 @@ class _Checker:
         nondet_tol: float,
         check_kinks: bool,
         name: str,
+        engine: EngineAdapter,
     ) -> None:
         self.f = f
-        self.leaves = _leaves(inputs)
+        self.engine = engine
+        self.leaves = leaves_of(inputs, engine)
         self.eps = eps
         self.seed = seed
         self.nondet_tol = nondet_tol
@@ -226,18 +168,18 @@ class _Checker:
         self.original: tuple[Callable[..., Any], list[Any]] | None = None
         self.problems: list[str] = []
         self.notes: list[str] = []
-        self.before = [_snapshot(leaf) for leaf in self.leaves]
-        with minigrad.enable_grad():
-            self.outputs = _output_nodes(f(*self.leaves))
-        self.func = FlatFunction(f, self.leaves)
-        self.ops = _op_names(self.outputs)
+        self.before = [snapshot(leaf, engine) for leaf in self.leaves]
+        with engine.enable_grad():
+            self.outputs = output_nodes(f(*self.leaves), engine)
+        self.func = FlatFunction(f, self.leaves, engine)
+        self.ops = engine.op_names(self.outputs)
         # atol is per unit of output magnitude: differences of F carry rounding of size eps·|F|
         fx = np.nan_to_num(np.abs(self.func.fx), nan=1.0, posinf=1.0)
         self.row_scale = np.maximum(1.0, fx)
+        default = DEFAULT if self.ops is None else policy_for(self.ops)
         if atol is None and rtol is None:
-            self.tolerance = policy_for(self.ops)
+            self.tolerance = default
         else:
-            default = policy_for(self.ops)
             self.tolerance = Tolerance(
                 default.atol if atol is None else atol, default.rtol if rtol is None else rtol
             )
@@ -250,7 +192,7 @@ class _Checker:
 
     def _check_float64(self) -> None:
         for j, leaf in enumerate(self.leaves):
-            data = leaf.data
+            data = self.engine.value(leaf)
             if isinstance(data, np.ndarray) and data.dtype != np.float64 and not self.explicit:
                 raise ValueError(
                     f"{self.name}: input {j} is {data.dtype}; the default tolerances are for float64 "
@@ -261,16 +203,16 @@ class _Checker:
     # --- analytical side ------------------------------------------------------------------------
 
     def vjp(self, v: np.ndarray) -> np.ndarray:
-        """vᵀJ from one minigrad backward pass, flattened; checks gradient shapes and dtypes once."""
+        """vᵀJ from one backward pass of the engine, flattened; checks gradient shapes and dtypes once."""
         cotangents = []
         for k, out in enumerate(self.outputs):
             part = v[self.func.output_offsets[k] : self.func.output_offsets[k + 1]]
-            if is_value(out):
+            if self.engine.is_scalar(out):
                 cotangents.append(float(part[0]))
             else:
-                data = np.asarray(out.data)
+                data = np.asarray(self.engine.value(out))
                 cotangents.append(part.reshape(data.shape).astype(data.dtype))
-        grads = minigrad.grad(self.outputs, self.leaves, grad_outputs=cotangents, allow_unused=True)
+        grads = self.engine.grad(self.outputs, self.leaves, cotangents)
         flat = []
         for j, (leaf, g) in enumerate(zip(self.leaves, grads)):
             if g is None:
@@ -278,19 +220,22 @@ class _Checker:
                 continue
             if not self._shape_checked:
                 self._check_grad_type(j, leaf, g)
-            flat.append(np.asarray(g.data if is_node(g) else g, dtype=np.float64).ravel())
+            flat.append(np.asarray(self._plain(g), dtype=np.float64).ravel())
         self._shape_checked = True
         return np.concatenate(flat) if flat else np.zeros(0)
 
+    def _plain(self, x: Any) -> Any:
+        return self.engine.value(x) if self.engine.is_node(x) else x
+
     def _check_grad_type(self, j: int, leaf: Any, g: Any) -> None:
-        if is_value(leaf):
+        if self.engine.is_scalar(leaf):
             if not isinstance(g, float):
                 self.problems.append(
                     f"gradient of input {j} is a {type(g).__name__}, expected a float like the Value's data"
                 )
             return
-        got = np.asarray(g.data if is_node(g) else g)
-        want = np.asarray(leaf.data)
+        got = np.asarray(self._plain(g))
+        want = np.asarray(self.engine.value(leaf))
         if got.shape != want.shape or got.dtype != want.dtype:
             self.problems.append(
                 f"gradient of input {j} has shape {got.shape} and dtype {got.dtype}; the input has shape "
@@ -347,7 +292,7 @@ class _Checker:
 
     def _mpmath_entries(self, i: int, rows: np.ndarray, richardson: oracle.Estimate) -> np.ndarray | None:
         """Column i's entries in `rows` by mpmath, or None when f is not generic over scalars."""
-        scalar = all(s.kind in ("float", "value") for s in self.func.slots)
+        scalar = all(s.scalar for s in self.func.slots)
         if not scalar or self._oracle_generic is False or self.func.n > MPMATH_MAX_INPUTS:
             return None
         exact = np.full(self.func.m, np.nan)
@@ -434,7 +379,7 @@ class _Checker:
 
     def check_inputs_unmodified(self) -> None:
         for j, (leaf, (data, grad)) in enumerate(zip(self.leaves, self.before)):
-            now_data, now_grad = _snapshot(leaf)
+            now_data, now_grad = snapshot(leaf, self.engine)
             if not np.array_equal(now_data, data, equal_nan=True):
                 self.problems.append(
                     f"input {j} was modified: its data changed from {data!r} to {now_data!r}"
@@ -523,10 +468,9 @@ class _Checker:
     def reproducer(self, mismatches: list[Mismatch]) -> str:
         f, leaves = self.original if self.original is not None else (self.f, self.leaves)
         call = "gradgradcheck" if self.original is not None else "gradcheck"
-        kinds = {type(leaf).__name__ for leaf in leaves}
         lines = [
             "    import numpy as np",
-            f"    from minigrad import {', '.join(sorted(kinds))}",
+            *(f"    {line}" for line in self.engine.source_imports(leaves)),
             f"    from gradcheck import {call}",
         ]
         module = getattr(f, "__module__", None)
@@ -541,9 +485,9 @@ class _Checker:
             lines.append(f"    f = ...  # {module}.{name}")
             with contextlib.suppress(OSError, TypeError):
                 lines.append("    # defined as: " + inspect.getsource(f).strip().splitlines()[0])
-        inputs = ", ".join(literal(leaf) for leaf in leaves)
+        inputs = ", ".join(self.engine.source(leaf) for leaf in leaves)
         tol = self.tolerance
-        options = f"atol={tol.atol!r}, rtol={tol.rtol!r}, seed={self.seed}"
+        options = f"atol={tol.atol!r}, rtol={tol.rtol!r}, seed={self.seed}{self._engine_option()}"
         lines.append(f"    {call}(f, [{inputs}], {options})")
         entry = next((m for m in mismatches if m.output is not None), None)
         if (
@@ -553,19 +497,23 @@ class _Checker:
             and self.single_input_fails(entry.input)
         ):
             j = entry.input
-            args = ", ".join("x" if k == j else literal(leaf) for k, leaf in enumerate(self.leaves))
+            source = self.engine.source
+            args = ", ".join("x" if k == j else source(leaf) for k, leaf in enumerate(self.leaves))
             lines.append(f"    # smallest: input {j} alone (the others held fixed) fails the same way")
-            lines.append(f"    {call}(lambda x: f({args}), [{literal(self.leaves[j])}], {options})")
+            lines.append(f"    {call}(lambda x: f({args}), [{source(self.leaves[j])}], {options})")
         return "\n".join(lines)
+
+    def _engine_option(self) -> str:
+        """`, engine=...` naming the adapter class, unless it is the default (minigrad)."""
+        cls = type(self.engine)
+        if cls is type(load_engine("minigrad")):
+            return ""
+        return f", engine={cls.__module__ + ':' + cls.__qualname__!r}"
 
     def single_input_fails(self, j: int) -> bool:
         """Whether checking input j alone, the other inputs held fixed, fails too (so it reproduces)."""
         leaf = self.leaves[j]
-        fresh = (
-            type(leaf)(float(leaf.data))
-            if is_value(leaf)
-            else make_tensor(type(leaf), np.array(leaf.data, copy=True), requires_grad=True)
-        )
+        fresh = self.engine.like(leaf, np.array(self.engine.value(leaf), copy=True), requires_grad=True)
         others = list(self.leaves)
 
         def alone(x: Any) -> Any:
@@ -576,7 +524,16 @@ class _Checker:
         tol = self.tolerance
         try:
             checker = _Checker(
-                alone, [fresh], self.eps, tol.atol, tol.rtol, self.seed, self.nondet_tol, False, self.name
+                alone,
+                [fresh],
+                self.eps,
+                tol.atol,
+                tol.rtol,
+                self.seed,
+                self.nondet_tol,
+                False,
+                self.name,
+                self.engine,
             )
             return not checker.run(fast_mode=False, raise_exception=False)
         except Exception:

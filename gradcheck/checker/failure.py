@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
 
 from gradcheck.checker.kinks import Differentiability
 from gradcheck.checker.tolerance import Tolerance
@@ -149,16 +146,3 @@ class GradcheckError(RuntimeError):
     def __init__(self, result: GradcheckResult) -> None:
         super().__init__(result.report())
         self.result = result
-
-
-def literal(obj: Any) -> str:
-    """Python source that rebuilds an input exactly (floats by repr, which round-trips)."""
-    if hasattr(obj, "_local_grads"):
-        data = obj.data
-        if isinstance(data, np.ndarray):
-            array = f"np.array({data.tolist()!r}, dtype=np.{data.dtype})"
-            return f"{type(obj).__name__}({array}, requires_grad=True)"
-        return f"{type(obj).__name__}({float(data)!r})"
-    if isinstance(obj, np.ndarray):
-        return f"np.array({obj.tolist()!r}, dtype=np.{obj.dtype})"
-    return repr(float(obj))

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker.numerical import FlatFunction
+from gradcheck.checker.flat import FlatFunction
+from gradcheck.engines.adapter import EngineAdapter
 
 DEFAULT_RADIUS = 1e-3
 SCALES = 5
@@ -138,6 +139,7 @@ def is_differentiable_at(
     coordinates: Sequence[int] | None = None,
     directions: int = 16,
     seed: int = 0,
+    engine: str | EngineAdapter = "minigrad",
 ) -> Differentiability:
     """Whether f(*inputs) is smooth within ±radius (relative to max(1, |x|)) of `inputs`.
 
@@ -147,4 +149,4 @@ def is_differentiable_at(
     `describe()` says what was found: a kink (left and right slopes differ), a jump or a domain
     edge, and how close to the point.
     """
-    return probe(FlatFunction(f, inputs), coordinates, radius, directions, seed)
+    return probe(FlatFunction(f, inputs, engine), coordinates, radius, directions, seed)

@@ -6,7 +6,8 @@ Stable public entry point (the parity harness relies on it)::
 
 * ``f`` is called as ``f(*xs)`` with one Python float per entry of the 1-D array ``x`` and returns
   a number or a sequence of numbers (a flat output vector). A function written with Value's API
-  (``x.exp()``), which fails on floats, is called on minigrad Values instead.
+  (``x.exp()``), which fails on floats, is called on the engine's values instead (minigrad Values
+  by default).
 * ``cotangent`` (same length as that output vector) weights the outputs; ``None`` means ``f``
   returns a single number and the weight is 1.
 * The result is the float64 gradient of ``sum(cotangent * f(x))`` with respect to ``x``, shape
@@ -25,19 +26,20 @@ of any derivative (``a * relu(a)`` near 0); gradcheck therefore consults it only
 stencils disagree.
 
 `richardson_column`, `richardson_directional` and `accurate_vjp` offer the same oracle over the
-structured inputs of `gradcheck.checker.numerical` (floats, arrays, Values, Tensors).
+structured inputs of `gradcheck.checker.flat` (floats, arrays, engine values); the differencing
+itself lives in `gradcheck.checker.numerical`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-import minigrad
-from gradcheck.checker.numerical import FlatFunction
+from gradcheck.checker.flat import FlatFunction
+from gradcheck.checker.numerical import richardson_column, richardson_directional
+from gradcheck.engines.adapter import EngineAdapter, load_engine
 from gradcheck.graphs.registry import REGISTRY
 
 try:  # the `check` extra; without it the oracle falls back to float64 Richardson
@@ -45,89 +47,14 @@ try:  # the `check` extra; without it the oracle falls back to float64 Richardso
 except ImportError:  # pragma: no cover - mpmath is a declared dependency of the checker
     mpmath = None
 
-#: First step, relative to max(1, |x|), of the Richardson tableau; each next step is half as long.
-FIRST_STEP = 2.0**-6
-#: Steps tried (the smallest is FIRST_STEP / 2**(LEVELS-1), about 1e-4 relative).
-LEVELS = 8
 MPMATH_DIGITS = 40
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A numerical derivative and, per entry, an estimate of its absolute error."""
-
-    value: np.ndarray
-    error: np.ndarray
-
-
-def ridders(difference: Callable[[float], np.ndarray], h0: float, levels: int = LEVELS) -> Estimate:
-    """Extrapolate central differences `difference(h)` to h -> 0 (Ridders' method, entrywise).
-
-    Row k holds the difference at h0/2^k and its Richardson extrapolations cancelling h^2, h^4, ...
-    The estimate kept for each entry is the one whose neighbours in the tableau agree best; that
-    disagreement is the error estimate. Stops once going deeper only makes every entry worse.
-    """
-    previous = [np.asarray(difference(h0), dtype=np.float64)]
-    best = previous[0].copy()
-    error = np.full(best.shape, np.inf)
-    for k in range(1, levels):
-        row = [np.asarray(difference(h0 / 2.0**k), dtype=np.float64)]
-        factor = 4.0
-        for j in range(1, k + 1):
-            row.append(row[j - 1] + (row[j - 1] - previous[j - 1]) / (factor - 1.0))
-            factor *= 4.0
-            with np.errstate(invalid="ignore"):
-                spread = np.maximum(np.abs(row[j] - row[j - 1]), np.abs(row[j] - previous[j - 1]))
-                better = spread <= error
-            best = np.where(better, row[j], best)
-            error = np.where(better, spread, error)
-        with np.errstate(invalid="ignore"):
-            worse = np.abs(row[k] - previous[k - 1]) >= 2.0 * error
-        if np.all(worse):
-            break
-        previous = row
-    return Estimate(best, error)
-
-
-def _first_step(difference: Callable[[float], np.ndarray], h0: float) -> float:
-    """Shrink the first step until the differences are finite (domain edges such as log near 0)."""
-    for _ in range(6):
-        if np.all(np.isfinite(difference(h0))):
-            return h0
-        h0 /= 16.0
-    return h0
-
-
-def richardson_column(func: FlatFunction, i: int, levels: int = LEVELS) -> Estimate:
-    """Column i of the Jacobian (all outputs, one input coordinate) to high accuracy."""
-    xi = func.x[i]
-    scale = max(1.0, abs(float(xi)))
-
-    def difference(h: float) -> np.ndarray:
-        xp, xm = func.x.copy(), func.x.copy()
-        xp[i] = xi + h
-        xm[i] = xi - h
-        return (func(xp) - func(xm)) / (xp[i] - xm[i])
-
-    return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels)
-
-
-def richardson_directional(func: FlatFunction, u: np.ndarray, levels: int = LEVELS) -> Estimate:
-    """J·u (all outputs) to high accuracy, by differences along the direction u."""
-    norm = float(np.max(np.abs(u))) if u.size else 0.0
-    if norm == 0.0:
-        return Estimate(np.zeros(func.m), np.zeros(func.m))
-    scale = max(1.0, float(np.max(np.abs(func.x)))) / norm
-
-    def difference(h: float) -> np.ndarray:
-        return (func(func.x + h * u) - func(func.x - h * u)) / (2.0 * h)
-
-    return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels)
-
-
-def accurate_vjp(f: Callable[..., Any], inputs: Sequence[Any], cotangent: Any) -> tuple[np.ndarray, ...]:
+def accurate_vjp(
+    f: Callable[..., Any], inputs: Sequence[Any], cotangent: Any, engine: str | EngineAdapter = "minigrad"
+) -> tuple[np.ndarray, ...]:
     """cotangentᵀ·J by Richardson extrapolation; same conventions as `numerical.numerical_vjp`."""
-    func = FlatFunction(f, inputs)
+    func = FlatFunction(f, inputs, engine)
     v = func.join_outputs(cotangent, "cotangent")
     flat = np.array([v @ richardson_column(func, i).value for i in range(func.n)])
     return func.split_inputs(flat)
@@ -137,7 +64,12 @@ def accurate_vjp(f: Callable[..., Any], inputs: Sequence[Any], cotangent: Any) -
 
 
 def accurate_gradient(
-    f: Callable[..., Any], x: Any, cotangent: Any = None, *, method: str = "auto"
+    f: Callable[..., Any],
+    x: Any,
+    cotangent: Any = None,
+    *,
+    method: str = "auto",
+    engine: str | EngineAdapter = "minigrad",
 ) -> np.ndarray:
     """The gradient of sum(cotangent * f(*x)) at x (see the module docstring for the contract)."""
     x = np.asarray(x, dtype=np.float64)
@@ -147,7 +79,7 @@ def accurate_gradient(
         raise ValueError(
             f"accurate_gradient: method must be 'auto', 'richardson' or 'mpmath', got {method!r}"
         )
-    flat_f = _FloatCallable(f)
+    flat_f = _FloatCallable(f, load_engine(engine))
     func = FlatFunction(flat_f, [x])
     if cotangent is None:
         if func.m != 1:
@@ -186,11 +118,13 @@ class _FloatCallable:
     """Adapts f(*floats) -> number(s) to the one-array input FlatFunction expects.
 
     A function written with Value's API (`x.exp()`) fails on floats; it is then called on fresh
-    minigrad Values instead (with no graph recorded) and their `.data` read back.
+    leaves of the engine (minigrad Values by default, with no graph recorded) and their values read
+    back.
     """
 
-    def __init__(self, f: Callable[..., Any]) -> None:
+    def __init__(self, f: Callable[..., Any], engine: EngineAdapter) -> None:
         self.f = f
+        self.engine = engine
         self.use_values = False
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -200,13 +134,15 @@ class _FloatCallable:
                 return self._numbers(self.f(*scalars))
             except (AttributeError, TypeError):
                 self.use_values = True
-        with minigrad.no_grad():
-            return self._numbers(self.f(*(minigrad.Value(v) for v in scalars)))
+        with self.engine.no_grad():
+            return self._numbers(self.f(*(self.engine.as_leaf(v) for v in scalars)))
 
-    @staticmethod
-    def _numbers(out: Any) -> np.ndarray:
+    def _numbers(self, out: Any) -> np.ndarray:
         items = out if isinstance(out, (list, tuple)) else [out]
-        return np.array([float(getattr(o, "data", o)) for o in items], dtype=np.float64)
+        return np.array(
+            [float(self.engine.value(o)) if self.engine.is_node(o) else float(o) for o in items],
+            dtype=np.float64,
+        )
 
 
 def _outputs(out: Any) -> list[Any]:
@@ -341,8 +277,8 @@ class MPValue:
         return bool(self.data >= self._d(other))
 
     def __getattr__(self, name: str) -> Callable[[], MPValue]:
-        """The registry's unary ops as methods (`x.exp()`, `x.relu()`), by their mpmath spelling."""
+        """The registry's ops as methods (`x.exp()`, `y.atan2(x)`), by their mpmath spelling."""
         spec = REGISTRY.get(name)
         if spec is None or spec.mpmath is None:
             raise AttributeError(f"MPValue has no method {name!r} (no registry op with an mpmath spelling)")
-        return lambda: MPValue(spec.mpmath(mpmath, self.data))
+        return lambda *others: MPValue(spec.mpmath(mpmath, self.data, *map(self._d, others)))

@@ -13,12 +13,18 @@ Ops are spelled as in `gradcheck.graphs.registry` (`a + b`, `a ** 2.0`, `a.relu(
 `.data`, and gradients come from `backward()` on the cotangent-weighted sum of the outputs and
 each input's `.grad`; override `apply`, `value` or `gradients` where your engine differs. The
 generator then draws only the ops listed in `ops`.
+
+`gradcheck`/`gradgradcheck` check any function of an engine's values through the same adapter;
+for them it also says what its values are (`is_node`, `is_scalar`, `like`), how recording is
+turned off and on, how to take gradients as engine values (`grad`), which registry ops a result
+came from (`op_names`) and how to print its values (`source`); see `torch_engine.py`.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -69,6 +75,59 @@ class EngineAdapter:
     ) -> list[Any]:
         """Hessian of sum_i cotangent_i * outputs_i times `direction` (engines with create_graph)."""
         raise NotImplementedError(f"engine {self.name!r} does not support second derivatives")
+
+    # --- checking any function (gradcheck, gradgradcheck) ------------------------------------------
+
+    def is_node(self, obj: Any) -> bool:
+        """Whether `obj` is one of this engine's differentiable values (an input or output of f)."""
+        return False
+
+    def is_scalar(self, node: Any) -> bool:
+        """Whether an engine value holds one Python number (its gradient is then a float)."""
+        return not isinstance(self.value(node), np.ndarray)
+
+    def requires_grad(self, node: Any) -> bool:
+        """Whether gradients flow into this engine value."""
+        return True
+
+    def as_leaf(self, obj: Any) -> Any:
+        """An input of f as a differentiable leaf: engine values as they are, numbers via `leaf`."""
+        return obj if self.is_node(obj) else self.leaf(obj)
+
+    def like(self, template: Any, array: np.ndarray, requires_grad: bool = False) -> Any:
+        """A fresh engine value of `template`'s kind holding `array` (a number for scalars)."""
+        raise NotImplementedError(f"engine {self.name!r} cannot rebuild its values (`like`)")
+
+    def no_grad(self) -> AbstractContextManager[Any]:
+        """A context in which the engine records no graph (numerical evaluations run in it)."""
+        return nullcontext()
+
+    def enable_grad(self) -> AbstractContextManager[Any]:
+        """A context in which the engine records graphs, even inside `no_grad`."""
+        return nullcontext()
+
+    def grad(
+        self,
+        outputs: Sequence[Any],
+        inputs: Sequence[Any],
+        cotangent: Sequence[Any],
+        create_graph: bool = False,
+    ) -> list[Any]:
+        """d(sum_i <cotangent_i, outputs_i>)/d(input) as engine objects (None where unused); with
+        `create_graph`, differentiable again and never None (gradgradcheck's first derivative)."""
+        raise NotImplementedError(f"engine {self.name!r} does not give gradients as engine values")
+
+    def op_names(self, outputs: Sequence[Any]) -> set[str] | None:
+        """The registry names of the ops that computed `outputs` (for the tolerance); None: unknown."""
+        return None
+
+    def source(self, node: Any) -> str:
+        """Python source that rebuilds an engine value exactly, for reproducers."""
+        return repr(node)
+
+    def source_imports(self, nodes: Sequence[Any]) -> list[str]:
+        """The import lines `source` needs for these values."""
+        return []
 
     # --- driving a graph -------------------------------------------------------------------------
 

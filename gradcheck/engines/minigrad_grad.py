@@ -1,14 +1,20 @@
 """What both minigrad engines share as engines under test: gradients and Hessian-vector products
-through `minigrad.grad`. Subclasses say how a plain number becomes an engine constant and how an
-engine gradient becomes a plain number again."""
+through `minigrad.grad`, and what `gradcheck`/`gradgradcheck` need to check any function written
+with minigrad's Values and Tensors. Subclasses say how a plain number becomes an engine constant
+and how an engine gradient becomes a plain number again."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
+
+import numpy as np
 
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.minigrad_names import registry_name
+from minigrad import Tensor, Value
 
 
 class MinigradGradAdapter(EngineAdapter):
@@ -48,3 +54,70 @@ class MinigradGradAdapter(EngineAdapter):
             total = term if total is None else total + term
         second = minigrad.grad(total, list(inputs), allow_unused=True)
         return [None if g is None else self.plain(g) for g in second]
+
+    # --- checking any function written with Values and Tensors -----------------------------------
+
+    value_names = "minigrad Value or Tensor"
+
+    def is_node(self, obj: Any) -> bool:
+        return isinstance(obj, (Value, Tensor))
+
+    def is_scalar(self, node: Any) -> bool:
+        return isinstance(node, Value)
+
+    def requires_grad(self, node: Any) -> bool:
+        return isinstance(node, Value) or bool(node.requires_grad)
+
+    def as_leaf(self, obj: Any) -> Any:
+        """Values and Tensors as they are; a number becomes a Value, a numpy array a float64 Tensor."""
+        if self.is_node(obj):
+            return obj
+        if isinstance(obj, np.ndarray):
+            return Tensor(obj.astype(np.float64), requires_grad=True)
+        return Value(float(obj))
+
+    def like(self, template: Any, array: np.ndarray, requires_grad: bool = False) -> Any:
+        if isinstance(template, Value):
+            return type(template)(float(array))
+        return type(template)(array, requires_grad=requires_grad or bool(template.requires_grad))
+
+    def no_grad(self) -> AbstractContextManager[Any]:
+        return minigrad.no_grad()
+
+    def enable_grad(self) -> AbstractContextManager[Any]:
+        return minigrad.enable_grad()
+
+    def grad(
+        self,
+        outputs: Sequence[Any],
+        inputs: Sequence[Any],
+        cotangent: Sequence[Any],
+        create_graph: bool = False,
+    ) -> list[Any]:
+        if create_graph:
+            return list(
+                minigrad.grad(
+                    outputs, inputs, grad_outputs=cotangent, create_graph=True, materialize_grads=True
+                )
+            )
+        return list(minigrad.grad(outputs, inputs, grad_outputs=cotangent, allow_unused=True))
+
+    def op_names(self, outputs: Sequence[Any]) -> set[str]:
+        names = set()
+        for node in minigrad.autograd.topological_order(outputs):
+            # a Value's op is micrograd's `_op` attribute (kept by minigrad for the lessons)
+            name = getattr(node, "_op", None) or getattr(node, "grad_fn", None)
+            if name:
+                names.add(registry_name(str(name)))
+        return names
+
+    def source(self, node: Any) -> str:
+        data = node.data
+        if isinstance(data, np.ndarray):
+            array = f"np.array({data.tolist()!r}, dtype=np.{data.dtype})"
+            return f"{type(node).__name__}({array}, requires_grad=True)"
+        return f"{type(node).__name__}({float(data)!r})"
+
+    def source_imports(self, nodes: Sequence[Any]) -> list[str]:
+        kinds = {type(node).__name__ for node in nodes}
+        return [f"from minigrad import {', '.join(sorted(kinds))}"]

@@ -56,8 +56,8 @@ class OpSpec:
         poles and kinks. branch(args, attrs): a value that must not change under a numerical step
         (which side of a kink we are on); None for smooth ops.
     family: the tolerance family (`gradcheck.checker.tolerance.FAMILIES`); None: the default.
-    mpmath(mp, x): the op on one mpmath number (`mp` is the mpmath module) for the exact oracle;
-        None for ops spelled with operators or defined on tensors only.
+    mpmath(mp, x, ...): the op on mpmath numbers (`mp` is the mpmath module) for the exact oracle,
+        one per argument; None for ops spelled with operators or defined on tensors only.
     attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
         exactly at a kink, checked against torch's convention there (never drawn at random).
     """
@@ -75,7 +75,7 @@ class OpSpec:
     tensor_only: bool = False
     grads: Callable[[Sequence[Any], Attrs, Any], tuple[Any, ...]] | None = None
     family: str | None = None
-    mpmath: Callable[[Any, Any], Any] | None = None
+    mpmath: Callable[..., Any] | None = None
     torch_template: str | None = None
     torch_apply: Callable[[Args, Attrs], Any] | None = None
     # tensor graphs: output shape from argument shapes (None: incompatible); default elementwise

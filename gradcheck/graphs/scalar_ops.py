@@ -38,6 +38,12 @@ def _power_rule(base: Any, exponent: Any) -> Any:
     return np.where(exponent != 0, exponent * base ** (exponent - 1.0), 0.0)
 
 
+def _atan2_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    """Away from the origin (a pole) and from the branch cut, the negative x axis."""
+    y, x = args
+    return (np.hypot(y, x) >= POLE_MARGIN) & ((x >= 0) | (np.abs(y) >= POLE_MARGIN))
+
+
 SCALAR_SPECS: list[OpSpec] = [
     OpSpec(
         "add",
@@ -185,6 +191,28 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (np.cos(a[0]),),
         family="trig",
         mpmath=lambda mp, x: mp.sin(x),
+    ),
+    OpSpec(
+        "atan",
+        1,
+        lambda a, k: a[0].atan(),
+        lambda a, k: np.arctan(a[0]),
+        "{0}.atan()",
+        grads=lambda a, k, out: (1.0 / (1.0 + a[0] * a[0]),),
+        family="trig",
+        mpmath=lambda mp, x: mp.atan(x),
+    ),
+    OpSpec(
+        "atan2",
+        2,
+        lambda a, k: a[0].atan2(a[1]),
+        lambda a, k: np.arctan2(a[0], a[1]),
+        "{0}.atan2({1})",
+        domain=_atan2_domain,
+        kinks="pole at (0, 0); jump of 2*pi across y = 0 for x < 0",
+        grads=lambda a, k, out: (a[1] / (a[0] * a[0] + a[1] * a[1]), -a[0] / (a[0] * a[0] + a[1] * a[1])),
+        family="trig",
+        mpmath=lambda mp, y, x: mp.atan2(y, x),
     ),
     OpSpec(
         "cos",

@@ -1,10 +1,11 @@
-"""Plain-number evaluation (numpy float64) and gradients by central differences.
+"""The numeric reference of the parity check: a graph evaluated in plain numbers (the registry's
+numpy forward) and differentiated numerically, at K batch points at once.
 
-The whole difference stencil is one numpy pass: every input is an (M, K) array whose rows are
-the unperturbed point and the point moved by +-h/4, +-h/2, +-h and +-2h along each input, for all K batch
-points at once. Richardson extrapolation of each pair of steps cancels the h^2 error term; the gap between the
-coarse and the fine extrapolation is the error estimate used in the comparison tolerance. A point
-whose stencil crosses a kink (an op's `branch` changes) or leaves a domain is marked invalid.
+The difference stencil (`checker.numerical.batch_stencil`) is one numpy pass: the unperturbed point
+and the point moved by +-h/4, +-h/2, +-h and +-2h along each input. Richardson extrapolation of each
+pair of steps cancels the h^2 error term; the gap between the coarse and the fine extrapolation is
+the error estimate used in the comparison tolerance. A point whose stencil crosses a kink (an op's
+`branch` changes) or leaves a domain is marked invalid.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gradcheck.checker.numerical import batch_extrapolate, batch_stencil
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad
 
 EPS = np.finfo(np.float64).eps
-# relative step: h = STEP * max(1, |x|); with Richardson the truncation error is O(h^4)
-STEP = 1e-5
 
 
 @dataclass
@@ -63,26 +63,12 @@ def central_differences(graph: Graph, points: Sequence[np.ndarray], cotangent: n
 
     points[i]: input i's (K,) values; cotangent: (n_out, K).
     """
-    n = len(points)
     x = np.stack([np.asarray(p, dtype=np.float64) for p in points])  # (n, K)
-    h = STEP * np.maximum(1.0, np.abs(x))  # (n, K)
-    offsets = np.array([1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 0.5, -0.5])
-    r = len(offsets)
-    # rows: 0 = base; then for each input i and offset o: x + o * h_i e_i
-    m = 1 + r * n
-    stencil = np.broadcast_to(x, (m, n, x.shape[1])).copy()
-    for i in range(n):
-        stencil[1 + r * i : 1 + r * (i + 1), i, :] += offsets[:, None] * h[i]
-    nodes, valid = evaluate(graph, [stencil[:, i, :] for i in range(n)])
+    stencil, h = batch_stencil(x)
+    nodes, valid = evaluate(graph, [stencil[:, i, :] for i in range(len(points))])
     outs = np.stack([nodes[o] for o in graph.outputs])  # (n_out, m, K)
     f = np.einsum("jmk,jk->mk", outs, cotangent)  # weighted sum, (m, K)
-    row = [f[1 + np.arange(n) * r + j] for j in range(r)]  # each (n, K)
-    d_h = (row[0] - row[1]) / (2 * h)
-    d_2h = (row[2] - row[3]) / (4 * h)
-    d_q = (row[4] - row[5]) / (0.5 * h)
-    d_half = (row[6] - row[7]) / h
-    coarse = (4 * d_h - d_2h) / 3  # Richardson: the h^2 terms cancel
-    fine = (4 * d_q - d_half) / 3
+    coarse, fine = batch_extrapolate(f, h)
     # the coarse estimate's error bounds the fine one's truncation; add the fine stencil's rounding
     scale = np.abs(outs[:, 0, :]).max(axis=0) * np.abs(cotangent).max(axis=0) + np.abs(f[0])
     error = np.abs(coarse - fine) + 4 * EPS * scale / h
@@ -101,15 +87,9 @@ def central_differences_tensor(
     shapes = graph_shapes(graph)
     k = points[0].shape[0]
     x = np.concatenate([np.asarray(p, dtype=np.float64).reshape(k, -1) for p in points], axis=1)  # (K, N)
-    n = x.shape[1]
-    h = STEP * np.maximum(1.0, np.abs(x))
-    offsets = np.array([1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 0.5, -0.5])
-    r = len(offsets)
-    m = 1 + r * n
-    stencil = np.broadcast_to(x, (m, k, n)).copy()
-    for e in range(n):
-        stencil[1 + r * e : 1 + r * (e + 1), :, e] += offsets[:, None] * h[:, e]
-    flat = stencil.reshape(m * k, n)
+    stencil, h = batch_stencil(x.T)  # (m, N, K), (N, K)
+    m, n = stencil.shape[0], x.shape[1]
+    flat = stencil.transpose(0, 2, 1).reshape(m * k, n)
     inputs, start = [], 0
     for inp in graph.inputs:
         size = int(np.prod(inp.shape))
@@ -130,17 +110,10 @@ def central_differences_tensor(
         valid &= np.isfinite(out).all(axis=(0, 2))
     cots = [np.asarray(c, dtype=np.float64).reshape(k, -1) for c in cotangent]
     f = sum(np.einsum("mke,ke->mk", out, c) for out, c in zip(outs, cots))  # (m, K)
-    row = [f[1 + np.arange(n) * r + j] for j in range(r)]  # each (N, K)
-    hT = h.T
-    d_h = (row[0] - row[1]) / (2 * hT)
-    d_2h = (row[2] - row[3]) / (4 * hT)
-    d_q = (row[4] - row[5]) / (0.5 * hT)
-    d_half = (row[6] - row[7]) / hT
-    coarse = (4 * d_h - d_2h) / 3
-    fine = (4 * d_q - d_half) / 3
+    coarse, fine = batch_extrapolate(f, h)
     scale = sum(np.abs(out[0]).sum(axis=1) * np.abs(c).max(axis=1) for out, c in zip(outs, cots)) + np.abs(
         f[0]
     )
-    error = np.abs(coarse - fine) + 4 * EPS * scale / hT
+    error = np.abs(coarse - fine) + 4 * EPS * scale / h
     forward = np.concatenate([out[0].T for out in outs], axis=0)  # (F, K)
     return NumericResult(forward, fine, error, valid)

@@ -12,14 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad, unpad
-
-try:  # torch is the `torch` extra: the parity check needs it, the checker for any callable does not
-    import torch
-except ImportError:  # pragma: no cover - the test environment has torch
-    torch = None
 
 # The reference works on tiny tensors: intra-op threads only add overhead, and under load their
 # spin-waiting made one 24-element softmax take 16 ms instead of 2 us (measured here).

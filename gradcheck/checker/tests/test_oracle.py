@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradcheck.checker.numerical import FlatFunction, jacobian_column
-from gradcheck.checker.oracle import MPValue, accurate_gradient, accurate_vjp, richardson_column, ridders
+from gradcheck.checker.numerical import FlatFunction, jacobian_column, richardson_column, ridders
+from gradcheck.checker.oracle import MPValue, accurate_gradient, accurate_vjp
 from gradcheck.checker.tolerance import PROBES
 from minigrad import Value
 
@@ -123,3 +123,9 @@ def test_accurate_vjp_follows_the_numerical_layout():
 def test_mpvalue_follows_ieee_where_mpmath_would_go_complex():
     assert math.isnan(float(MPValue(-1).log())) and math.isnan(float(MPValue(-4).sqrt()))
     assert math.isnan(float(MPValue(-8) ** 0.5))
+
+
+def test_a_binary_registry_op_is_an_mpmath_method_taking_the_other_operand():
+    y, x = MPValue(1.0), MPValue(-2.0)
+    assert abs(float(y.atan2(x)) - math.atan2(1.0, -2.0)) < 1e-15
+    assert abs(float(y.atan2(-2.0)) - math.atan2(1.0, -2.0)) < 1e-15

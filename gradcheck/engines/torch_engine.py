@@ -1,0 +1,122 @@
+"""PyTorch as an engine: for `gradcheck`/`gradgradcheck` on functions of torch tensors, and for
+graphs (torch against itself, a check of the harness). The harness's only import of torch."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.minigrad_names import registry_name
+from gradcheck.graphs.registry import REGISTRY, TENSOR_OPS
+
+try:  # the `torch` extra: the parity check needs it, checking minigrad functions does not
+    import torch
+except ImportError:  # pragma: no cover - the test environment has torch
+    torch = None
+
+
+def _tensor(x: Any, like: Any = None) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x
+    dtype = like.dtype if like is not None else torch.float64
+    return torch.as_tensor(np.asarray(x), dtype=dtype)
+
+
+class TorchAdapter(EngineAdapter):
+    """torch tensors; gradients by `torch.autograd.grad`, Hessian-vector products through it twice."""
+
+    name = "torch"
+    ops = frozenset(TENSOR_OPS)
+    tensor = True
+    create_graph = True
+    value_names = "torch.Tensor"
+
+    def leaf(self, value: Any) -> Any:
+        return torch.tensor(np.asarray(value, dtype=np.float64), requires_grad=True)
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        return REGISTRY[op].apply_torch(args, attrs)
+
+    def value(self, node: Any) -> np.ndarray:
+        return np.array(node.detach().numpy(force=True))
+
+    def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
+        grads = self.grad(outputs, inputs, cotangent)
+        return [None if g is None else self.value(g) for g in grads]
+
+    def hvp(
+        self,
+        outputs: Sequence[Any],
+        inputs: Sequence[Any],
+        cotangent: Sequence[Any],
+        direction: Sequence[Any],
+    ) -> list[Any]:
+        grads = self.grad(outputs, inputs, cotangent, create_graph=True)
+        total = sum((g * _tensor(u, g)).sum() for g, u in zip(grads, direction))
+        second = torch.autograd.grad(total, list(inputs), allow_unused=True)
+        return [None if g is None else self.value(g) for g in second]
+
+    # --- checking any function of torch tensors ----------------------------------------------------
+
+    def is_node(self, obj: Any) -> bool:
+        return isinstance(obj, torch.Tensor)
+
+    def requires_grad(self, node: Any) -> bool:
+        return bool(node.requires_grad)
+
+    def like(self, template: Any, array: np.ndarray, requires_grad: bool = False) -> Any:
+        data = torch.as_tensor(np.asarray(array)).to(template.dtype)
+        return data.requires_grad_(requires_grad or bool(template.requires_grad))
+
+    def no_grad(self) -> AbstractContextManager[Any]:
+        return torch.no_grad()
+
+    def enable_grad(self) -> AbstractContextManager[Any]:
+        return torch.enable_grad()
+
+    def grad(
+        self,
+        outputs: Sequence[Any],
+        inputs: Sequence[Any],
+        cotangent: Sequence[Any],
+        create_graph: bool = False,
+    ) -> list[Any]:
+        seeds = [_tensor(c, out).reshape(out.shape) for c, out in zip(cotangent, outputs)]
+        return list(
+            torch.autograd.grad(
+                list(outputs),
+                list(inputs),
+                seeds,
+                allow_unused=True,
+                retain_graph=True,  # the checker differentiates one graph many times
+                create_graph=create_graph,
+                materialize_grads=create_graph,
+            )
+        )
+
+    def op_names(self, outputs: Sequence[Any]) -> set[str]:
+        """The registry names of the autograd nodes behind `outputs` ("SinBackward0" is `sin`)."""
+        names, seen = set(), set()
+        stack = [out.grad_fn for out in outputs if out.grad_fn is not None]
+        while stack:
+            fn = stack.pop()
+            if fn in seen:
+                continue
+            seen.add(fn)
+            name = re.sub(r"Backward\d*$", "", type(fn).__name__)
+            if name != "AccumulateGrad":
+                names.add(registry_name(name))
+            stack.extend(next_fn for next_fn, _ in fn.next_functions if next_fn is not None)
+        return names
+
+    def source(self, node: Any) -> str:
+        data = self.value(node)
+        return f"torch.tensor({data.tolist()!r}, dtype=torch.{data.dtype}, requires_grad=True)"
+
+    def source_imports(self, nodes: Sequence[Any]) -> list[str]:
+        return ["import torch"]
