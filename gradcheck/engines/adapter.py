@@ -70,6 +70,11 @@ class EngineAdapter:
         """Hessian of sum_i cotangent_i * outputs_i times `direction` (engines with create_graph)."""
         raise NotImplementedError(f"engine {self.name!r} does not support second derivatives")
 
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        """Code in this engine's own API that shows its result on `graph` (None: the report shows
+        the replay command and torch's code instead)."""
+        return None
+
     # --- driving a graph -------------------------------------------------------------------------
 
     def build(self, graph: Graph, values: Sequence[Any]) -> tuple[list[Any], list[Any]]:

@@ -9,6 +9,8 @@ from typing import Any
 
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
 
 
 class MinigradGradAdapter(EngineAdapter):
@@ -27,6 +29,9 @@ class MinigradGradAdapter(EngineAdapter):
     def inner(self, g: Any, u: Any) -> Any:
         """The scalar <g, u> as an engine node, differentiable through g."""
         raise NotImplementedError
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        return graph_snippet(graph, "minigrad", second_order)
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         seeds = [self.constant(c) for c in cotangent]
