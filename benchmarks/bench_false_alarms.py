@@ -16,8 +16,8 @@ import json
 import time
 from pathlib import Path
 
+from gradcheck.atomic import write_text
 from gradcheck.campaign import Settings, real_backend, run_campaign
-from gradcheck.campaign.atomic import write_text
 
 
 def run_part(kind: str, graphs: int, seed: int, jobs: int) -> dict:

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from gradcheck.atomic import write_text
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.printable import html_text as escape
 
@@ -305,6 +306,6 @@ def render_html(report: dict) -> str:
 
 
 def write_html(report: dict, path: Path) -> Path:
+    """Write the page atomically (a crash mid-write leaves the previous page, not half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report), encoding="utf-8")
-    return path
+    return write_text(path, render_html(report))

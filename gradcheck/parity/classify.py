@@ -63,7 +63,7 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
     except Exception:
         return Difference(Kind.EXCEPTION, "gradient")
     fwd_e, grad_e = _flat(forward), _flat(grads)
-    reference = _torch(graph, values, cotangent)
+    reference = torch_at(graph, values, cotangent)
     fwd_t, grad_t = reference.forward[:, 0], reference.grads[:, 0]
     if any(t.startswith("forward") for t in texts) or not _same_pattern(fwd_e, fwd_t):
         kind = Kind.NONFINITE if not _same_pattern(fwd_e, fwd_t) else Kind.WRONG_VALUE
@@ -90,7 +90,7 @@ def _second_order(
         hvp_e = _flat(adapter.run_hvp(graph, values, cotangent, direction))
     except Exception:
         return Difference(Kind.EXCEPTION, "second-derivative")
-    hvp_t = _torch(graph, values, cotangent, direction).hvp
+    hvp_t = torch_at(graph, values, cotangent, direction).hvp
     if hvp_t is not None and not _same_pattern(hvp_e, hvp_t[:, 0]):
         return Difference(Kind.NONFINITE, "second-derivative")
     return Difference(Kind.WRONG_SECOND_DERIVATIVE, "second-derivative")
@@ -145,7 +145,7 @@ def _cotangent(graph: Graph) -> list[Any]:
     return [1.0] * len(graph.outputs)
 
 
-def _torch(
+def torch_at(
     graph: Graph, values: list[Any], cotangent: list[Any], direction: list[Any] | None = None
 ) -> torch_reference.TorchResult:
     """Torch's forward, gradients (and Hessian-vector product) at one point, flattened."""
