@@ -8,7 +8,6 @@ without central differences, which are meaningless exactly at a kink).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -59,10 +58,11 @@ def _check(graph: Graph, adapter: EngineAdapter, seed: int, where: str, **option
 
 
 def _short(value: object) -> str:
+    """A kink case's argument for a finding's place: -0.0 and 0.0 are both "0" (one finding)."""
     if isinstance(value, np.ndarray):
         return repr(value.tolist())
     number = float(value)  # type: ignore[arg-type]
-    return "-0" if number == 0 and math.copysign(1.0, number) < 0 else f"{number:g}"
+    return f"{abs(number) if number == 0 else number:g}"
 
 
 def make_isolation(settings: Settings) -> Callable[[], list[Finding]]:
