@@ -141,6 +141,4 @@ def test_a_second_derivative_repro_is_second_order_code(target):
     exec(graph_snippet(graph, target, second_order=True), names)
     one = np.array([[1.0]])
     expected = torch_reference.run_torch_batch(graph, [np.array([0.4])], one, one).hvp[0, 0]
-    assert float(names["hvp"][0]) == pytest.approx(
-        expected
-    )
+    assert float(names["hvp"][0]) == pytest.approx(expected)
