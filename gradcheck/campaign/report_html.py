@@ -35,7 +35,8 @@ _TABLE_COLUMNS = (
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1.2em; }
 body { color: #222; } @media (max-width: 900px) { table { font-size: 0.78em; } }
-h1 { margin-bottom: 0.2em; overflow-wrap: anywhere; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+h1 { margin-bottom: 0.2em; overflow-wrap: anywhere; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 .verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
 .pass { background: #dff5e1; color: #17602a; } .fail { background: #fde2e1; color: #8a1c13; }
 .scroll { overflow-x: auto; }
