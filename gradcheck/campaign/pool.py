@@ -105,8 +105,11 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
         if backend.make_blamer is not None and to_blame:
             batches = [[records[i] for i in part] for part in _batches(to_blame, settings.jobs)]
             _run_phase(run, _blame_batch, "blame", batches, records, report)
+        shrink_seconds = time.perf_counter() - grouping_start
     ordered = [records[i] for i in sorted(records)]
+    grouping_start = time.perf_counter()
     findings = group_findings(isolated + assign_by_pattern(ordered))
+    grouping_seconds = shrink_seconds + time.perf_counter() - grouping_start
     return CampaignResult(
         settings=settings,
         records=ordered,
@@ -115,7 +118,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
         check_seconds=check_seconds,
         findings=findings,
         isolation_seconds=isolation_seconds,
-        grouping_seconds=time.perf_counter() - grouping_start,
+        grouping_seconds=grouping_seconds,
     )
 
 
