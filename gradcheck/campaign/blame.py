@@ -97,14 +97,21 @@ def one_op_graph(graph: Graph, index: int, values: Sequence[Any]) -> Graph:
     return Graph(inputs, [op], [len(inputs)], meta=meta)
 
 
-def blame_nodes(failing: Graph, adapter: EngineAdapter, seed: int = 0) -> GraphCheck | None:
-    """The check of the first op node of `failing` (one point) that fails alone, or None."""
+def blame_nodes(
+    failing: Graph, adapter: EngineAdapter, seed: int = 0, prefer: Sequence[str] = ()
+) -> GraphCheck | None:
+    """The check of the first op node of `failing` (one point) that fails alone, or None.
+
+    Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a
+    graph failing for a known reason usually costs one one-op check.
+    """
     try:
         values = node_values(failing)
     except Exception:
         return None
+    order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
     seen: set[str] = set()
-    for index in range(len(failing.nodes)):
+    for index in order:
         single = one_op_graph(failing, index, values)
         key = single.to_json(indent=None)
         if key in seen:

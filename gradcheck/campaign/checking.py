@@ -4,6 +4,7 @@ and failing graphs shrunk to small ones that still fail."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -102,13 +103,15 @@ class FailureBlamer:
         self.settings = settings
         self.adapter = load_adapter(settings.engine)
 
-    def __call__(self, record: GraphRecord) -> GraphRecord:
+    def __call__(self, record: GraphRecord, prefer: Sequence[str] = ()) -> GraphRecord:
+        """`record` with its finding; nodes with an op in `prefer` are tried first."""
         f = record.failure
         if f is None:
             return record
         graph = Graph.from_dict(f.graph)
         try:
-            alone = blame_nodes(graph, self.adapter, seed=graph_seed(self.settings.seed, record.index))
+            seed = graph_seed(self.settings.seed, record.index)
+            alone = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer)
             if alone is not None:
                 finding = finding_of_check(alone, self.adapter, indices=(record.index,))
             else:

@@ -65,9 +65,10 @@ def _shrink_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
     return [shrinker(r) for r in records]
 
 
-def _blame_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
+def _blame_batch(item: tuple[tuple[str, ...], Sequence[GraphRecord]]) -> list[GraphRecord]:
+    prefer, records = item
     blamer = _worker_state["blamer"]
-    return [blamer(r) for r in records]
+    return [blamer(r, prefer) for r in records]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:
@@ -103,7 +104,10 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
         grouping_start = time.perf_counter()
         _run_phase(run, _shrink_batch, "shrink", [[records[i]] for i in to_shrink], records, report)
         if backend.make_blamer is not None and to_blame:
-            batches = [[records[i] for i in part] for part in _batches(to_blame, settings.jobs)]
+            known = sorted({op for i in to_shrink for op in _finding_ops(records[i])} | _ops_of(isolated))
+            batches = [
+                (tuple(known), [records[i] for i in part]) for part in _batches(to_blame, settings.jobs)
+            ]
             _run_phase(run, _blame_batch, "blame", batches, records, report)
         shrink_seconds = time.perf_counter() - grouping_start
     ordered = [records[i] for i in sorted(records)]
@@ -125,7 +129,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
 def _run_phase(
     run: Callable, func: Callable, phase: str, items: list, records: dict[int, GraphRecord], report: Progress
 ) -> None:
-    total = sum(len(item) for item in items)
+    total = sum(len(item[1] if isinstance(item, tuple) else item) for item in items)
     report(phase, 0, total)
     done = 0
     for batch in run(func, items):
@@ -133,6 +137,16 @@ def _run_phase(
             records[record.index] = record
         done += len(batch)
         report(phase, done, total)
+
+
+def _finding_ops(record: GraphRecord) -> tuple[str, ...]:
+    """The ops of a shrunk record's finding (the blame phase tries these first)."""
+    f = record.failure
+    return f.finding.ops if f is not None and f.finding is not None else ()
+
+
+def _ops_of(findings: Sequence[Finding]) -> set[str]:
+    return {op for f in findings for op in f.ops}
 
 
 def _batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
