@@ -1,12 +1,14 @@
-"""`python -m gradcheck run`: the parity campaign from the command line (also the `gradcheck` script).
+"""`python -m gradcheck run | replay | corpus add`: the parity campaign from the command line.
 
-Exit status: 0 when every graph agrees, 1 when some graph disagrees, 2 on bad input (an unknown
-engine or op, a malformed corpus file, an engine adapter that raises).
+Exit status: 0 when nothing fails, 1 when some finding fails (or a replayed graph still fails),
+2 on bad input (an unknown engine or op, a malformed corpus file, an unusable --out or --corpus,
+an engine adapter that raises).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -24,26 +26,35 @@ from gradcheck import campaign
 from gradcheck.arguments import positive_int as _positive
 from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.campaign.corpus import add_to_corpus, check_corpus_directory, save_findings
+from gradcheck.campaign.findings import CONVENTIONS, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
+from gradcheck.replay import load_saved, replay
 
-DEFAULT_CORPUS = Path("parity_tests/corpus")
+# `corpus add` copies findings into the regression corpus the parity suite replays.
+SUITE_CORPUS = Path("parity_tests/corpus")
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
 torch.autograd (float64) and by a numerical oracle (finite differences). Prints, per op, how many
 graphs used it and the largest gradient errors against torch and against the oracle; shrinks each
-failing graph, prints it as a runnable snippet and saves it to the regression corpus. Writes
-report.json and report.html to --out.
+failing graph and groups the failures into findings (one per distinct problem, with its kind,
+its ops, a minimal repro and the graphs it covers). An op-isolation pass checks each op alone
+first. Writes report.json and report.html to --out, and each finding's graph to --out/corpus
+(or --corpus DIR); `gradcheck corpus add FILE` puts one into the regression corpus on purpose.
 """
 
 EPILOG = """\
 Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
 
-Exit status: 0 all graphs agree; 1 some graph disagrees; 2 bad input (unknown engine or op,
-malformed corpus file, an engine adapter that raises).
+Exit status: 0 nothing fails (under --conventions subgradient a convention at a kink is only a
+note); 1 some finding fails; 2 bad input (unknown engine or op, malformed corpus file, an unusable
+--out or --corpus, an engine adapter that raises).
 
 Outgrowing one machine: --jobs uses the cores of this machine. Beyond it, run the pytest parity
 suite with pytest-xdist, which spreads its test cases over local or remote workers:
@@ -106,16 +117,54 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
     )
     run.add_argument(
-        "--corpus", type=Path, default=DEFAULT_CORPUS, help=f"regression corpus (default {DEFAULT_CORPUS})"
+        "--corpus", type=Path, default=None, help="where findings are saved (default OUT/corpus)"
     )
-    run.add_argument("--no-save", action="store_true", help="do not add shrunk failures to the corpus")
+    run.add_argument("--no-save", action="store_true", help="do not save findings' graphs")
     run.add_argument(
         "--max-shrink",
         type=_positive,
         default=10,
-        help="shrink and show at most this many failures (default 10)",
+        help="fully shrink at most this many failing graphs; the others are blamed cheaply (default 10)",
+    )
+    _conventions_option(run)
+    run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+
+    replay = sub.add_parser(
+        "replay",
+        help="re-run a saved graph: engine, torch and oracle side by side",
+        description="Re-run a corpus file, or finding N of a report.json, and print the engine's, "
+        "torch's and the oracle's numbers side by side. Exit 1 while it still fails, 0 once fixed.",
+    )
+    replay.add_argument("file", type=Path, help="a corpus graph file or a report.json")
+    replay.add_argument("--engine", default=None, help="engine to run (default: the one the file names)")
+    replay.add_argument(
+        "--finding", type=_seed, default=None, help="which finding of a report.json (default 0)"
+    )
+    _conventions_option(replay)
+
+    corpus_cmd = sub.add_parser("corpus", help="manage the regression corpus the parity suite replays")
+    corpus_sub = corpus_cmd.add_subparsers(dest="corpus_command", required=True, parser_class=_Subparser)
+    add = corpus_sub.add_parser(
+        "add",
+        help="add graph files (e.g. out/corpus/*.json) to the regression corpus, validated",
+        description="Validate each graph file and copy it into the regression corpus (one file per "
+        "distinct graph). Nothing is written if any file is malformed.",
+    )
+    add.add_argument("files", type=Path, nargs="+", help="graph JSON files")
+    add.add_argument(
+        "--to", type=Path, default=SUITE_CORPUS, help=f"corpus directory (default {SUITE_CORPUS})"
     )
     return parser
+
+
+def _conventions_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--conventions",
+        choices=CONVENTIONS,
+        default="torch",
+        help="torch (default): a slope at a kink that is not torch's choice fails; subgradient: "
+        "it is a note when it lies between the one-sided derivatives",
+    )
 
 
 def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
@@ -135,15 +184,24 @@ def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
     return Panel(text, expand=False)
 
 
+OP_TABLE_NOTE = (
+    "Errors are over the graphs that used the op (not the op's own error): p99 is what 99% of "
+    "them stay below, max the single worst graph, which an ill-conditioned graph can make large "
+    "without any failure. Failures count graphs whose minimal failing graph contains the op."
+)
+
+
 def op_table(result: CampaignResult) -> Table:
-    table = Table(title="Per op: graphs that used it, their largest errors, failures")
+    table = Table(
+        title="Per op: graphs that used it, their errors (p99 / max), failures", caption=OP_TABLE_NOTE
+    )
     table.add_column("op", style="bold", no_wrap=True)
     table.add_column("graphs", justify="right")
     for label in ("abs err\nvs torch", "rel err\nvs torch", "abs err\nvs numeric", "rel err\nvs numeric"):
-        table.add_column(label, justify="right")
+        table.add_column(label + "\np99 / max", justify="right")
     table.add_column("failures", justify="right")
     for op, st in result.ops.items():
-        figures = [_fmt(st.maxima[m]) for m in campaign.GRAD_METRICS]
+        figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in campaign.GRAD_METRICS]
         failures = f"[red]{st.failures}[/red]" if st.failures else "0"
         table.add_row(op, str(st.graphs), *figures, failures)
     return table
@@ -169,22 +227,88 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         jobs=jobs,
         max_shrink=args.max_shrink,
         points=args.points,
+        conventions=args.conventions,
+        isolation=not args.no_isolation,
     )
     ops = campaign.validate(settings)
-    corpus = None if args.no_save else campaign.open_corpus(args.corpus)
+    corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
+    corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
     _check_writable(args.out)
+    if corpus is not None:
+        check_corpus_directory(corpus_dir)
     console.print(header(settings, ops))
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
-    console.print(op_table(result))
-    failures = result.failures
     saved = campaign.save_failures(result, corpus) if corpus is not None else result
+    if corpus is not None:
+        save_findings(saved, corpus)
+    report_path = args.out / "report.json"
+    saved = with_repros(saved, report_path)
+    print_findings(saved, console)
+    console.print(op_table(saved))
+    print_graphs(saved, console)
+    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    failures = saved.failures
+    if not failures:
+        verdict = f"[green]all {len(saved.records)} graphs agree[/green]"
+    else:
+        colour = "red" if not saved.passed else "yellow"
+        verdict = f"[{colour}]{len(failures)} of {len(saved.records)} graphs disagree[/{colour}]"
+    console.print(
+        f"\n{verdict}; {escape(summary(saved.findings, settings.conventions))}; {saved.seconds:.1f} s."
+    )
+    console.print(Text(f"Reports: {report[0]}, {report[1]}"))
+    return 0 if saved.passed else 1
+
+
+def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
+    """Each finding with its replay command (finding i of the report.json about to be written)."""
+    findings = [
+        dataclasses.replace(f, repro=replay_command(str(report_path), result.settings.engine, i))
+        for i, f in enumerate(result.findings)
+    ]
+    return dataclasses.replace(result, findings=findings)
+
+
+def print_findings(result: CampaignResult, console: Console) -> None:
+    """The distinct problems first: title, kind, how many graphs, which, and how to reproduce."""
+    conventions = result.settings.conventions
+    if not result.findings:
+        return
+    console.print(Text(f"\n{summary(result.findings, conventions)}", style="bold"))
+    for i, f in enumerate(result.findings):
+        style = "red bold" if f.is_failure(conventions) else "yellow bold"
+        label = "finding" if f.is_failure(conventions) else "note"
+        console.print(Text(f"\n{label} {i}: {f.title} [{f.kind}, {f.check}]", style=style))
+        shown = ", ".join(map(str, f.graph_indices[:20])) + (" ..." if len(f.graph_indices) > 20 else "")
+        where = f"graphs {shown}" if f.graph_indices else "the op-isolation pass"
+        console.print(Text(f"  {f.graphs} graph(s): {where}"))
+        for problem in f.problems[:3]:
+            console.print(Text(f"  {printable(problem)}"))
+        console.print(Text(f"  replay: {f.repro}"))
+        graph = Graph.from_dict(f.graph)
+        code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
+        console.print(Syntax(code, "python", theme="ansi_dark", word_wrap=True))
+
+
+def print_graphs(result: CampaignResult, console: Console) -> None:
+    """The individual failing graphs, after the findings, folded: each finding's first shrunk graph
+    in full, its other graphs one line each, the unshrunk ones listed by index."""
+    finding_of = {i: k for k, f in enumerate(result.findings) for i in f.graph_indices}
+    shown_in_full: set[int | None] = set()
     unshrunk = []
-    for record in saved.failures:
+    for record in result.failures:
         f = record.failure
         if f is None or f.shrunk_snippet is None:
             unshrunk.append(record.index)
             continue
+        k = finding_of.get(record.index)
+        saved = f", saved to {f.corpus_file}" if f.corpus_file else ""
+        if k in shown_in_full and k is not None:
+            ops = ", ".join(f.shrunk_ops or ())
+            console.print(Text(f"graph #{record.index} fails: finding {k}; shrunk to (ops: {ops}){saved}"))
+            continue
+        shown_in_full.add(k)
         console.print(f"\n[red bold]graph #{record.index} fails:[/red bold]")
         for problem in record.problems:
             console.print(Text(f"  {printable(problem)}"))
@@ -195,16 +319,20 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     if unshrunk:
         shown = ", ".join(map(str, unshrunk[:20])) + (" ..." if len(unshrunk) > 20 else "")
         console.print(
-            f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them): {shown}"
+            f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them; each is "
+            f"counted in its finding above): {shown}"
         )
-    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
-    verdict = (
-        f"[green]all {len(result.records)} graphs agree[/green]"
-        if not failures
-        else f"[red]{len(failures)} of {len(result.records)} graphs disagree[/red]"
-    )
-    console.print(f"\n{verdict}; {result.seconds:.1f} s. Reports: {report[0]}, {report[1]}")
-    return 0 if not failures else 1
+
+
+def replay_cmd(args: argparse.Namespace, console: Console) -> int:
+    saved = load_saved(args.file, args.finding)
+    return replay(saved, args.engine, console, args.conventions)
+
+
+def corpus_add_command(args: argparse.Namespace, console: Console) -> int:
+    for target, new in add_to_corpus(list(args.files), args.to):
+        console.print(Text(f"{'added' if new else 'already in the corpus'}: {target}"))
+    return 0
 
 
 def _check_writable(out: Path) -> None:
@@ -230,14 +358,20 @@ def run_with_progress(settings: Settings, backend: campaign.Backend, console: Co
 
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
-                if phase == "shrink" and total == 0:
+                if phase != "check" and total == 0:
                     return
-                tasks[phase] = bar.add_task(
-                    "checking graphs" if phase == "check" else "shrinking failures", total=total
-                )
+                tasks[phase] = bar.add_task(PHASES.get(phase, phase), total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
         return campaign.run_campaign(settings, backend, progress)
+
+
+PHASES = {
+    "isolate": "checking each op alone",
+    "check": "checking graphs",
+    "shrink": "shrinking failures",
+    "blame": "blaming the other failures",
+}
 
 
 def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
@@ -250,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
+        if args.command == "replay":
+            return replay_cmd(args, console)
+        if args.command == "corpus":
+            return corpus_add_command(args, console)
         return run_command(args, argv, console)
     except CampaignError as exc:
         # unwrapped: logs and tests grep it

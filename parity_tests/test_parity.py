@@ -1,11 +1,15 @@
 """The parity suite: random graphs through the engine under test, torch and numerics, three ways.
 
 Run `pytest parity_tests --engine NAME` (default minigrad). A discrepancy fails with the shrunk
-graph as minigrad and torch code, its JSON and every figure, and the graph is saved to
-parity_tests/corpus/, which every run replays.
+graph as minigrad and torch code, its JSON and every figure, and the graph is saved to a
+temporary directory the run names (`gradcheck corpus add` puts it into parity_tests/corpus/,
+which every run replays, with any `--corpus DIR`). A disagreement with central differences alone
+is settled by a precise oracle first (`gradcheck.parity.trust`).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -18,9 +22,9 @@ from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
-from gradcheck.parity.compare import check_graph, kink_graphs
-from parity_tests import CORPUS
-from parity_tests.conftest import EXAMPLES, record_failure
+from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.trust import checked_graph as check_graph
+from parity_tests.conftest import EXAMPLES, record_failure, tolerated
 
 # The seeded stream: CHUNKS tests of PER_CHUNK graph structures, each checked at POINTS points.
 CHUNKS = 4
@@ -33,9 +37,16 @@ def _scalar_ops(engine) -> list[str]:
     return [op for op in SCALAR_OPS if op in engine.ops]
 
 
-def _assert_passes(check, save: bool = True) -> None:
-    """Fail with the full report; `save` puts the failing graph into the corpus."""
+def _assert_passes(check, engine, save: bool = True) -> None:
+    """Fail with the full report; `save` keeps the failing graph in the run's findings directory.
+
+    Under `--conventions subgradient` a convention at a kink is a warning, not a failure.
+    """
     if not check.passed:
+        note = tolerated(check, engine)
+        if note is not None:
+            warnings.warn(note, stacklevel=2)
+            return
         if save:
             record_failure(check)
         pytest.fail(check.report(), pytrace=False)
@@ -45,7 +56,7 @@ def _assert_passes(check, save: bool = True) -> None:
 @given(data=st.data())
 def test_random_scalar_graphs_agree_with_torch_and_numerics(engine, data):
     graph = data.draw(scalar_graphs(ops=_scalar_ops(engine), points=8), label="graph")
-    _assert_passes(check_graph(graph, engine, seed=0))
+    _assert_passes(check_graph(graph, engine, seed=0), engine)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -58,8 +69,8 @@ def test_seeded_random_graphs_agree(engine, chunk):
         if not check.passed:
             assert check.failure is not None
             small = shrink_graph(check.failure, lambda g, i=index: not check_graph(g, engine, seed=i).passed)
-            _assert_passes(check_graph(small, engine, seed=index))
-            _assert_passes(check)  # the shrunk graph passed after all: report the original
+            _assert_passes(check_graph(small, engine, seed=index), engine)
+            _assert_passes(check, engine)  # the shrunk graph passed after all: report the original
 
 
 def _kink_id(graph) -> str:
@@ -72,18 +83,17 @@ def _kink_id(graph) -> str:
 def test_kink_conventions_match_torch(engine, graph):
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {graph.ops()}")
-    _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), save=False)
+    _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), engine, save=False)
 
 
-@pytest.mark.parametrize("path", corpus.corpus_files(CORPUS), ids=lambda p: p.name)
-def test_corpus_graph_still_agrees(engine, path):
+def test_corpus_graph_still_agrees(engine, corpus_path):  # parity_tests/corpus and --corpus DIRs
     try:
-        graph = corpus.load(path)
+        graph = corpus.load(corpus_path)
     except corpus.CorpusFileError as e:
         pytest.fail(str(e), pytrace=False)
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {sorted(set(graph.ops()) - engine.ops)}")
-    _assert_passes(check_graph(graph, engine, seed=0), save=False)
+    _assert_passes(check_graph(graph, engine, seed=0), engine, save=False)
 
 
 @settings(max_examples=max(20, EXAMPLES // 5))
@@ -92,7 +102,7 @@ def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, data):
     if not engine.tensor:
         pytest.skip(f"engine {engine.name} has no tensors")
     graph = data.draw(engine_tensor_graphs(engine, points=4), label="graph")
-    _assert_passes(check_graph(graph, engine, seed=0))
+    _assert_passes(check_graph(graph, engine, seed=0), engine)
 
 
 @pytest.mark.parametrize("chunk", range(2))
@@ -107,5 +117,5 @@ def test_seeded_random_tensor_graphs_agree(engine, chunk):
         if not check.passed:
             assert check.failure is not None
             small = shrink_graph(check.failure, lambda g, i=index: not check_graph(g, engine, seed=i).passed)
-            _assert_passes(check_graph(small, engine, seed=index))
-            _assert_passes(check)
+            _assert_passes(check_graph(small, engine, seed=index), engine)
+            _assert_passes(check, engine)

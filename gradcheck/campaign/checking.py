@@ -4,9 +4,12 @@ and failing graphs shrunk to small ones that still fail."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
+from gradcheck.campaign.blame import blame_nodes, finding_of, finding_of_check
+from gradcheck.campaign.isolation import make_isolation
 from gradcheck.campaign.pool import Backend, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
@@ -14,7 +17,8 @@ from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
-from gradcheck.parity.compare import check_graph
+from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.trust import checked_graph
 
 
 class GraphChecker:
@@ -30,12 +34,13 @@ class GraphChecker:
         return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
 
     def __call__(self, index: int) -> GraphRecord:
-        check = check_graph(self.graph(index), self.adapter, seed=graph_seed(self.settings.seed, index))
+        check = checked_graph(self.graph(index), self.adapter, seed=graph_seed(self.settings.seed, index))
         return record_of(index, check)
 
 
 class FailureShrinker:
-    """Shrinks a failing graph (its failing instance) with `gradcheck.graphs.shrink` to one that still fails.
+    """Shrinks a failing graph (its failing instance) to one that still fails: to the first op node
+    that fails alone (`campaign.blame`), else with `gradcheck.graphs.shrink`.
 
     "Still fails" means: the engine disagrees with torch or the oracle at a checkable point, for
     a reason other than torch and the oracle disagreeing with each other.
@@ -51,31 +56,69 @@ class FailureShrinker:
         if f is None:
             return record
         graph = Graph.from_dict(f.graph)
-        problems = self.problems(graph)
-        if problems is None:  # the failing instance alone passes: keep it as found
-            problems = list(f.problems)
+        check = blame_nodes(graph, self.adapter, seed=graph_seed(self.settings.seed, record.index))
+        if check is not None and check.failure is not None:  # one op fails alone: that is minimal
+            graph = check.failure
         else:
-            graph = shrink_graph(graph, lambda g: self.problems(g) is not None, max_checks=self.max_checks)
-            problems = self.problems(graph) or problems
+            check = self.failing_check(graph)
+        if check is not None and len(graph.nodes) > 1:
+            graph = shrink_graph(
+                graph, lambda g: self.failing_check(g) is not None, max_checks=self.max_checks
+            )
+            check = self.failing_check(graph) or check
+        problems = list(check.problems) if check is not None else list(f.problems)
+        instance = check.failure if check is not None and check.failure is not None else graph
+        finding = finding_of(problems, instance, self.adapter, indices=(record.index,))
         shrunk = dataclasses.replace(
             f,
             shrunk_graph=graph.to_dict(),
-            shrunk_snippet=graph.to_python("minigrad"),
+            shrunk_snippet=finding.snippet or graph.to_python("torch"),
             shrunk_ops=tuple(graph.ops()),
+            finding=finding,
         )
         return dataclasses.replace(record, failure=shrunk, problems=tuple(problems))
 
-    def problems(self, graph: Graph) -> list[str] | None:
-        """The engine's problems on `graph` if it fails at a checkable point, else None."""
+    def failing_check(self, graph: Graph) -> GraphCheck | None:
+        """The check of `graph` if the engine fails it at a checkable point, else None."""
         try:
-            check = check_graph(graph, self.adapter)
+            check = checked_graph(graph, self.adapter)
         except Exception:
             return None
         if check.passed or check.points_checked == 0:
             return None
         if all("reference disagreement" in p for p in check.problems):
             return None  # torch and the oracle disagree: the candidate left the checkable domain
-        return list(check.problems)
+        return check
+
+    def problems(self, graph: Graph) -> list[str] | None:
+        """The engine's problems on `graph` if it fails at a checkable point, else None."""
+        check = self.failing_check(graph)
+        return None if check is None else list(check.problems)
+
+
+class FailureBlamer:
+    """Assigns a failing graph past the shrink budget to a finding cheaply (see `campaign.blame`)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.adapter = load_adapter(settings.engine)
+
+    def __call__(self, record: GraphRecord, prefer: Sequence[str] = ()) -> GraphRecord:
+        """`record` with its finding; nodes with an op in `prefer` are tried first."""
+        f = record.failure
+        if f is None:
+            return record
+        graph = Graph.from_dict(f.graph)
+        try:
+            seed = graph_seed(self.settings.seed, record.index)
+            alone = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer)
+            if alone is not None:
+                finding = finding_of_check(alone, self.adapter, indices=(record.index,))
+            else:
+                finding = finding_of(f.problems, graph, self.adapter, indices=(record.index,), shrunk=False)
+        except Exception:  # classification itself failed: keep the graph as its own finding
+            return record
+        return dataclasses.replace(record, failure=dataclasses.replace(f, finding=finding))
 
 
 def make_checker(settings: Settings) -> Checker:
@@ -86,6 +129,10 @@ def make_shrinker(settings: Settings) -> Shrinker:
     return FailureShrinker(settings)
 
 
+def make_blamer(settings: Settings) -> Shrinker:
+    return FailureBlamer(settings)
+
+
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker)
+    return Backend(make_checker, make_shrinker, make_blamer=make_blamer, make_isolation=make_isolation)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.statistics import CampaignResult
@@ -33,13 +37,13 @@ def open_corpus(directory: Path) -> Corpus:
         raise CampaignError(f"corpus {directory}: not a directory")
     for path in corpus.corpus_files(directory):
         try:
-            files[path.name] = Graph.from_json(path.read_text(encoding="utf-8"))
+            files[path.name] = corpus.parse(path.read_text(encoding="utf-8"))
         except (GraphFormatError, OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: {exc}")
     if problems:
         raise CampaignError(
             f"the regression corpus has {len(problems)} malformed file(s); fix or remove them "
-            "(nothing was run or written):\n  " + "\n  ".join(problems)
+            "(nothing was run or written): " + "; ".join(problems)
         )
     return Corpus(directory, files)
 
@@ -52,16 +56,79 @@ def save_failures(result: CampaignResult, opened: Corpus) -> CampaignResult:
         if record.passed or f is None or f.shrunk_graph is None:
             records.append(record)  # failures past --max-shrink are listed in the report, not saved
             continue
-        graph = corpus.with_meta(
-            f.shrunk_graph,
-            engine=result.settings.engine,
-            found_by=f"gradcheck run --seed {result.settings.seed}, graph {record.index}",
-            problems=list(record.problems),
-        )
-        name = corpus.file_name(graph, result.settings.engine)
-        path = opened.directory / name
-        if name not in opened.files:
-            corpus.write(graph, path)
-            opened.files[name] = graph
+        found_by = f"gradcheck run --seed {result.settings.seed}, graph {record.index}"
+        path = _save(opened, f.shrunk_graph, result.settings.engine, found_by, record.problems)
         records.append(dataclasses.replace(record, failure=dataclasses.replace(f, corpus_file=str(path))))
     return dataclasses.replace(result, records=records)
+
+
+def check_corpus_directory(directory: Path) -> None:
+    """Fail before a campaign (CampaignError) when findings could not be saved into `directory`.
+
+    Probes by creating it and a temporary file in it; what the probe created is removed again,
+    so a run without findings leaves no trace.
+    """
+    directory = Path(directory)
+    created = [p for p in (directory, *directory.parents) if not p.exists()]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise CampaignError(f"cannot save findings to --corpus {directory}: {exc}") from None
+    finally:
+        for path in created:  # deepest first
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+def save_findings(result: CampaignResult, opened: Corpus) -> list[Path]:
+    """Save each finding no saved shrunk graph stands for (e.g. one the isolation pass found)."""
+    saved_indices = {r.index for r in result.records if r.failure is not None and r.failure.corpus_file}
+    paths = []
+    for finding in result.findings:
+        if saved_indices & set(finding.graph_indices):
+            continue
+        found_by = f"gradcheck run --seed {result.settings.seed}, {finding.phase}: {finding.title}"
+        paths.append(_save(opened, finding.graph, result.settings.engine, found_by, finding.problems))
+    return paths
+
+
+def _save(
+    opened: Corpus, graph: Mapping[str, Any], engine: str, found_by: str, problems: Sequence[str]
+) -> Path:
+    """Write a graph with its meta into the corpus once (one file per distinct graph); its path."""
+    data = corpus.with_meta(graph, engine=engine, found_by=found_by, problems=list(problems))
+    name = corpus.file_name(data, engine)
+    if name not in opened.files:
+        corpus.write(data, opened.directory / name)
+        opened.files[name] = data
+    return opened.directory / name
+
+
+def add_to_corpus(files: list[Path], directory: Path) -> list[tuple[Path, bool]]:
+    """Copy validated graph files into the regression corpus `directory` under corpus file names.
+
+    Every file is checked first; if any is malformed nothing is written (CampaignError naming it).
+    Returns (destination, newly added) per file.
+    """
+    if not directory.is_dir():
+        raise CampaignError(
+            f"corpus directory {directory} does not exist; run from the repository root or pass --to DIR"
+        )
+    graphs = []
+    for path in files:
+        try:
+            graphs.append(corpus.load(path))
+        except corpus.CorpusFileError as exc:
+            raise CampaignError(f"{exc} (nothing was added)") from None
+    added = []
+    for graph in graphs:
+        data = graph.to_dict()
+        name = corpus.file_name(data, str(graph.meta.get("engine", "any")))
+        target = directory / name
+        new = not target.exists()
+        if new:
+            corpus.write(data, target)
+        added.append((target, new))
+    return added

@@ -11,10 +11,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any
 
+from gradcheck.campaign.blame import by_pattern
+from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import CampaignResult, aggregate
@@ -29,10 +31,16 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 @dataclass(frozen=True)
 class Backend:
-    """How a campaign checks and shrinks graphs; picklable (a module-level factory and settings)."""
+    """How a campaign checks, shrinks and blames graphs; picklable (module-level factories).
+
+    make_blamer: assigns failing graphs past `max_shrink` to findings cheaply (None: they stay
+    unassigned). make_isolation: the op-isolation pass run before the graphs (None: no pass).
+    """
 
     make_checker: Callable[[Settings], Checker]
     make_shrinker: Callable[[Settings], Shrinker]
+    make_blamer: Callable[[Settings], Shrinker] | None = None
+    make_isolation: Callable[[Settings], Callable[[], list[Finding]]] | None = None
 
 
 _worker_state: dict[str, Any] = {}
@@ -43,6 +51,8 @@ def _worker_init(backend: Backend, settings: Settings, worker: bool = True) -> N
         set_torch_threads(1)  # the pool already uses every core
     _worker_state["checker"] = backend.make_checker(settings)
     _worker_state["shrinker"] = backend.make_shrinker(settings)
+    if backend.make_blamer is not None:
+        _worker_state["blamer"] = backend.make_blamer(settings)
 
 
 def _check_chunk(indices: Sequence[int]) -> list[GraphRecord]:
@@ -55,6 +65,12 @@ def _shrink_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
     return [shrinker(r) for r in records]
 
 
+def _blame_batch(item: tuple[tuple[str, ...], Sequence[GraphRecord]]) -> list[GraphRecord]:
+    prefer, records = item
+    blamer = _worker_state["blamer"]
+    return [blamer(r, prefer) for r in records]
+
+
 def chunks(graphs: int, jobs: int) -> list[range]:
     """Index ranges small enough for a live progress bar and even load, large enough to be cheap."""
     size = max(1, min(100, graphs // max(1, jobs * 16)))
@@ -62,9 +78,16 @@ def chunks(graphs: int, jobs: int) -> list[range]:
 
 
 def run_campaign(settings: Settings, backend: Backend, progress: Progress | None = None) -> CampaignResult:
-    """Check `settings.graphs` graphs over `settings.jobs` processes; shrink the first failures."""
+    """The op-isolation pass, then `settings.graphs` graphs over `settings.jobs` processes; the
+    first `max_shrink` failures shrunk, the others blamed cheaply; findings grouped."""
     report = progress or (lambda phase, done, total: None)
     start = time.perf_counter()
+    isolated: list[Finding] = []
+    if backend.make_isolation is not None and settings.isolation:
+        report("isolate", 0, 1)
+        isolated = backend.make_isolation(settings)()
+        report("isolate", 1, 1)
+    isolation_seconds = time.perf_counter() - start
     parts = chunks(settings.graphs, settings.jobs)
     records: dict[int, GraphRecord] = {}
     with _Pool(backend, settings, len(parts)) as run:
@@ -75,23 +98,74 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
                 records[record.index] = record
             done += len(batch)
             report("check", done, settings.graphs)
-        check_seconds = time.perf_counter() - start
-        failing = sorted(i for i, r in records.items() if not r.passed)[: settings.max_shrink]
-        report("shrink", 0, len(failing))
-        shrunk = 0
-        for batch in run(_shrink_batch, [[records[i]] for i in failing]):
-            for record in batch:
-                records[record.index] = record
-            shrunk += len(batch)
-            report("shrink", shrunk, len(failing))
+        check_seconds = time.perf_counter() - start - isolation_seconds
+        failing = sorted(i for i, r in records.items() if not r.passed)
+        to_shrink, to_blame = failing[: settings.max_shrink], failing[settings.max_shrink :]
+        grouping_start = time.perf_counter()
+        _run_phase(run, _shrink_batch, "shrink", [[records[i]] for i in to_shrink], records, report)
+        if backend.make_blamer is not None and to_blame:
+            known = sorted({op for i in to_shrink for op in _finding_ops(records[i])} | _ops_of(isolated))
+            batches = [
+                (tuple(known), [records[i] for i in part]) for part in _batches(to_blame, settings.jobs)
+            ]
+            _run_phase(run, _blame_batch, "blame", batches, records, report)
+        shrink_seconds = time.perf_counter() - grouping_start
     ordered = [records[i] for i in sorted(records)]
+    grouping_start = time.perf_counter()
+    findings = group_findings(isolated + assign_by_pattern(ordered))
+    grouping_seconds = shrink_seconds + time.perf_counter() - grouping_start
     return CampaignResult(
         settings=settings,
         records=ordered,
-        ops=aggregate(ordered),
+        ops=aggregate(ordered, findings),
         seconds=time.perf_counter() - start,
         check_seconds=check_seconds,
+        findings=findings,
+        isolation_seconds=isolation_seconds,
+        grouping_seconds=grouping_seconds,
     )
+
+
+def _run_phase(
+    run: Callable, func: Callable, phase: str, items: list, records: dict[int, GraphRecord], report: Progress
+) -> None:
+    total = sum(len(item[1] if isinstance(item, tuple) else item) for item in items)
+    report(phase, 0, total)
+    done = 0
+    for batch in run(func, items):
+        for record in batch:
+            records[record.index] = record
+        done += len(batch)
+        report(phase, done, total)
+
+
+def _finding_ops(record: GraphRecord) -> tuple[str, ...]:
+    """The ops of a shrunk record's finding (the blame phase tries these first)."""
+    f = record.failure
+    return f.finding.ops if f is not None and f.finding is not None else ()
+
+
+def _ops_of(findings: Sequence[Finding]) -> set[str]:
+    return {op for f in findings for op in f.ops}
+
+
+def _batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
+    size = max(1, min(20, len(indices) // max(1, jobs * 4)))
+    return [list(indices[i : i + size]) for i in range(0, len(indices), size)]
+
+
+def assign_by_pattern(records: Sequence[GraphRecord]) -> list[Finding]:
+    """Each failing record's finding; an unshrunk one joins a known finding whose pattern it contains."""
+    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
+    known = [f for f in found if not f.extra.get("unshrunk")]
+    out = []
+    for f in found:
+        if f.extra.get("unshrunk"):
+            match = by_pattern(f, known)
+            if match is not None:
+                f = replace(match, graphs=1, graph_indices=f.graph_indices)
+        out.append(f)
+    return out
 
 
 class _Pool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gradcheck.campaign.findings import Finding
 from gradcheck.parity.compare import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
@@ -23,6 +24,7 @@ class Failure:
     shrunk_graph: dict[str, Any] | None = None
     shrunk_ops: tuple[str, ...] | None = None
     corpus_file: str | None = None
+    finding: Finding | None = None  # the distinct problem this graph shows (see campaign.findings)
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class GraphRecord:
     failure: Failure | None = None
     points_checked: int = 1
     points_skipped: int = 0
+    points_settled: int = 0  # oracle-only disagreements the precise oracle cleared (false alarms)
 
 
 def record_of(index: int, check: GraphCheck) -> GraphRecord:
@@ -59,4 +62,5 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
         failure=failure,
         points_checked=check.points_checked,
         points_skipped=check.points_skipped,
+        points_settled=check.settled_points,
     )

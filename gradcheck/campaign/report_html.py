@@ -1,9 +1,10 @@
 """report.html: one self-contained page (no external URL) drawn from a report.json dictionary.
 
-Sections: what was checked and the verdict, the per-op table, error distributions per op
-(matplotlib, embedded as base64 PNG), each failing graph (snippet, problems, and its graph drawn
-by graphviz when the `dot` binary exists, its DOT text otherwise), and the settings and exact
-command line that repeat the run.
+Sections: what was checked and the verdict, the findings (one per distinct problem: kind, ops,
+graphs, the replay command, a repro snippet and the minimal graph), the per-op table, error
+distributions per op (matplotlib, embedded as base64 PNG), the individual failing graphs, folded
+(snippet, problems, and the graph drawn by graphviz when the `dot` binary exists, its DOT text
+otherwise), and the settings and exact command line that repeat the run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from gradcheck.atomic import write_text
+from gradcheck.campaign.findings import Finding, summary
 from gradcheck.campaign.report_json import decode_float
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
 from gradcheck.printable import html_text as escape
 
 _TABLE_COLUMNS = (
@@ -28,19 +33,28 @@ _TABLE_COLUMNS = (
 )
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
-h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1.2em; }
+body { color: #222; } @media (max-width: 900px) { table { font-size: 0.78em; } }
+h1 { margin-bottom: 0.2em; overflow-wrap: anywhere; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 .verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
 .pass { background: #dff5e1; color: #17602a; } .fail { background: #fde2e1; color: #8a1c13; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+td { white-space: nowrap; font-variant-numeric: tabular-nums; }
 th { background: #f4f4f4; } td.op, th.op { text-align: left; font-family: monospace; }
 tr.failed td { background: #fde2e1; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 li, p, td.problem { overflow-wrap: anywhere; } td.problem { text-align: left; font-size: 0.85em; }
-dl.settings dt { font-weight: bold; float: left; clear: left; width: 10em; }
-dl.settings dd { margin-left: 11em; font-family: monospace; }
+dl.settings { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.15em 1.2em; }
+dl.settings dt { font-weight: bold; }
+dl.settings dd { margin: 0; font-family: monospace; overflow-wrap: anywhere; }
 .figure img { max-width: 100%; }
+.finding { border-left: 4px solid #c0392b; padding: 0.1em 0 0.1em 1em; margin: 1em 0; }
+.finding.note { border-left-color: #d4a017; }
+.finding h3 { margin: 0.3em 0; } .kind { font-family: monospace; font-size: 0.9em; color: #555; }
+code.repro { display: block; background: #f7f7f7; padding: 0.5em; overflow-wrap: anywhere; }
 """
 
 
@@ -59,8 +73,14 @@ def _header(report: dict) -> str:
     s, t = report["settings"], report["totals"]
     kind = "tensor" if s["tensor"] else "scalar"
     ops = ", ".join(s["ops"]) if s["ops"] else "every op the engine supports"
-    ok = t["failed"] == 0
-    verdict = f"all {t['graphs']} graphs agree" if ok else f"{t['failed']} of {t['graphs']} graphs disagree"
+    ok = report.get("passed", t["failed"] == 0)
+    verdict = (
+        f"all {t['graphs']} graphs agree"
+        if t["failed"] == 0
+        else f"{t['failed']} of {t['graphs']} graphs disagree"
+    )
+    if "findings" in report:
+        verdict += f"; {summary_of(report)}"
     return f"""
 <h1>gradcheck parity campaign: {escape(s["engine"])}</h1>
 <p>{t["graphs"]} random {kind} graphs, each at {s.get("points")} input points (seed {s["seed"]};
@@ -69,8 +89,44 @@ gradients from <b>{escape(s["engine"])}</b> are compared with <b>torch.autograd<
 with a <b>numerical oracle</b> (finite differences); its forward value with torch's.</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict)}</p>
 <p>{t.get("points_checked", 0)} graph instances (graph × input point) checked, {t.get("points_skipped", 0)}
-skipped (the numerical oracle could not vouch for the point).</p>
+skipped (the numerical oracle could not vouch for the point), {t.get("points_settled", 0)} where only the
+oracle dissented and a precise one (mpmath) cleared the engine.</p>
 """
+
+
+def summary_of(report: dict) -> str:
+    """The findings' one-line summary, as the console prints it."""
+    findings = [Finding.from_dict(f) for f in report.get("findings", [])]
+    return summary(findings, report.get("conventions", "torch"))
+
+
+def _findings(report: dict) -> str:
+    """The distinct problems, first: each with kind, graphs, replay command, repro and graph."""
+    if "findings" not in report:
+        return ""
+    conventions = report.get("conventions", "torch")
+    findings = [Finding.from_dict(f) for f in report["findings"]]
+    parts = ['<h2 id="findings">Findings</h2>', f"<p><b>{escape(summary(findings, conventions))}</b></p>"]
+    for i, f in enumerate(findings):
+        failing = f.is_failure(conventions)
+        indices = ", ".join(map(str, f.graph_indices[:30])) + (" …" if len(f.graph_indices) > 30 else "")
+        covers = f"graphs {indices}" if f.graph_indices else "the op-isolation pass"
+        graph = Graph.from_dict(f.graph)
+        code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
+        language = (
+            "the engine's own code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+        )
+        parts.append(
+            f'<div class="finding{"" if failing else " note"}" id="finding-{i}">'
+            f"<h3>{'finding' if failing else 'note'} {i}: {escape(f.title)}</h3>"
+            f'<p class="kind">kind {escape(str(f.kind))} · check {escape(f.check)} · '
+            f"found by {escape(f.phase)} · {f.graphs} graph(s): {escape(covers)}</p>"
+            f"{_problems(list(f.problems[:3]))}"
+            "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
+            f'<code class="repro">{escape(f.repro)}</code>'
+            f"<p>Repro, in {language}:</p><pre>{escape(code)}</pre></div>"
+        )
+    return "\n".join(parts)
 
 
 _OP_COLUMNS = (
@@ -94,9 +150,10 @@ def _op_table(report: dict) -> str:
 <h2 id="ops">Per op</h2>
 <p>For each op: the graphs that used it, the largest error among those graphs, the 99th
 percentile of their relative errors (what the gradient-regression gate compares; one
-ill-conditioned graph moves the maximum, not the percentile), and how many of them failed.</p>
-<table><thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
-<tbody>{"".join(rows)}</tbody></table>
+ill-conditioned graph moves the maximum, not the percentile), and how many of them failed
+because of this op (graphs whose minimal failing graph contains it).</p>
+<div class="scroll"><table><thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
+<tbody>{"".join(rows)}</tbody></table></div>
 """
 
 
@@ -111,9 +168,9 @@ def distribution_png(report: dict) -> bytes | None:
     from matplotlib import pyplot as plt
 
     labels = report["histogram_bins"]
-    cols = 4
+    cols = min(3, len(ops))
     rows = math.ceil(len(ops) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.1 * rows), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.5 * rows + 0.9), squeeze=False, sharex=True)
     xs = list(range(len(labels)))
     for ax, (op, st) in zip(axes.flat, ops.items()):
         for metric, colour, name in (
@@ -122,20 +179,21 @@ def distribution_png(report: dict) -> bytes | None:
         ):
             counts = st["histograms"][metric]
             ax.step(xs, counts, where="mid", color=colour, label=name)
-        ax.set_title(f"{op} ({st['graphs']} graphs)", fontsize=9, color="#8a1c13" if st["failures"] else "k")
-        ax.tick_params(labelsize=7)
+        ax.set_title(f"{op} ({st['graphs']} graphs)", fontsize=11, color="#8a1c13" if st["failures"] else "k")
+        ax.tick_params(labelsize=10)
     for ax in list(axes.flat)[len(ops) :]:
         ax.set_visible(False)
     ticks = [i for i in xs if i % 4 == 1 or labels[i] in ("0", "non-finite")]
     for ax in axes[-1]:
         ax.set_xticks(ticks)
-        ax.set_xticklabels([_short(labels[i]) for i in ticks], rotation=60, fontsize=7)
-    axes.flat[0].legend(fontsize=7)
-    fig.supxlabel("relative gradient error of a graph (decades)", fontsize=9)
-    fig.supylabel("graphs", fontsize=9)
-    fig.tight_layout()
+        ax.set_xticklabels([_short(labels[i]) for i in ticks], rotation=60, fontsize=10)
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=2, fontsize=10, frameon=False)  # above the panels
+    fig.supxlabel("relative gradient error of a graph (decades)", fontsize=11)
+    fig.supylabel("graphs", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / (2.5 * rows + 0.9)))
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=72)
+    fig.savefig(buffer, format="png", dpi=96)
     plt.close(fig)
     return buffer.getvalue()
 
@@ -248,6 +306,8 @@ def _failures(report: dict) -> str:
     shrunk = [f for f in failures if f.get("shrunk_snippet")]
     rest = [f for f in failures if not f.get("shrunk_snippet")]
     parts = [f'<h2 id="failures">Failing graphs ({len(failures)})</h2>']
+    parts.append("<p>Each is counted in a finding above; here one by one, folded.</p>")
+    parts.append(f"<details><summary>Show the {len(failures)} failing graphs</summary>")
     parts += [_failure(f) for f in shrunk]
     if rest:
         rows = "".join(
@@ -260,6 +320,7 @@ def _failures(report: dict) -> str:
             "<table><thead><tr><th>graph</th><th class=op>ops</th><th class=problem>first problem</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
         )
+    parts.append("</details>")
     return "\n".join(parts)
 
 
@@ -293,7 +354,14 @@ def render_html(report: dict) -> str:
     """The whole page as one string."""
     title = f"gradcheck: {report['settings']['engine']}, {report['totals']['graphs']} graphs"
     body = "\n".join(
-        [_header(report), _op_table(report), _distributions(report), _failures(report), _settings(report)]
+        [
+            _header(report),
+            _findings(report),
+            _op_table(report),
+            _distributions(report),
+            _failures(report),
+            _settings(report),
+        ]
     )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
@@ -305,6 +373,6 @@ def render_html(report: dict) -> str:
 
 
 def write_html(report: dict, path: Path) -> Path:
+    """Write the page atomically (a crash mid-write leaves the previous page, not half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report), encoding="utf-8")
-    return path
+    return write_text(path, render_html(report))

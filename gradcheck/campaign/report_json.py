@@ -6,7 +6,10 @@ Layout (schema_version 1):
   explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
-  histograms of each metric) and `failures` (each failing graph's index, ops, problems and
+  histograms of each metric), `conventions` and `passed` (the verdict under them), `findings`
+  (the distinct problems, most graphs first: kind, ops of the minimal graph, check, phase,
+  where, title, graphs, graph_indices, problems, repro (the replay command), snippet, graph)
+  and `failures` (each failing graph's index, ops, problems and
   figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
   JSON as found and as shrunk, and the corpus file; any other graph is
   `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
@@ -26,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gradcheck.atomic import write_text
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
 
@@ -64,15 +68,18 @@ def _figures(figures: dict[str, float | None]) -> dict[str, float | str | None]:
     return {m: encode_float(figures.get(m)) for m in METRICS}
 
 
-def _failure(record: GraphRecord) -> dict[str, Any]:
+def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "index": record.index,
         "ops": list(record.ops),
         "problems": list(record.problems),
         "figures": _figures(record.figures),
     }
+    if finding_of and record.index in finding_of:
+        out["finding"] = finding_of[record.index]
     if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
+        f.pop("finding")
         out["found_problems"] = list(f.pop("problems"))
         if f["shrunk_ops"] is not None:
             f["shrunk_ops"] = list(f["shrunk_ops"])
@@ -89,6 +96,10 @@ def repeat_command(settings: Any) -> str:
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
     argv += ["--max-shrink", str(settings.max_shrink)]
+    if getattr(settings, "conventions", "torch") != "torch":
+        argv += ["--conventions", settings.conventions]
+    if not getattr(settings, "isolation", True):
+        argv.append("--no-isolation")
     return shlex.join(argv)
 
 
@@ -106,6 +117,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
     """The report dictionary of a finished campaign (see the module docstring for the layout)."""
     s = result.settings
     failures = result.failures
+    finding_of = {i: k for k, f in enumerate(result.findings) for i in f.graph_indices}
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": "gradcheck",
@@ -125,6 +137,9 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "ops_covered": len(result.ops),
             "points_checked": sum(r.points_checked for r in result.records),
             "points_skipped": sum(r.points_skipped for r in result.records),
+            "points_settled": sum(r.points_settled for r in result.records),
+            "findings": len(result.findings),
+            "failing_findings": len(result.failing_findings),
             "max": {m: encode_float(_max_over(result, m)) for m in METRICS},
         },
         "metrics": list(METRICS),
@@ -144,7 +159,10 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             }
             for op, st in result.ops.items()
         },
-        "failures": [_failure(r) for r in failures],
+        "conventions": s.conventions,
+        "passed": result.passed,
+        "findings": [f.to_dict() for f in result.findings],
+        "failures": [_failure(r, finding_of) for r in failures],
         "run": {
             "command": shlex.join(command) if command else None,
             "repeat_command": repeat_command(s),
@@ -153,6 +171,8 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "seconds": round(result.seconds, 3),
             "check_seconds": round(result.check_seconds, 3),
+            "isolation_seconds": round(result.isolation_seconds, 3),
+            "grouping_seconds": round(result.grouping_seconds, 3),
             "graphs_per_second": round(len(result.records) / result.check_seconds, 1)
             if result.check_seconds > 0
             else None,
@@ -179,10 +199,9 @@ def figures_only(report: dict) -> dict:
 
 
 def write_report(report: dict, path: Path) -> Path:
-    """Write `report` as indented JSON (strict: no NaN literals) and return the path."""
+    """Write `report` as indented JSON (strict: no NaN literals), atomically; return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    return path
+    return write_text(path, json.dumps(report, indent=1, allow_nan=False) + "\n")
 
 
 def load_report(path: Path) -> dict:

@@ -23,6 +23,8 @@ class Settings:
     jobs: int = 1
     max_shrink: int = 10
     points: int = 4
+    conventions: str = "torch"  # "subgradient": a convention at a kink is a note, not a failure
+    isolation: bool = True  # run the op-isolation pass before the random graphs
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gradcheck.campaign.findings import Finding, failing
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.settings import Settings
 
@@ -43,14 +44,24 @@ class CampaignResult:
     ops: dict[str, OpStats]
     seconds: float
     check_seconds: float
+    findings: list[Finding] = field(default_factory=list)
+    isolation_seconds: float = 0.0
+    grouping_seconds: float = 0.0  # shrinking, blaming and grouping the failures
 
     @property
     def failures(self) -> list[GraphRecord]:
         return [r for r in self.records if not r.passed]
 
     @property
+    def failing_findings(self) -> list[Finding]:
+        """The findings that fail the run under its conventions (the others are notes)."""
+        return failing(self.findings, self.settings.conventions)
+
+    @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.records)
+        """No failing finding, and no failing graph left without one."""
+        unexplained = [r for r in self.failures if r.failure is None or r.failure.finding is None]
+        return not self.failing_findings and not unexplained
 
 
 def _bigger(current: float | None, new: float | None) -> float | None:
@@ -76,14 +87,26 @@ def histogram_bin(value: float | None) -> int | None:
     return 1 + min(max(decade, HIST_LO), HIST_HI - 1) - HIST_LO
 
 
-def aggregate(records: Iterable[GraphRecord]) -> dict[str, OpStats]:
-    """Per-op figures over graphs, in index order, ops sorted by name: independent of job split."""
+def blamed_ops(findings: Iterable[Finding]) -> dict[int, tuple[str, ...]]:
+    """Graph index -> the ops its failure counts against: those of the minimal graph of the
+    finding that covers it (a failing graph no finding covers counts against all its ops)."""
+    return {i: f.ops for f in findings for i in f.graph_indices}
+
+
+def aggregate(records: Iterable[GraphRecord], findings: Iterable[Finding] = ()) -> dict[str, OpStats]:
+    """Per-op figures over graphs, in index order, ops sorted by name: independent of job split.
+
+    A failing graph counts as a failure of an op only when the op is in the minimal graph of the
+    finding that covers it (`blamed_ops`): a relu bug does not mark the adds around it red.
+    """
     stats: dict[str, OpStats] = {}
+    blame = blamed_ops(findings)
     for record in sorted(records, key=lambda r: r.index):
+        blamed = blame.get(record.index, record.ops) if not record.passed else ()
         for op in record.ops:
             s = stats.setdefault(op, OpStats())
             s.graphs += 1
-            if not record.passed:
+            if op in blamed:
                 s.failures += 1
                 s.failing_graphs.append(record.index)
             for metric in METRICS:

@@ -129,6 +129,11 @@ class EngineAdapter:
         """The import lines `source` needs for these values."""
         return []
 
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        """Code in this engine's own API that shows its result on `graph` (None: the report shows
+        the replay command and torch's code instead)."""
+        return None
+
     # --- driving a graph -------------------------------------------------------------------------
 
     def build(self, graph: Graph, values: Sequence[Any]) -> tuple[list[Any], list[Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.snippets import micrograd_snippet
+from gradcheck.graphs.ir import Graph
 
 
 class MicrogradAdapter(EngineAdapter):
@@ -18,3 +20,7 @@ class MicrogradAdapter(EngineAdapter):
         from micrograd.engine import Value
 
         return Value(float(value))
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        """micrograd's own spelling (it has no second derivatives, so never second order)."""
+        return micrograd_snippet(graph)

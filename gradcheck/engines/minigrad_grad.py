@@ -14,6 +14,8 @@ import numpy as np
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
 from minigrad import Tensor, Value
 
 
@@ -33,6 +35,9 @@ class MinigradGradAdapter(EngineAdapter):
     def inner(self, g: Any, u: Any) -> Any:
         """The scalar <g, u> as an engine node, differentiable through g."""
         raise NotImplementedError
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        return graph_snippet(graph, "minigrad", second_order)
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         seeds = [self.constant(c) for c in cotangent]

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gradcheck.atomic import write_text
+from gradcheck.graphs.corpus_checks import check_graph_data
 from gradcheck.graphs.ir import Graph, GraphFormatError
 
 # The parts of a graph that make it the same failure (meta, points and names aside).
@@ -25,15 +27,25 @@ def corpus_files(directory: Path) -> list[Path]:
 
 
 def load(path: Path) -> Graph:
-    """The graph in a corpus file, or CorpusFileError naming the file and what is wrong."""
+    """The graph in a corpus file, every field checked (`corpus_checks`), or CorpusFileError
+    naming the file, the field and what is wrong."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise CorpusFileError(f"corpus file {path}: cannot be read: {e}") from e
     try:
-        return Graph.from_json(text)
+        return parse(text)
     except GraphFormatError as e:
         raise CorpusFileError(f"corpus file {path}: {e}") from e
+
+
+def parse(text: str) -> Graph:
+    """A corpus graph from JSON text: checked field by field, then built (GraphFormatError)."""
+    data = check_graph_data(text)
+    try:
+        return Graph.from_dict(data)
+    except (GraphFormatError, RecursionError) as e:
+        raise GraphFormatError(str(e)) from e
 
 
 def file_name(graph: Mapping[str, Any], engine: str) -> str:
@@ -52,9 +64,9 @@ def with_meta(graph: Mapping[str, Any], engine: str, found_by: str, problems: li
 
 
 def write(graph: Mapping[str, Any], path: Path) -> None:
-    """Write a graph dict as a corpus file (creating its directory)."""
+    """Write a graph dict as a corpus file, atomically (creating its directory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(graph, indent=1) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(graph, indent=1) + "\n")
 
 
 def save(graph: Graph, engine: str, problems: list[str], found_by: str, directory: Path) -> Path:

@@ -66,6 +66,7 @@ class GraphCheck:
     failing_point: int | None = None
     failure: Graph | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    settled_points: int = 0  # points where only the oracle dissented and a precise one cleared them
 
     @property
     def checked(self) -> int:

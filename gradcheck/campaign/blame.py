@@ -1,0 +1,143 @@
+"""Blame: which finding a failing graph belongs to, found cheaply.
+
+A full shrink costs hundreds of checks. Most failing graphs of a campaign fail for a reason
+already named by a finding, so beyond the first `--max-shrink` graphs a failing graph is blamed
+by checking each of its op nodes alone, at the argument values the node saw at the failing point
+(a handful of one-op checks). A node that fails alone is the finding (its one-op graph is a
+minimal repro). When none does (a bug that needs several ops together), the graph joins the
+smallest known finding of the same kind and check whose ops it contains, or else stands as a
+finding of its own, unshrunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.campaign.findings import Finding, graph_size
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.shapes import graph_shapes
+from gradcheck.parity import torch_reference
+from gradcheck.parity.classify import classify
+from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.trust import checked_graph
+
+
+def finding_of(
+    problems: Sequence[str],
+    graph: Graph,
+    adapter: EngineAdapter,
+    *,
+    phase: str = "random",
+    where: str = "",
+    indices: Sequence[int] = (),
+    shrunk: bool = True,
+) -> Finding:
+    """The finding a failing one-point `graph` shows (its kind classified against torch)."""
+    difference = classify(problems, graph, adapter)
+    return Finding(
+        kind=difference.kind,
+        ops=tuple(graph.ops()),
+        check=difference.check,
+        graph=graph.to_dict(),
+        phase=phase,
+        where=where,
+        graph_indices=tuple(indices),
+        problems=tuple(problems),
+        snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
+        extra={} if shrunk else {"unshrunk": True},
+    )
+
+
+def finding_of_check(check: GraphCheck, adapter: EngineAdapter, **options: Any) -> Finding:
+    """`finding_of` a failing GraphCheck's failing instance."""
+    assert check.failure is not None
+    return finding_of(check.problems, check.failure, adapter, **options)
+
+
+def node_values(graph: Graph) -> list[Any]:
+    """Every node's value (inputs first) of a one-point graph, by torch (floats or arrays)."""
+    values = graph.input_values(0)
+    every = Graph(
+        [Input(i.name, v, i.shape) for i, v in zip(graph.inputs, values)],
+        list(graph.nodes),
+        list(range(graph.n_inputs + len(graph.nodes))),
+        meta=dict(graph.meta),
+    )
+    if graph.is_tensor:
+        shapes = graph_shapes(every)
+        batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
+        cots = [np.zeros((1, *shapes[o])) for o in every.outputs]
+        flat = torch_reference.run_torch_tensor_batch(every, batch, cots).forward[:, 0]
+        out, start = [], 0
+        for o in every.outputs:
+            size = int(np.prod(shapes[o]))
+            out.append(flat[start : start + size].reshape(shapes[o]))
+            start += size
+        return out
+    batch = [np.array([float(v)]) for v in values]
+    forward = torch_reference.run_torch_batch(every, batch, np.zeros((len(every.outputs), 1))).forward
+    return [float(v) for v in forward[:, 0]]
+
+
+def one_op_graph(graph: Graph, index: int, values: Sequence[Any]) -> Graph:
+    """Op node `index` of `graph` alone: its distinct arguments become inputs holding their values."""
+    node = graph.nodes[index]
+    ids = list(dict.fromkeys(node.args))
+    inputs = []
+    for j, a in enumerate(ids):
+        v = values[a]
+        array = np.asarray(v, dtype=np.float64)
+        inputs.append(Input(f"x{j}", array, array.shape) if array.ndim else Input(f"x{j}", float(v)))
+    op = OpNode(node.op, tuple(ids.index(a) for a in node.args), node.attrs)
+    meta = {"kind": "tensor"} if graph.is_tensor else {}
+    return Graph(inputs, [op], [len(inputs)], meta=meta)
+
+
+def blame_nodes(
+    failing: Graph, adapter: EngineAdapter, seed: int = 0, prefer: Sequence[str] = ()
+) -> GraphCheck | None:
+    """The check of the first op node of `failing` (one point) that fails alone, or None.
+
+    Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a
+    graph failing for a known reason usually costs one one-op check.
+    """
+    try:
+        values = node_values(failing)
+    except Exception:
+        return None
+    order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
+    seen: set[str] = set()
+    for index in order:
+        single = one_op_graph(failing, index, values)
+        key = single.to_json(indent=None)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            check = checked_graph(single, adapter, seed=seed)
+        except Exception:
+            continue
+        if not check.passed and check.points_checked > 0:
+            return check
+    return None
+
+
+def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:
+    """The smallest known finding of the same kind and check whose ops the unshrunk graph contains."""
+    fits = [
+        f
+        for f in known
+        if not f.extra.get("unshrunk")
+        and f.kind is unshrunk.kind
+        and f.check == unshrunk.check
+        and set(f.ops) <= set(_graph_ops(unshrunk.graph))
+    ]
+    return min(fits, key=lambda f: (graph_size(f.graph), f.title)) if fits else None
+
+
+def _graph_ops(graph: Any) -> list[str]:
+    return [n["op"] for n in graph.get("nodes", ())]

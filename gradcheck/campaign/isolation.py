@@ -1,0 +1,70 @@
+"""The op-isolation pass: each op the campaign draws, checked alone before any random graph.
+
+A bug in one op then has a one-op finding of its own, named directly, and every random graph
+that fails for the same reason joins it. Per op: a few one-op graphs at random points (one per
+attribute choice drawn) and each registry kink case (checked against torch's convention there,
+without central differences, which are meaningless exactly at a kink).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gradcheck.campaign.blame import finding_of_check
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.validation import campaign_ops, load_adapter
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.generate import Sizes, random_graph
+from gradcheck.graphs.ir import Graph
+from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.trust import checked_graph
+
+# One-op graphs per op and input points per graph: attributes vary between graphs, points within.
+GRAPHS_PER_OP = 4
+POINTS = 8
+_ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
+
+
+def isolation_findings(settings: Settings, adapter: EngineAdapter | None = None) -> list[Finding]:
+    """Every finding of the pass, ungrouped (one per failing one-op graph or kink case)."""
+    adapter = adapter or load_adapter(settings.engine)
+    ops = campaign_ops(settings, adapter)
+    found: list[Finding] = []
+    for op in ops:
+        for k in range(GRAPHS_PER_OP):
+            rng = np.random.default_rng([settings.seed, 0x150, ops.index(op), k])
+            graph = random_graph(rng, ops=[op], tensor=settings.tensor, points=POINTS, sizes=_ONE_OP)
+            if graph.nodes:
+                found += _check(graph, adapter, seed=k, where="")
+    for graph in kink_graphs(ops):
+        if graph.is_tensor and not settings.tensor:
+            continue
+        where = "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
+        found += _check(graph, adapter, seed=0, where=where, numeric=False, second_order=False)
+    return found
+
+
+def _check(graph: Graph, adapter: EngineAdapter, seed: int, where: str, **options: bool) -> list[Finding]:
+    try:
+        check = checked_graph(graph, adapter, seed=seed, **options)
+    except Exception:  # the one-op graph is outside what the engine can take: not a finding
+        return []
+    if check.passed or check.failure is None:
+        return []
+    return [finding_of_check(check, adapter, phase="isolation", where=where)]
+
+
+def _short(value: object) -> str:
+    """A kink case's argument for a finding's place: -0.0 and 0.0 are both "0" (one finding)."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    number = float(value)  # type: ignore[arg-type]
+    return f"{abs(number) if number == 0 else number:g}"
+
+
+def make_isolation(settings: Settings) -> Callable[[], list[Finding]]:
+    """The pass as a campaign backend runs it (in the main process, before the random graphs)."""
+    return lambda: isolation_findings(settings)

@@ -1,0 +1,85 @@
+"""A campaign reports distinct problems: one finding per bug, blamed on its op, with its kind."""
+
+import pytest
+
+from gradcheck.campaign import Settings, real_backend, run_campaign
+from gradcheck.campaign.blame import blame_nodes, by_pattern
+from gradcheck.campaign.findings import Finding
+from gradcheck.engines import kind_engines
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.kinds import Kind
+
+RELU_TWO = "gradcheck.engines.kind_engines:ReluTimesTwo"
+
+
+@pytest.fixture(scope="module")
+def relu_two_campaign():
+    settings = Settings(engine=RELU_TWO, graphs=120, seed=0, ops=("relu", "add", "mul"), max_shrink=3)
+    return run_campaign(settings, real_backend())
+
+
+def test_one_wrong_relu_derivative_is_exactly_one_finding_blamed_on_relu(relu_two_campaign):
+    result = relu_two_campaign
+    assert len(result.failures) > 50
+    (finding,) = result.findings
+    assert finding.kind is Kind.WRONG_GRADIENT and finding.ops == ("relu",) and finding.check == "gradient"
+    assert set(finding.graph_indices) == {r.index for r in result.failures}, "every failing graph is covered"
+    assert [n["op"] for n in finding.graph["nodes"]] == ["relu"]
+
+
+def test_the_per_op_table_counts_failures_only_against_the_finding_ops(relu_two_campaign):
+    ops = relu_two_campaign.ops
+    assert ops["add"].failures == 0 and ops["mul"].failures == 0
+    assert ops["relu"].failures == len(relu_two_campaign.failures)
+    assert ops["add"].graphs > 0 and ops["mul"].graphs > 0
+
+
+def test_graphs_past_the_shrink_budget_are_blamed_without_shrinking(relu_two_campaign):
+    shrunk = [r for r in relu_two_campaign.failures if r.failure.shrunk_graph is not None]
+    assert len(shrunk) == 3
+    blamed = [r for r in relu_two_campaign.failures if r.failure.shrunk_graph is None]
+    assert blamed and all(r.failure.finding.ops == ("relu",) for r in blamed)
+
+
+def test_blame_finds_the_op_that_fails_alone_inside_a_bigger_graph():
+    nodes = [OpNode("mul", (0, 1)), OpNode("relu", (2,)), OpNode("add", (3, 0))]
+    graph = Graph([Input("x0", 0.9), Input("x1", 1.1)], nodes, [4], cotangent=[1.0])
+    check = blame_nodes(graph, kind_engines.ReluTimesTwo())
+    assert check is not None and check.failure.ops() == ["relu"]
+    assert check.failure.inputs[0].value == pytest.approx(0.99), "at the value the node saw"
+    assert blame_nodes(graph, "minigrad") is None
+
+
+def test_an_unshrunk_graph_joins_the_smallest_known_finding_it_contains():
+    relu = {"nodes": [{"op": "relu", "args": [0]}], "inputs": [{"name": "x0", "value": 1.0}]}
+    big = {"nodes": [{"op": "relu", "args": [0]}, {"op": "add", "args": [1, 0]}], "inputs": relu["inputs"]}
+    known = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", relu)
+    unshrunk = Finding(Kind.WRONG_GRADIENT, ("add", "relu"), "gradient", big, extra={"unshrunk": True})
+    assert by_pattern(unshrunk, [known]) == known
+    other_kind = Finding(Kind.NONFINITE, ("add", "relu"), "gradient", big, extra={"unshrunk": True})
+    assert by_pattern(other_kind, [known]) is None
+
+
+@pytest.mark.parametrize(("conventions", "passed"), [("torch", False), ("subgradient", True)])
+def test_a_convention_at_a_kink_fails_under_torch_and_is_a_note_under_subgradient(conventions, passed):
+    settings = Settings(
+        engine="gradcheck.engines.kind_engines:ReluHalfAtZero",
+        graphs=20,
+        ops=("relu", "mul"),
+        conventions=conventions,
+    )
+    result = run_campaign(settings, real_backend())
+    (finding,) = result.findings
+    assert finding.kind is Kind.CONVENTION and finding.phase == "isolation" and finding.where == "at 0"
+    assert result.passed is passed
+
+
+def test_without_the_isolation_pass_a_kink_convention_goes_unseen():
+    settings = Settings(
+        engine="gradcheck.engines.kind_engines:ReluHalfAtZero",
+        graphs=20,
+        ops=("relu", "mul"),
+        isolation=False,
+    )
+    result = run_campaign(settings, real_backend())
+    assert result.findings == [] and result.passed and result.isolation_seconds < 0.1

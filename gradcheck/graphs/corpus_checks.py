@@ -1,0 +1,221 @@
+"""Field-by-field checks of a corpus file before it becomes a Graph.
+
+A corpus entry must check something and must be safe to print as runnable code: input names are
+Python identifiers (they become variable names in snippets), there is at least one input point,
+every points array has the same length, inputs are finite, each op's attributes have the type
+and range that op takes, and size and nesting stay within limits. Anything else is rejected
+with a GraphFormatError naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+import re
+import string
+from typing import Any
+
+from gradcheck.graphs.ir import GraphFormatError
+from gradcheck.graphs.registry import REGISTRY
+
+MAX_BYTES = 4_000_000
+MAX_DEPTH = 16  # JSON nesting: a tensor graph's points are [input][point][...shape], well below
+MAX_NODES = 10_000
+MAX_INPUTS = 1_000
+MAX_POINTS = 10_000
+MAX_ATTRIBUTE = 1e6  # exponents, clamp bounds: larger ones only overflow
+# Names a snippet uses for itself (and op nodes' v<id>): an input may not shadow them.
+RESERVED = frozenset(
+    {
+        "torch",
+        "minigrad",
+        "Value",
+        "Tensor",
+        "outputs",
+        "inputs",
+        "cotangent",
+        "grads",
+        "hvp",
+        "loss",
+        "print",
+        "sum",
+    }
+)
+_NODE_NAME = re.compile(r"v\d+")
+
+
+def check_graph_data(text: str) -> dict[str, Any]:
+    """The JSON object in `text` if every field is sound, else GraphFormatError naming the field."""
+    if len(text) > MAX_BYTES:
+        raise GraphFormatError(f"file is {len(text)} bytes; a corpus graph is at most {MAX_BYTES}")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise GraphFormatError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as e:  # JSONDecodeError, and integers past Python's digit limit
+        raise GraphFormatError(f"not valid JSON: {e}") from None
+    _check_depth(data, 0)
+    if not isinstance(data, dict):
+        raise GraphFormatError(f"expected a JSON object, got {type(data).__name__}")
+    if "meta" in data and not isinstance(data["meta"], dict):
+        raise GraphFormatError(f"'meta' must be an object, got {type(data['meta']).__name__}")
+    inputs, nodes = data.get("inputs"), data.get("nodes")
+    if isinstance(inputs, list):
+        _check_inputs(inputs)
+    if isinstance(nodes, list):
+        if len(nodes) > MAX_NODES:
+            raise GraphFormatError(f"'nodes': {len(nodes)} nodes; at most {MAX_NODES}")
+        for i, node in enumerate(nodes):
+            _check_node(i, node, len(inputs) if isinstance(inputs, list) else 0)
+    if data.get("points") is not None:
+        _check_points(data["points"], len(inputs) if isinstance(inputs, list) else 0)
+    if data.get("cotangent") is not None:
+        _check_finite("cotangent", data["cotangent"])
+    return data
+
+
+def _check_depth(value: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise GraphFormatError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_depth(v, depth + 1)
+
+
+def _check_inputs(inputs: list[Any]) -> None:
+    if len(inputs) > MAX_INPUTS:
+        raise GraphFormatError(f"'inputs': {len(inputs)} inputs; at most {MAX_INPUTS}")
+    names: set[str] = set()
+    for k, inp in enumerate(inputs):
+        if not isinstance(inp, dict):
+            raise GraphFormatError(f"inputs[{k}]: expected an object, got {type(inp).__name__}")
+        name = inp.get("name", f"x{k}")
+        if (
+            not isinstance(name, str)
+            or not name.isidentifier()
+            or not name.isascii()
+            or keyword.iskeyword(name)
+        ):
+            raise GraphFormatError(f"inputs[{k}].name: {name!r} is not a Python identifier")
+        if name in RESERVED or _NODE_NAME.fullmatch(name):
+            raise GraphFormatError(f"inputs[{k}].name: {name!r} is reserved for the snippets' own variables")
+        if name in names:
+            raise GraphFormatError(f"inputs[{k}].name: {name!r} is used by two inputs")
+        names.add(name)
+        if "value" not in inp:
+            raise GraphFormatError(f"inputs[{k}].value: missing")
+        _check_finite(f"inputs[{k}].value", inp["value"])
+
+
+def _check_points(points: Any, n_inputs: int) -> None:
+    if not isinstance(points, list) or len(points) != n_inputs:
+        raise GraphFormatError(
+            f"'points': expected one array per input ({n_inputs}), got {_describe(points)}"
+        )
+    lengths = []
+    for i, p in enumerate(points):
+        if not isinstance(p, list):
+            raise GraphFormatError(f"points[{i}]: expected an array of input points, got {_describe(p)}")
+        lengths.append(len(p))
+        _check_finite(f"points[{i}]", p)
+    if lengths and min(lengths) == 0:
+        raise GraphFormatError("'points': an entry must carry at least one input point, got an empty array")
+    if len(set(lengths)) > 1:
+        raise GraphFormatError(
+            f"'points': arrays of different lengths {lengths}; every input needs each point"
+        )
+    if lengths and lengths[0] > MAX_POINTS:
+        raise GraphFormatError(f"'points': {lengths[0]} points; at most {MAX_POINTS}")
+
+
+def _check_node(i: int, node: Any, n_inputs: int) -> None:
+    where = f"node v{n_inputs + i}"
+    if not isinstance(node, dict):
+        raise GraphFormatError(f"{where}: expected an object, got {type(node).__name__}")
+    spec = REGISTRY.get(node.get("op")) if isinstance(node.get("op"), str) else None
+    if spec is None:
+        return  # Graph.validate names the unknown op
+    attrs = node.get("attrs", {})
+    if not isinstance(attrs, dict):
+        raise GraphFormatError(f"{where} ({spec.name}): 'attrs' must be an object, got {_describe(attrs)}")
+    expected = required_attrs(spec.name)
+    missing = sorted(expected - set(attrs))
+    if missing:
+        raise GraphFormatError(f"{where} ({spec.name}): missing attribute(s) {missing}")
+    extra = sorted(set(attrs) - expected)
+    if extra:
+        raise GraphFormatError(
+            f"{where} ({spec.name}): unknown attribute(s) {extra}; it takes {sorted(expected)}"
+        )
+    for name, value in attrs.items():
+        _check_attr(f"{where} ({spec.name}) attribute {name!r}", name, value)
+    if spec.name == "clamp" and attrs["low"] > attrs["high"]:
+        raise GraphFormatError(f"{where} (clamp): low {attrs['low']!r} is above high {attrs['high']!r}")
+
+
+def required_attrs(op: str) -> set[str]:
+    """The attribute names op `op` takes: the named fields of its snippet templates."""
+    spec = REGISTRY[op]
+    names = set()
+    for template in (spec.template, spec.torch_template or ""):
+        for _, field, _, _ in string.Formatter().parse(template):
+            if field and not field.isdigit():
+                names.add(field)
+    return names
+
+
+def _check_attr(where: str, name: str, value: Any) -> None:
+    if name in ("dims", "shape"):
+        if not isinstance(value, list) or not all(_is_int(v) and abs(v) <= 64 for v in value):
+            raise GraphFormatError(f"{where}: expected a list of small integers, got {_describe(value)}")
+        if name == "shape" and not all(v >= 1 for v in value):
+            raise GraphFormatError(f"{where}: a shape's sizes must be at least 1, got {value!r}")
+        return
+    if name == "dim":
+        if not _is_int(value) or abs(value) > 64:
+            raise GraphFormatError(f"{where}: expected a small integer, got {_describe(value)}")
+        return
+    if not _finite(value) or abs(value) > MAX_ATTRIBUTE:
+        raise GraphFormatError(
+            f"{where}: expected a finite number of magnitude at most {MAX_ATTRIBUTE:g}, "
+            f"got {_describe(value)}"
+        )
+
+
+def _check_finite(where: str, value: Any) -> None:
+    """Numbers or nested lists of numbers, all finite (no NaN, Infinity or huge integers)."""
+    if isinstance(value, list):
+        for v in value:
+            _check_finite(where, v)
+        return
+    if not _is_number(value):
+        raise GraphFormatError(f"{where}: expected numbers, got {_describe(value)}")
+    if not _finite(value):
+        raise GraphFormatError(f"{where}: {_describe(value)} is not a finite float64 number")
+
+
+def _finite(value: Any) -> bool:
+    """A number that is a finite float64 (an integer too large for a float is not)."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"

@@ -1,0 +1,80 @@
+"""The corpus loader checks every field: an entry that checks nothing or breaks replay is refused."""
+
+import json
+
+import pytest
+
+from gradcheck.graphs import corpus
+from gradcheck.graphs.corpus_checks import required_attrs
+
+HEADER = {"format": "minigrad-graph", "version": 1}
+
+
+def graph(**fields):
+    base = {
+        **HEADER,
+        "inputs": [{"name": "x0", "value": 0.5, "shape": []}, {"name": "x1", "value": 1.5, "shape": []}],
+        "nodes": [{"op": "mul", "args": [0, 1], "attrs": {}}],
+        "outputs": [2],
+    }
+    return json.dumps({**base, **fields})
+
+
+def pow_const(exponent_json: str) -> str:
+    return (
+        '{"format": "minigrad-graph", "version": 1, "inputs": [{"name": "x0", "value": 0.5}], '
+        '"nodes": [{"op": "pow_const", "args": [0], "attrs": ' + exponent_json + '}], "outputs": [1]}'
+    )
+
+
+MALFORMED = {
+    "no points": (graph(points=[[], []]), "at least one input point"),
+    "nan input": (graph().replace("0.5", "NaN"), "inputs[0].value: float nan is not a finite"),
+    "infinite point": (graph(points=[[0.5], [1.0]]).replace("[1.0]", "[Infinity]"), "points[1]"),
+    "unequal points": (graph(points=[[0.5, 1.0], [1.5]]), "arrays of different lengths [2, 1]"),
+    "pow_const without exponent": (pow_const("{}"), "missing attribute(s) ['exponent']"),
+    "huge exponent": (
+        pow_const('{"exponent": 1' + "0" * 400 + "}"),
+        "attribute 'exponent': expected a finite",
+    ),
+    "exponent as text": (pow_const('{"exponent": "2"}'), "attribute 'exponent'"),
+    "unknown attribute": (pow_const('{"exponent": 2, "base": 3}'), "unknown attribute(s) ['base']"),
+    "meta as a string": (graph(meta="engine x"), "'meta' must be an object, got str"),
+    "deep nesting": ("[" * 50_000 + "]" * 50_000, "nested deeper than"),
+    "5001-digit integer": (graph().replace("0.5", "1" + "0" * 5000), "not valid JSON"),
+    "code as a name": (
+        graph().replace('"x0"', "\"__import__('os').system('ls')\""),
+        "not a Python identifier",
+    ),
+    "keyword as a name": (graph().replace('"x0"', '"lambda"'), "not a Python identifier"),
+    "snippet variable as a name": (graph().replace('"x0"', '"torch"'), "reserved"),
+    "node name as a name": (graph().replace('"x0"', '"v2"'), "reserved"),
+    "two inputs one name": (graph().replace('"x1"', '"x0"'), "used by two inputs"),
+    "clamp bounds reversed": (
+        pow_const('{"low": 1.0, "high": -1.0}').replace("pow_const", "clamp"),
+        "low 1.0 is above high -1.0",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "problem"), MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_entry_is_refused_naming_the_file_and_the_field(tmp_path, text, problem):
+    path = tmp_path / "entry.json"
+    path.write_text(text)
+    with pytest.raises(corpus.CorpusFileError) as info:
+        corpus.load(path)
+    message = str(info.value)
+    assert str(path) in message and problem in message
+    assert "\n" not in message
+
+
+def test_a_sound_entry_loads():
+    assert corpus.parse(graph(points=[[0.5, 1.0], [1.5, 2.0]])).n_points == 2
+    assert corpus.parse(pow_const('{"exponent": -0.5}')).nodes[0].attr == {"exponent": -0.5}
+
+
+def test_each_op_takes_the_attributes_its_snippet_names():
+    assert required_attrs("pow_const") == {"exponent"}
+    assert required_attrs("clamp") == {"low", "high"}
+    assert required_attrs("softmax") == {"dim"}
+    assert required_attrs("tanh") == set()

@@ -1,0 +1,160 @@
+"""`python -m gradcheck replay FILE --engine NAME`: re-run one saved graph, numbers side by side.
+
+FILE is a corpus file (a graph JSON) or a campaign's report.json (with `--finding N`, the finding's
+minimal graph). The engine, torch and the precise oracle (mpmath for scalar graphs) are shown per
+output and per input gradient at the point that fails (or the first point). Exit 1 while the
+engine still fails, 0 once it agrees, 2 when the file or the engine cannot be used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.validation import load_adapter
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs import corpus
+from gradcheck.graphs.ir import Graph, GraphFormatError
+from gradcheck.parity.classify import classify_check, torch_at
+from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
+from gradcheck.parity.trust import checked_graph, precise_gradient
+from gradcheck.printable import printable
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A graph to replay and the engine it was found on (None when the file does not say)."""
+
+    graph: Graph
+    engine: str | None
+    label: str
+
+
+def load_saved(path: Path, finding: int | None = None) -> Saved:
+    """The graph in a corpus file, or finding `finding` of a report.json; CampaignError if unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CampaignError(f"{path}: cannot be read: {e}") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise CampaignError(f"{path}: not valid JSON: {e}") from None
+    if isinstance(data, dict) and data.get("tool") == "gradcheck":
+        return _from_report(path, data, finding)
+    if finding is not None:
+        raise CampaignError(f"{path}: --finding needs a report.json; this is a graph file")
+    try:
+        graph = corpus.parse(text)
+    except GraphFormatError as e:
+        raise CampaignError(f"corpus file {path}: {e}") from None
+    return Saved(graph, graph.meta.get("engine"), str(path))
+
+
+def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved:
+    findings = report.get("findings")
+    if not isinstance(findings, list) or not findings:
+        raise CampaignError(f"{path}: the report has no findings to replay")
+    index = 0 if index is None else index
+    if not 0 <= index < len(findings):
+        raise CampaignError(
+            f"{path}: --finding {index} is out of range; the report has {len(findings)} finding(s)"
+        )
+    entry = findings[index]
+    try:
+        graph = corpus.parse(json.dumps(entry["graph"]))
+    except (GraphFormatError, KeyError, TypeError) as e:
+        raise CampaignError(f"{path}: finding {index}: graph: {e}") from None
+    engine = report.get("settings", {}).get("engine")
+    return Saved(graph, engine, f"{path}, finding {index} ({entry.get('title', '')})")
+
+
+def replay(saved: Saved, engine: str | None, console: Console, conventions: str = "torch") -> int:
+    """Check the saved graph with `engine`, print the numbers side by side; the exit status."""
+    if conventions not in CONVENTIONS:
+        raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {conventions!r}")
+    adapter = load_adapter(engine or saved.engine or "minigrad")
+    missing = sorted(set(saved.graph.ops()) - set(adapter.ops))
+    if missing:
+        raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")
+    if saved.graph.is_tensor and not adapter.tensor:
+        raise CampaignError(f"engine {adapter.name!r} has no tensors; {saved.label} is a tensor graph")
+    kink = bool(saved.graph.meta.get("kink"))
+    check = checked_graph(saved.graph, adapter, numeric=not kink, second_order=not kink)
+    point = check.failure if check.failure is not None else saved.graph.instance(0)
+    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"))
+    console.print(numbers_table(point, adapter))
+    if check.passed:
+        console.print(Text("agrees: the engine matches torch and the oracle here (fixed)", style="green"))
+        return 0
+    kind = classify_check(check, adapter).kind
+    for problem in check.problems:
+        console.print(Text(f"  {printable(problem)}"))
+    if conventions == "subgradient" and kind in SUBGRADIENT_TOLERATED:
+        console.print(Text(f"{kind}: a valid one-sided choice (note only under --conventions subgradient)"))
+        return 0
+    console.print(Text(f"still fails: {kind}", style="red bold"))
+    return 1
+
+
+def numbers_table(graph: Graph, adapter: EngineAdapter) -> Table:
+    """Forward values and cotangent-weighted gradients: engine, torch, precise oracle."""
+    cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
+    values = graph.input_values(0)
+    table = Table(title="at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values)))
+    for column in ("quantity", "engine", "torch", "oracle"):
+        table.add_column(column, justify="left" if column == "quantity" else "right", overflow="fold")
+    reference = torch_at(graph, values, cotangent)
+    try:
+        forward, grads = adapter.run(graph, values, cotangent)
+        fwd_e, grad_e = _flat(forward), _flat(grads)
+    except Exception as e:
+        fwd_e = grad_e = None
+        table.caption = f"engine raised {type(e).__name__}: {e}"
+    try:
+        oracle, _ = precise_gradient(graph, cotangent)
+    except Exception:
+        oracle = np.full(reference.grads.shape[0], np.nan)
+    for j, o in enumerate(graph.outputs):
+        table.add_row(f"value {graph.name_of(o)}", _num(fwd_e, j), _num(reference.forward[:, 0], j), "")
+    labels = [f"{i.name}{list(ix) if i.shape else ''}" for i in graph.inputs for ix in np.ndindex(*i.shape)]
+    for k, label in enumerate(labels):
+        table.add_row(f"grad {label}", _num(grad_e, k), _num(reference.grads[:, 0], k), _num(oracle, k))
+    if adapter.create_graph:
+        ones = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
+        hvp_t = torch_at(graph, values, cotangent, ones).hvp
+        try:
+            hvp_e = _flat(adapter.run_hvp(graph, values, cotangent, ones))
+        except Exception:
+            hvp_e = None
+        for k, label in enumerate(labels):
+            hvp = None if hvp_t is None else hvp_t[:, 0]
+            table.add_row(f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), "")
+    return table
+
+
+def _flat(values: Any) -> np.ndarray:
+    return (
+        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+        if values
+        else np.zeros(0)
+    )
+
+
+def _num(values: np.ndarray | None, k: int) -> str:
+    if values is None or k >= len(values):
+        return "–"
+    return repr(float(values[k]))
+
+
+def _short(v: Any) -> str:
+    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(float(v))
