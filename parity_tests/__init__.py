@@ -1,17 +1,20 @@
-"""The parity suite: random expression graphs through an engine, torch and numerics.
+"""This repository's parity tests: the harness's self-check and the regression corpus (data).
 
-    pytest parity_tests                              # minigrad's Value
-    pytest parity_tests --engine minigrad-tensor     # minigrad's Tensor (scalar and tensor graphs)
-    pytest parity_tests --engine micrograd           # PyPI micrograd through its adapter
-    pytest parity_tests --engine mypkg.mod:Adapter   # any engine with an EngineAdapter
-    HYPOTHESIS_PROFILE=ci pytest -n auto parity_tests  # deterministic, the CI size
+The parity suite itself ships with the package as `gradcheck.suite` (a pytest plugin):
 
-A failure prints the shrunk graph as minigrad and torch code with every figure, and is saved
-to parity_tests/corpus/, which every run replays.
+    pytest --pyargs gradcheck.suite                                   # minigrad's Value
+    pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor  # scalar and tensor graphs
+    pytest --pyargs gradcheck.suite --gradcheck-engine micrograd      # PyPI micrograd
+    pytest --pyargs gradcheck.suite --gradcheck-engine mypkg.mod:Adapter
+    HYPOTHESIS_PROFILE=ci pytest -n auto --pyargs gradcheck.suite     # deterministic, the CI size
+
+In this repository `--engine` is an alias of `--gradcheck-engine`. A failure prints the shrunk
+graph as minigrad and torch code with every figure, and is saved to parity_tests/corpus/ (shipped
+as gradcheck/suite/corpus), which every run replays.
 """
 
 from pathlib import Path
 
-# The regression corpus this suite replays and adds its failures to (data only: the code is
+# The regression corpus the suite replays and adds its failures to (data only: the code is
 # gradcheck.graphs.corpus).
 CORPUS = Path(__file__).parent / "corpus"

@@ -1,52 +1,11 @@
-"""Parity suite fixtures: the engine under test (`--engine`) and saving failures to the corpus."""
+"""Parity tests of this repository: the engine fixtures and corpus saving come from the gradcheck
+pytest plugin (`gradcheck.suite.plugin`); this module keeps the names the tests here import."""
 
 from __future__ import annotations
 
-import os
-
-import pytest
-from hypothesis import settings
-
-from gradcheck.engines.adapter import EngineAdapter, UnknownEngineError, load_engine
-from gradcheck.graphs import corpus
-from gradcheck.parity.compare import GraphCheck
-from parity_tests import CORPUS
+from gradcheck.suite.plugin import examples, record_failure
 
 # Graphs per hypothesis property: five times the profile's examples (ci 1,000; nightly 100,000).
-EXAMPLES = 5 * settings.default.max_examples
+EXAMPLES = examples()
 
-# nodeid -> the last failing check of that test (hypothesis replays the shrunk example last)
-_failures: dict[str, GraphCheck] = {}
-
-
-def record_failure(check: GraphCheck) -> None:
-    """Remember a failing check of the running test; it is saved to the corpus if the test fails."""
-    current = os.environ.get("PYTEST_CURRENT_TEST", "")
-    _failures[current.rsplit(" (", 1)[0]] = check
-
-
-@pytest.fixture(scope="session")
-def engine_name(pytestconfig: pytest.Config) -> str:
-    return pytestconfig.getoption("--engine")
-
-
-@pytest.fixture(scope="session")
-def engine(engine_name: str) -> EngineAdapter:
-    try:
-        return load_engine(engine_name)
-    except UnknownEngineError as e:
-        raise pytest.UsageError(str(e)) from e
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if report.when != "call":
-        return
-    check = _failures.pop(item.nodeid, None)
-    if report.failed and check is not None and check.failure is not None:
-        path = corpus.save(
-            check.failure, check.engine, check.problems, found_by=item.nodeid, directory=CORPUS
-        )
-        report.sections.append(("parity corpus", f"failing graph saved to {path}"))
+__all__ = ["EXAMPLES", "record_failure"]

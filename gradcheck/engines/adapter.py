@@ -18,7 +18,7 @@ generator then draws only the ops listed in `ops`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,25 @@ class EngineAdapter:
         leaves, outputs = self.build(graph, values)
         return [_zero_if_none(g, v) for g, v in zip(self.hvp(outputs, leaves, cotangent, direction), values)]
 
+    def run_points(
+        self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
+    ) -> Iterator[tuple[list[Any], list[Any]]]:
+        """`run` at each point in turn, lazily (a check stops at its first failing point).
+
+        The harness always goes through here; function-style adapters evaluate all points at once.
+        """
+        for values, cotangent in zip(points, cotangents):
+            yield self.run(graph, values, cotangent)
+
+    def missing_methods(self) -> list[str]:
+        """The methods this adapter must implement but does not (checked when a campaign starts)."""
+        cls = type(self)
+        needs_leaf = cls.build is EngineAdapter.build and cls.run is EngineAdapter.run
+        missing = ["leaf"] if needs_leaf and cls.leaf is EngineAdapter.leaf else []
+        if self.create_graph and cls.hvp is EngineAdapter.hvp and cls.run_hvp is EngineAdapter.run_hvp:
+            missing.append("hvp (or set create_graph = False)")
+        return missing
+
 
 def _zero_if_none(g: Any, like: Any) -> Any:
     if g is None:
@@ -108,6 +127,13 @@ BUILTIN_ENGINES: dict[str, str] = {
     "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
     "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
 }
+# name -> "module:Class" for the built-in function-style engines (gradcheck.engines.functional)
+FUNCTION_ENGINES: dict[str, str] = {
+    "jax": "gradcheck.engines.jax_engine:JaxAdapter",
+    "jax-tensor": "gradcheck.engines.jax_engine:JaxTensorAdapter",
+    "autograd": "gradcheck.engines.autograd_engine:AutogradAdapter",
+    "autograd-tensor": "gradcheck.engines.autograd_engine:AutogradTensorAdapter",
+}
 
 
 class UnknownEngineError(ValueError):
@@ -118,10 +144,11 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     """An adapter instance for `name`: a built-in engine name or 'package.module:AdapterClass'."""
     if isinstance(name, EngineAdapter):
         return name
-    target = BUILTIN_ENGINES.get(name, name)
+    target = BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)
     if ":" not in target:
         raise UnknownEngineError(
-            f"unknown engine {name!r}; valid: {', '.join(BUILTIN_ENGINES)}, or 'module:AdapterClass' "
+            f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
+            "or 'module:AdapterClass' "
             "naming an EngineAdapter subclass"
         )
     module_name, _, attr = target.partition(":")

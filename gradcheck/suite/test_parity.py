@@ -1,8 +1,8 @@
 """The parity suite: random graphs through the engine under test, torch and numerics, three ways.
 
-Run `pytest parity_tests --engine NAME` (default minigrad). A discrepancy fails with the shrunk
-graph as minigrad and torch code, its JSON and every figure, and the graph is saved to
-parity_tests/corpus/, which every run replays.
+Run `pytest --pyargs gradcheck.suite --gradcheck-engine NAME` (default minigrad), from anywhere.
+A discrepancy fails with the shrunk graph as minigrad and torch code, its JSON and every figure,
+and the graph is saved to the corpus (`--gradcheck-corpus DIR`), which every run replays.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.strategies import engine_tensor_graphs
 from gradcheck.graphs import corpus
 from gradcheck.graphs.generate import random_graph
@@ -19,14 +20,20 @@ from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.compare import check_graph, kink_graphs
-from parity_tests import CORPUS
-from parity_tests.conftest import EXAMPLES, record_failure
+from gradcheck.suite.plugin import corpus_directory, examples, record_failure
+
+EXAMPLES = examples()
 
 # The seeded stream: CHUNKS tests of PER_CHUNK graph structures, each checked at POINTS points.
 CHUNKS = 4
 PER_CHUNK = max(10, settings.default.max_examples // 2)
 POINTS = 16
 STREAM_SEED = 20261122
+
+
+@pytest.fixture(scope="session")
+def engine(gradcheck_engine: EngineAdapter) -> EngineAdapter:
+    return gradcheck_engine
 
 
 def _scalar_ops(engine) -> list[str]:
@@ -75,8 +82,14 @@ def test_kink_conventions_match_torch(engine, graph):
     _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), save=False)
 
 
-@pytest.mark.parametrize("path", corpus.corpus_files(CORPUS), ids=lambda p: p.name)
-def test_corpus_graph_still_agrees(engine, path):
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "corpus_path" in metafunc.fixturenames:
+        paths = corpus.corpus_files(corpus_directory(metafunc.config))
+        metafunc.parametrize("corpus_path", paths, ids=lambda p: p.name)
+
+
+def test_corpus_graph_still_agrees(engine, corpus_path):
+    path = corpus_path
     try:
         graph = corpus.load(path)
     except corpus.CorpusFileError as e:

@@ -1,0 +1,65 @@
+"""JAX (float64, CPU) as an engine under test: each graph is traced and compiled once
+(`jit(vmap(...))`), and the Hessian-vector product is forward over reverse (`jvp` of `grad`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradcheck.engines.functional import Arrays, FunctionAdapter
+from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+
+# The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
+_NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
+    "relu": lambda nn, a, k: nn.relu(a[0]),
+    "sigmoid": lambda nn, a, k: nn.sigmoid(a[0]),
+    "softmax": lambda nn, a, k: nn.softmax(a[0], axis=k["dim"]),
+    "log_softmax": lambda nn, a, k: nn.log_softmax(a[0], axis=k["dim"]),
+}
+
+
+def _jax() -> Any:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # the harness compares in float64
+    return jax
+
+
+class JaxAdapter(FunctionAdapter):
+    """jax.numpy arrays; `jax.grad`, `jax.vmap` over the points, `jax.jit` once per graph."""
+
+    name = "jax"
+    ops = frozenset(SCALAR_OPS)
+
+    def __init__(self) -> None:
+        self.jax = _jax()
+
+    @property
+    def xp(self) -> Any:
+        return self.jax.numpy
+
+    def grad(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays], Sequence[Any]]:
+        return self.jax.grad(f)
+
+    def hessian_vector(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays, Arrays], Sequence[Any]]:
+        grad_f = self.jax.grad(f)
+        return lambda xs, v: self.jax.jvp(grad_f, (list(xs),), (list(v),))[1]
+
+    def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        return self.jax.vmap(f)
+
+    def compile(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        return self.jax.jit(f)
+
+    def op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if name in _NN_OPS:
+            return _NN_OPS[name](self.jax.nn, args, attrs)
+        return super().op(name, args, attrs)
+
+
+class JaxTensorAdapter(JaxAdapter):
+    """JAX on tensor graphs (every registry op)."""
+
+    name = "jax-tensor"
+    ops = frozenset(TENSOR_OPS)
+    tensor = True
