@@ -23,6 +23,7 @@ class Settings:
     jobs: int = 1
     max_shrink: int = 10
     points: int = 4
+    scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"

@@ -52,13 +52,29 @@ class EngineAdapter:
         """The gradient stored on a leaf after backward (None or 0 when unused)."""
         return leaf.grad
 
+    def constant(self, x: Any) -> Any:
+        """A cotangent or direction (float or array) as an engine value; by default a leaf."""
+        return self.leaf(x)
+
+    def weighted(self, output: Any, cotangent: Any) -> Any:
+        """<cotangent, output> as an engine scalar: `output * c`, summed for tensors (`.sum()`)."""
+        if np.ndim(cotangent) == 0:
+            return output * float(cotangent)
+        return (output * self.constant(cotangent)).sum()
+
+    def plain(self, g: Any) -> Any:
+        """An engine gradient as a float or float64 array (its `.data` when it is not a number)."""
+        if not isinstance(g, (np.ndarray, float, int)):
+            g = getattr(g, "data", g)
+        return np.asarray(g, dtype=np.float64)
+
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
-        """d(sum_i cotangent_i * outputs_i)/d(input) for each input, by one backward pass."""
-        loss = outputs[0] * float(cotangent[0])
+        """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""
+        loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
-            loss = loss + out * float(c)
+            loss = loss + self.weighted(out, c)
         loss.backward()
-        return [self.grad_of(x) for x in inputs]
+        return [None if g is None else self.plain(g) for g in (self.grad_of(x) for x in inputs)]
 
     def hvp(
         self,

@@ -13,6 +13,7 @@ may override with something faster or with the engine's own spelling of an op.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,18 @@ def graph_function(graph: Graph, op: Callable[[str, Sequence[Any], dict[str, Any
         return [values[o] for o in outputs]
 
     return evaluate
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """A graph made ready for an engine: all points at once, and one Hessian-vector product.
+
+    points(inputs, cotangents) -> (outputs, gradients): lists of arrays with a leading point axis.
+    hvp(inputs, cotangents, direction) -> the HVP at one point, one array per input.
+    """
+
+    points: Callable[[Arrays, Arrays], tuple[Sequence[Any], Sequence[Any]]]
+    hvp: Callable[[Arrays, Arrays, Arrays], Sequence[Any]]
 
 
 class FunctionAdapter(EngineAdapter):
@@ -105,11 +118,8 @@ class FunctionAdapter(EngineAdapter):
         xp = self.xp
         return sum(xp.sum(c * o) for c, o in zip(cotangent, outputs))
 
-    def _compiled(self, graph: Graph) -> dict[str, Callable[..., Any]]:
-        """The graph's vectorised (forward, gradient) and its HVP function, made once per graph."""
-        cached = getattr(self, "_cache", None)
-        if cached is not None and cached[0] is graph:
-            return cached[1]
+    def compile_graph(self, graph: Graph) -> CompiledGraph:
+        """The graph's vectorised (forward, gradient) function and its HVP, made once per graph."""
         forward = graph_function(graph, self.op)
 
         def point(xs: Arrays, cots: Arrays) -> tuple[list[Any], Sequence[Any]]:
@@ -118,9 +128,13 @@ class FunctionAdapter(EngineAdapter):
         def hvp(xs: Arrays, cots: Arrays, v: Arrays) -> Sequence[Any]:
             return list(self.hessian_vector(lambda ys: self._weighted_sum(forward(ys), cots))(xs, v))
 
-        functions = {"points": self.compile(self.vectorize(point)), "hvp": self.compile(hvp)}
-        self._cache = (graph, functions)
-        return functions
+        return CompiledGraph(self.compile(self.vectorize(point)), self.compile(hvp))
+
+    def _compiled(self, graph: Graph) -> CompiledGraph:
+        cached = getattr(self, "_cache", None)
+        if cached is None or cached[0] is not graph:
+            cached = self._cache = (graph, self.compile_graph(graph))
+        return cached[1]
 
     def run_points(
         self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
@@ -136,7 +150,7 @@ class FunctionAdapter(EngineAdapter):
             self.array(np.stack([np.asarray(c[j], dtype=np.float64) for c in cotangents]))
             for j in range(len(cotangents[0]))
         ]
-        forward, grads = self._compiled(graph)["points"](inputs, cots)
+        forward, grads = self._compiled(graph).points(inputs, cots)
         forward = [self.to_numpy(f) for f in forward]
         grads = [self.to_numpy(g) for g in grads]
         for p in range(len(points)):
@@ -150,7 +164,7 @@ class FunctionAdapter(EngineAdapter):
     def run_hvp(
         self, graph: Graph, values: Sequence[Any], cotangent: Sequence[Any], direction: Sequence[Any]
     ) -> list[Any]:
-        hvp = self._compiled(graph)["hvp"]
+        hvp = self._compiled(graph).hvp
         result = hvp(
             [self.array(v) for v in values],
             [self.array(c) for c in cotangent],

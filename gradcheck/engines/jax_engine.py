@@ -1,12 +1,15 @@
-"""JAX (float64, CPU) as an engine under test: each graph is traced and compiled once
-(`jit(vmap(...))`), and the Hessian-vector product is forward over reverse (`jvp` of `grad`)."""
+"""JAX (float64, CPU) as an engine under test: all points of a check in one `jit(vmap(...))` call,
+scalar graphs on one program compiled per size (`jax_machine`), tensor graphs compiled each, and
+the Hessian-vector product forward over reverse (`jvp` of `grad`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradcheck.engines.functional import Arrays, FunctionAdapter
+from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
+from gradcheck.engines.jax_machine import GraphMachine
+from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 
 # The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
@@ -33,6 +36,13 @@ class JaxAdapter(FunctionAdapter):
 
     def __init__(self) -> None:
         self.jax = _jax()
+        self._machine: GraphMachine | None = None
+
+    def compile_graph(self, graph: Graph) -> CompiledGraph:
+        """Scalar graphs run on the shared compiled machine; the rest are traced and compiled each."""
+        if self._machine is None:
+            self._machine = GraphMachine(self.jax, self.op)
+        return self._machine.compile(graph) or super().compile_graph(graph)
 
     @property
     def xp(self) -> Any:
