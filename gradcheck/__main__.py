@@ -183,6 +183,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     corpus = None if args.no_save else campaign.open_corpus(args.corpus)
     _check_writable(args.out)
     console.print(header(settings, ops))
+    if not campaign.load_adapter(settings.engine).create_graph:
+        console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
     console.print(op_table(result))

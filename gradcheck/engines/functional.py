@@ -43,6 +43,7 @@ def graph_function(graph: Graph, op: Callable[[str, Sequence[Any], dict[str, Any
 @dataclass(frozen=True)
 class CompiledGraph:
     """A graph made ready for an engine: all points at once, and one Hessian-vector product.
+    Both take float64 numpy arrays.
 
     points(inputs, cotangents) -> (outputs, gradients): lists of arrays with a leading point axis.
     hvp(inputs, cotangents, direction) -> the HVP at one point, one array per input.
@@ -128,7 +129,14 @@ class FunctionAdapter(EngineAdapter):
         def hvp(xs: Arrays, cots: Arrays, v: Arrays) -> Sequence[Any]:
             return list(self.hessian_vector(lambda ys: self._weighted_sum(forward(ys), cots))(xs, v))
 
-        return CompiledGraph(self.compile(self.vectorize(point)), self.compile(hvp))
+        points, hvp_at = self.compile(self.vectorize(point)), self.compile(hvp)
+        return CompiledGraph(
+            lambda xs, cots: points(self._arrays(xs), self._arrays(cots)),
+            lambda xs, cots, v: hvp_at(self._arrays(xs), self._arrays(cots), self._arrays(v)),
+        )
+
+    def _arrays(self, values: Arrays) -> list[Any]:
+        return [self.array(v) for v in values]
 
     def _compiled(self, graph: Graph) -> CompiledGraph:
         cached = getattr(self, "_cache", None)
@@ -143,11 +151,10 @@ class FunctionAdapter(EngineAdapter):
         if not points:
             return
         inputs = [
-            self.array(np.stack([np.asarray(p[i], dtype=np.float64) for p in points]))
-            for i in range(len(points[0]))
+            np.stack([np.asarray(p[i], dtype=np.float64) for p in points]) for i in range(len(points[0]))
         ]
         cots = [
-            self.array(np.stack([np.asarray(c[j], dtype=np.float64) for c in cotangents]))
+            np.stack([np.asarray(c[j], dtype=np.float64) for c in cotangents])
             for j in range(len(cotangents[0]))
         ]
         forward, grads = self._compiled(graph).points(inputs, cots)
@@ -166,9 +173,7 @@ class FunctionAdapter(EngineAdapter):
     ) -> list[Any]:
         hvp = self._compiled(graph).hvp
         result = hvp(
-            [self.array(v) for v in values],
-            [self.array(c) for c in cotangent],
-            [self.array(d) for d in direction],
+            *[[np.asarray(x, dtype=np.float64) for x in xs] for xs in (values, cotangent, direction)]
         )
         return [self.to_numpy(h) for h in result]
 

@@ -21,6 +21,9 @@ _NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
 }
 
 
+_MACHINES: dict[type, GraphMachine] = {}
+
+
 def _jax() -> Any:
     import jax
 
@@ -36,12 +39,17 @@ class JaxAdapter(FunctionAdapter):
 
     def __init__(self) -> None:
         self.jax = _jax()
-        self._machine: GraphMachine | None = None
+
+    @property
+    def _machine(self) -> GraphMachine:
+        """One machine per adapter class and process (the checker and the shrinker share it)."""
+        machine = _MACHINES.get(type(self))
+        if machine is None:
+            machine = _MACHINES[type(self)] = GraphMachine(self.jax, self.op)
+        return machine
 
     def compile_graph(self, graph: Graph) -> CompiledGraph:
         """Scalar graphs run on the shared compiled machine; the rest are traced and compiled each."""
-        if self._machine is None:
-            self._machine = GraphMachine(self.jax, self.op)
         return self._machine.compile(graph) or super().compile_graph(graph)
 
     @property

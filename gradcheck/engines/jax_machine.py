@@ -3,7 +3,8 @@
 `jax.jit` compiles per function, and every random graph is a new function: compiling took ~0.4 s
 a graph, far more than checking it. Here a scalar graph becomes data (an op code and two argument
 slots per node) for one program that steps through the nodes with `lax.scan`; the program is
-compiled once per padded size (inputs, nodes, outputs rounded up to powers of two).
+compiled once per padded size (up to 4 inputs, 128 nodes and 4 outputs: one size for every
+graph a campaign draws; larger ones round up to powers of two).
 
 Each step runs the node's op through `lax.switch` over every op the machine knows, each spelled
 by the adapter (`op`). The op code is the same at every point (only the values are mapped over),
@@ -95,7 +96,7 @@ class GraphMachine:
                 return None
             codes.append(code)
         n_in, n_out = graph.n_inputs, len(graph.outputs)
-        width, length, out_width = _bucket(n_in, 4), _bucket(len(codes), 32, 128), _bucket(n_out, 4)
+        width, length, out_width = _bucket(n_in, 4), _bucket(len(codes), 128), _bucket(n_out, 4)
 
         def slot(i: int) -> int:  # a graph id (inputs, then nodes) as a slot of the padded values
             return i if i < n_in else width + i - n_in

@@ -55,6 +55,13 @@ def test_random_scalar_graphs_agree_with_torch_and_numerics(engine, data):
     _assert_passes(check_graph(graph, engine, seed=0))
 
 
+@settings(max_examples=20)
+@given(data=st.data())
+def test_the_graphs_fixture_draws_only_the_engines_ops(gradcheck_engine, gradcheck_graphs, data):
+    graph = data.draw(gradcheck_graphs(points=2), label="graph")
+    assert set(graph.ops()) <= gradcheck_engine.ops
+
+
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_seeded_random_graphs_agree(engine, chunk):
     ops = _scalar_ops(engine)
