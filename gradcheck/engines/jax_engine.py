@@ -1,6 +1,7 @@
-"""JAX (float64, CPU) as an engine under test: all points of a check in one `jit(vmap(...))` call,
-scalar graphs on one program compiled per size (`jax_machine`), tensor graphs compiled each, and
-the Hessian-vector product forward over reverse (`jvp` of `grad`)."""
+"""JAX (float64, CPU) as an engine under test: all points of a check in one `vmap` call, scalar
+graphs on one program compiled per size (`jax_machine`), tensor graphs run eagerly (XLA takes
+longer to compile a graph than a check evaluates it), and the Hessian-vector product forward over
+reverse (`jvp` of `grad`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ _NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
 }
 
 
-_MACHINES: dict[type, GraphMachine] = {}
+_MACHINES: dict[Callable[..., Any], GraphMachine] = {}
 
 
 def _jax() -> Any:
@@ -32,7 +33,7 @@ def _jax() -> Any:
 
 
 class JaxAdapter(FunctionAdapter):
-    """jax.numpy arrays; `jax.grad`, `jax.vmap` over the points, `jax.jit` once per graph."""
+    """jax.numpy arrays; `jax.grad`, `jax.vmap` over the points, `jax.jit` once per size of graph."""
 
     name = "jax"
     ops = frozenset(SCALAR_OPS)
@@ -42,10 +43,11 @@ class JaxAdapter(FunctionAdapter):
 
     @property
     def _machine(self) -> GraphMachine:
-        """One machine per adapter class and process (the checker and the shrinker share it)."""
-        machine = _MACHINES.get(type(self))
+        """One machine per spelling of the ops and process (the checker and the shrinker share it)."""
+        spelling = type(self).op
+        machine = _MACHINES.get(spelling)
         if machine is None:
-            machine = _MACHINES[type(self)] = GraphMachine(self.jax, self.op)
+            machine = _MACHINES[spelling] = GraphMachine(self.jax, self.op)
         return machine
 
     def compile_graph(self, graph: Graph) -> CompiledGraph:
@@ -65,9 +67,6 @@ class JaxAdapter(FunctionAdapter):
 
     def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
         return self.jax.vmap(f)
-
-    def compile(self, f: Callable[..., Any]) -> Callable[..., Any]:
-        return self.jax.jit(f)
 
     def op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if name in _NN_OPS:
