@@ -1,35 +1,26 @@
-"""Root pytest configuration: hypothesis profiles shared by every test suite in the repository."""
+"""Root pytest configuration: the gradcheck plugin (hypothesis profiles, the parity suite's
+options and fixtures) and this repository's short aliases `--engine`, `--corpus`, `--conventions`
+for `--gradcheck-engine`, `--gradcheck-corpus`, `--gradcheck-conventions`."""
 
 from __future__ import annotations
 
-import os
-
-from hypothesis import HealthCheck, settings
-
-# dev: quick local runs. ci: deterministic (the same examples every run). nightly: a long hunt.
-settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile(
-    "ci",
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "nightly",
-    max_examples=20_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+# Installed, the plugin is loaded by its `pytest11` entry point (of the same name); this loads it
+# from a clone that was not reinstalled since the entry point was added.
+pytest_plugins = ["gradcheck.suite.plugin"]
 
 
 def pytest_addoption(parser):
-    """`--engine NAME`: the engine the parity suite checks (see gradcheck.engines.load_engine)."""
+    """In this repository, `--engine NAME` is `--gradcheck-engine NAME` (and likewise the others)."""
     parser.addoption(
         "--engine",
-        default="minigrad",
-        help="engine checked by parity_tests: minigrad (default), minigrad-tensor, micrograd, module:Adapter",
+        default=None,
+        help="engine checked by the parity suite (alias of --gradcheck-engine): minigrad (default), "
+        "minigrad-tensor, micrograd, jax, autograd, module:Adapter",
+    )
+    parser.addoption("--corpus", action="append", default=[], help="alias of --gradcheck-corpus DIR")
+    parser.addoption(
+        "--conventions",
+        choices=("torch", "subgradient"),
+        default=None,
+        help="alias of --gradcheck-conventions",
     )

@@ -56,10 +56,11 @@ Exit status: 0 nothing fails (under --conventions subgradient a convention at a 
 note); 1 some finding fails; 2 bad input (unknown engine or op, malformed corpus file, an unusable
 --out or --corpus, an engine adapter that raises).
 
-Outgrowing one machine: --jobs uses the cores of this machine. Beyond it, run the pytest parity
-suite with pytest-xdist, which spreads its test cases over local or remote workers:
-  pytest parity_tests -n auto                  # every local core
-  pytest parity_tests --dist load \\
+Outgrowing one machine: --jobs uses the cores of this machine; --scheduler ADDRESS runs the
+campaign on the workers of a Dask cluster (pip install 'minigrad[cluster]'; dask scheduler,
+dask worker ADDRESS on each machine). The pytest parity suite spreads with pytest-xdist:
+  pytest --pyargs gradcheck.suite -n auto      # every local core
+  pytest --pyargs gradcheck.suite --dist load \\
       --tx 4*ssh=user@host//python=/path/to/.venv/bin/python//chdir=/path/to/checkout
 Remote hosts need the same checkout (same commit) and the same numpy and torch versions; see
 docs/campaign.md.
@@ -104,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--engine",
         default=None,
-        help="minigrad | minigrad-tensor | micrograd | module:Adapter "
+        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
+        "| module:Adapter "
         "(default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
@@ -113,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--points", type=_positive, default=4, help="input points each graph is checked at (default 4)"
     )
     run.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on a Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (docs/campaign.md)",
+    )
     run.add_argument(
         "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
     )
@@ -229,6 +237,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
+        scheduler=args.scheduler,
     )
     ops = campaign.validate(settings)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
@@ -237,6 +246,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     if corpus is not None:
         check_corpus_directory(corpus_dir)
     console.print(header(settings, ops))
+    if not campaign.load_adapter(settings.engine).create_graph:
+        console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
     saved = campaign.save_failures(result, corpus) if corpus is not None else result

@@ -1,17 +1,19 @@
-"""The parity suite: random expression graphs through an engine, torch and numerics.
+"""This repository's parity tests: the harness's self-check and the regression corpus (data).
 
-    pytest parity_tests                              # minigrad's Value
-    pytest parity_tests --engine minigrad-tensor     # minigrad's Tensor (scalar and tensor graphs)
-    pytest parity_tests --engine micrograd           # PyPI micrograd through its adapter
-    pytest parity_tests --engine mypkg.mod:Adapter   # any engine with an EngineAdapter
-    HYPOTHESIS_PROFILE=ci pytest -n auto parity_tests  # deterministic, the CI size
+The parity suite itself ships with the package as `gradcheck.suite` (a pytest plugin):
 
-    pytest parity_tests --corpus out/corpus          # also replay a campaign's findings
-    pytest parity_tests --conventions subgradient    # a valid one-sided slope at a kink is a warning
+    pytest --pyargs gradcheck.suite                                   # minigrad's Value
+    pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor  # scalar and tensor graphs
+    pytest --pyargs gradcheck.suite --gradcheck-engine micrograd      # PyPI micrograd
+    pytest --pyargs gradcheck.suite --gradcheck-engine mypkg.mod:Adapter
+    pytest --pyargs gradcheck.suite --gradcheck-corpus out/corpus     # also replay a campaign's findings
+    pytest --pyargs gradcheck.suite --gradcheck-conventions subgradient  # kink slopes: warnings
+    HYPOTHESIS_PROFILE=ci pytest -n auto --pyargs gradcheck.suite     # deterministic, the CI size
 
-A failure prints the shrunk graph as minigrad and torch code with every figure, and is saved to
-a temporary directory the run names; `python -m gradcheck corpus add FILE` puts it into
-parity_tests/corpus/, which every run replays.
+In this repository `--engine` is an alias of `--gradcheck-engine`. A failure prints the shrunk
+graph as minigrad and torch code with every figure, and is saved to a temporary directory the run
+names; `python -m gradcheck corpus add FILE` puts it into parity_tests/corpus/ (shipped as
+gradcheck/suite/corpus), which every run replays.
 """
 
 from pathlib import Path

@@ -23,7 +23,7 @@ def pytest_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_a_failing_run_saves_its_graphs_to_a_named_temporary_directory(tmp_path):
     before = sorted(p.name for p in CORPUS.iterdir())
-    test = "parity_tests/test_parity.py::test_seeded_random_graphs_agree[0]"
+    test = "gradcheck/suite/test_parity.py::test_seeded_random_graphs_agree[0]"
     result = pytest_run(tmp_path, test, "--engine", RELU_TWO)
     assert result.returncode == 1, result.stdout[-2000:]
     (directory,) = tmp_path.glob("gradcheck-findings-*")
@@ -44,13 +44,20 @@ def test_corpus_directories_given_are_replayed_too(tmp_path):
         "outputs": [1],
     }
     (extra / "relu.json").write_text(json.dumps(graph))
-    result = pytest_run(tmp_path, "parity_tests/test_parity.py", "-k", "corpus", "--corpus", str(extra))
+    result = pytest_run(tmp_path, "gradcheck/suite/test_parity.py", "-k", "corpus", "--corpus", str(extra))
     assert result.returncode == 0 and f"{extra / 'relu.json'}" not in result.stdout
     result = pytest_run(
-        tmp_path, "parity_tests/test_parity.py", "-k", "corpus", "--corpus", str(extra), "--engine", RELU_TWO
+        tmp_path,
+        "gradcheck/suite/test_parity.py",
+        "-k",
+        "corpus",
+        "--corpus",
+        str(extra),
+        "--engine",
+        RELU_TWO,
     )
     assert result.returncode == 1 and f"{extra / 'relu.json'}" in result.stdout
     missing = pytest_run(
-        tmp_path, "parity_tests/test_parity.py", "-k", "corpus", "--corpus", str(tmp_path / "no")
+        tmp_path, "gradcheck/suite/test_parity.py", "-k", "corpus", "--corpus", str(tmp_path / "no")
     )
     assert missing.returncode != 0 and "not a directory" in missing.stdout + missing.stderr

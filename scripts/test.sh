@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set everything up, then run every check CI runs: lint; the gradient-regression gate; the parity
-# suite on the tensor engine; the unit tests of every package and the parity suite on the scalar
+# suite (gradcheck.suite, through its pytest plugin) on the tensor engine; the unit tests of every
+# package (JAX, autograd and Dask-cluster campaigns included) and the parity suite on the scalar
 # engine (regression corpus replayed), all under the deterministic `ci` hypothesis profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ echo "== ruff"
 .venv/bin/ruff check .
 echo "== gradient-regression gate"
 "$PY" -m ci.gate
-echo "== parity suite (engine minigrad-tensor)"
-run_pytest parity_tests --engine minigrad-tensor
+echo "== parity suite, the installed pytest plugin (engine minigrad-tensor)"
+run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor
 echo "== unit tests and parity suite (engine minigrad)"
 run_pytest "$@"

@@ -1,4 +1,5 @@
-"""Running a campaign: graphs checked in chunks, in this process or a spawned process pool.
+"""Running a campaign: graphs checked in chunks, in this process, a spawned process pool or on a
+Dask cluster (`gradcheck.campaign.cluster`).
 
 Graph `i` of a campaign is drawn from an RNG derived from `(seed, i)` alone, and results are
 gathered by index, so the figures never depend on how the run was split across processes.
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any
 
 from gradcheck.campaign.blame import by_pattern
+from gradcheck.campaign.cluster import DaskCluster
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import CampaignError, Settings
@@ -53,6 +55,14 @@ def _worker_init(backend: Backend, settings: Settings, worker: bool = True) -> N
     _worker_state["shrinker"] = backend.make_shrinker(settings)
     if backend.make_blamer is not None:
         _worker_state["blamer"] = backend.make_blamer(settings)
+
+
+def _on_cluster_worker(backend: Backend, settings: Settings, func: Callable[[Any], Any], item: Any) -> Any:
+    """A task on a Dask worker, which runs no initializer: set up its checker once per campaign."""
+    if _worker_state.get("campaign") != (backend, settings):
+        _worker_init(backend, settings)
+        _worker_state["campaign"] = (backend, settings)
+    return func(item)
 
 
 def _check_chunk(indices: Sequence[int]) -> list[GraphRecord]:
@@ -169,15 +179,21 @@ def assign_by_pattern(records: Sequence[GraphRecord]) -> list[Finding]:
 
 
 class _Pool:
-    """Run work items in this process (jobs == 1) or a spawned process pool, yielding as done."""
+    """Run work items in this process (jobs == 1), a spawned process pool, or on a Dask cluster
+    (`settings.scheduler`), yielding as done."""
 
     def __init__(self, backend: Backend, settings: Settings, items: int) -> None:
         self.backend, self.settings = backend, settings
         self.workers = worker_count(settings.jobs, items)
-        self.executor: ProcessPoolExecutor | None = None
+        self.executor: Executor | None = None
+        self.cluster: DaskCluster | None = None
         self.threads: int | None = None
 
     def __enter__(self) -> Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator]:
+        if self.settings.scheduler is not None:
+            self.cluster = DaskCluster(self.settings.scheduler)
+            self.executor = self.cluster.executor
+            return self._parallel
         if self.workers <= 1:
             _worker_init(self.backend, self.settings, worker=False)
             self.threads = set_torch_threads(1)  # tiny tensors: extra threads only cost CPU
@@ -191,7 +207,9 @@ class _Pool:
         return self._parallel
 
     def __exit__(self, *exc: object) -> None:
-        if self.executor is not None:
+        if self.cluster is not None:
+            self.cluster.close()
+        elif self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
         if self.threads is not None:
             set_torch_threads(self.threads)
@@ -204,7 +222,13 @@ class _Pool:
 
     def _parallel(self, func: Callable[[Any], list[GraphRecord]], items: Sequence[Any]) -> Iterator:
         assert self.executor is not None
-        pending: set[Future] = {self.executor.submit(func, item) for item in items}
+        if self.cluster is not None:
+            submit = lambda item: self.executor.submit(
+                _on_cluster_worker, self.backend, self.settings, func, item
+            )
+        else:
+            submit = lambda item: self.executor.submit(func, item)
+        pending: set[Future] = {submit(item) for item in items}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:

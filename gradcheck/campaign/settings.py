@@ -25,6 +25,7 @@ class Settings:
     points: int = 4
     conventions: str = "torch"  # "subgradient": a convention at a kink is a note, not a failure
     isolation: bool = True  # run the op-isolation pass before the random graphs
+    scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"

@@ -10,6 +10,7 @@ from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.engines.adapter import EngineAdapter, UnknownEngineError, load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.shapes import graph_shapes
 
 
 def scalar_ops() -> tuple[str, ...]:
@@ -82,6 +83,12 @@ def validate(settings: Settings) -> tuple[str, ...]:
 
 
 def _smoke_test(settings: Settings, adapter: EngineAdapter, ops: Sequence[str]) -> None:
+    missing = adapter.missing_methods()
+    if missing:
+        raise CampaignError(
+            f"engine {settings.engine!r}: adapter {type(adapter).__name__} does not implement "
+            f"{', '.join(missing)} (see docs/adapters.md)"
+        )
     one_op = Sizes(inputs=(2, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
     for op in ops:
         rng = np.random.default_rng([settings.seed, 0])
@@ -89,10 +96,11 @@ def _smoke_test(settings: Settings, adapter: EngineAdapter, ops: Sequence[str]) 
         if not graph.nodes:
             continue
         values = graph.input_values(0)
-        try:
-            leaves, outputs = adapter.build(graph, values)
-            forward = [np.asarray(adapter.value(o), dtype=np.float64) for o in outputs]
-            adapter.gradients(outputs, leaves, [np.ones_like(v) if v.ndim else 1.0 for v in forward])
+        shapes = graph_shapes(graph)
+        cotangent = [np.ones(shapes[o]) if shapes[o] else 1.0 for o in graph.outputs]
+        try:  # the protocol the check itself uses
+            forward, grads = next(adapter.run_points(graph, [values], [cotangent]))
+            [np.asarray(v, dtype=np.float64) for v in [*forward, *grads]]
         except Exception as exc:
             node = graph.nodes[0]
             code = REGISTRY[op].snippet([graph.name_of(a) for a in node.args], node.attr, "minigrad")

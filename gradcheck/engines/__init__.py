@@ -1,7 +1,9 @@
-"""Engines under test: the adapter protocol (`EngineAdapter`), `load_engine`, the built-in
-adapters (minigrad's Value and Tensor, PyPI micrograd), the self-check's broken engines, and
-hypothesis strategies for the graphs an engine can evaluate."""
+"""Engines under test: the adapter protocols (object-style `EngineAdapter`, function-style
+`FunctionAdapter`), `load_engine`, the built-in adapters (minigrad's Value and Tensor, PyPI
+micrograd, JAX, HIPS autograd), the self-check's broken engines, and hypothesis strategies for the
+graphs an engine can evaluate."""
 
 from gradcheck.engines.adapter import BUILTIN_ENGINES, EngineAdapter, UnknownEngineError, load_engine
+from gradcheck.engines.functional import FunctionAdapter
 
-__all__ = ["BUILTIN_ENGINES", "EngineAdapter", "UnknownEngineError", "load_engine"]
+__all__ = ["BUILTIN_ENGINES", "EngineAdapter", "FunctionAdapter", "UnknownEngineError", "load_engine"]

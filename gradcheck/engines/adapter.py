@@ -23,7 +23,7 @@ came from (`op_names`) and how to print its values (`source`); see `torch_engine
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -58,13 +58,29 @@ class EngineAdapter:
         """The gradient stored on a leaf after backward (None or 0 when unused)."""
         return leaf.grad
 
+    def constant(self, x: Any) -> Any:
+        """A cotangent or direction (float or array) as an engine value; by default a leaf."""
+        return self.leaf(x)
+
+    def weighted(self, output: Any, cotangent: Any) -> Any:
+        """<cotangent, output> as an engine scalar: `output * c`, summed for tensors (`.sum()`)."""
+        if np.ndim(cotangent) == 0:
+            return output * float(cotangent)
+        return (output * self.constant(cotangent)).sum()
+
+    def plain(self, g: Any) -> Any:
+        """An engine gradient as a float or float64 array (its `.data` when it is not a number)."""
+        if not isinstance(g, (np.ndarray, float, int)):
+            g = getattr(g, "data", g)
+        return np.asarray(g, dtype=np.float64)
+
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
-        """d(sum_i cotangent_i * outputs_i)/d(input) for each input, by one backward pass."""
-        loss = outputs[0] * float(cotangent[0])
+        """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""
+        loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
-            loss = loss + out * float(c)
+            loss = loss + self.weighted(out, c)
         loss.backward()
-        return [self.grad_of(x) for x in inputs]
+        return [None if g is None else self.plain(g) for g in (self.grad_of(x) for x in inputs)]
 
     def hvp(
         self,
@@ -159,6 +175,25 @@ class EngineAdapter:
         leaves, outputs = self.build(graph, values)
         return [_zero_if_none(g, v) for g, v in zip(self.hvp(outputs, leaves, cotangent, direction), values)]
 
+    def run_points(
+        self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
+    ) -> Iterator[tuple[list[Any], list[Any]]]:
+        """`run` at each point in turn, lazily (a check stops at its first failing point).
+
+        The harness always goes through here; function-style adapters evaluate all points at once.
+        """
+        for values, cotangent in zip(points, cotangents):
+            yield self.run(graph, values, cotangent)
+
+    def missing_methods(self) -> list[str]:
+        """The methods this adapter must implement but does not (checked when a campaign starts)."""
+        cls = type(self)
+        needs_leaf = cls.build is EngineAdapter.build and cls.run is EngineAdapter.run
+        missing = ["leaf"] if needs_leaf and cls.leaf is EngineAdapter.leaf else []
+        if self.create_graph and cls.hvp is EngineAdapter.hvp and cls.run_hvp is EngineAdapter.run_hvp:
+            missing.append("hvp (or set create_graph = False)")
+        return missing
+
 
 def _zero_if_none(g: Any, like: Any) -> Any:
     if g is None:
@@ -172,6 +207,13 @@ BUILTIN_ENGINES: dict[str, str] = {
     "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
     "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
 }
+# name -> "module:Class" for the built-in function-style engines (gradcheck.engines.functional)
+FUNCTION_ENGINES: dict[str, str] = {
+    "jax": "gradcheck.engines.jax_engine:JaxAdapter",
+    "jax-tensor": "gradcheck.engines.jax_engine:JaxTensorAdapter",
+    "autograd": "gradcheck.engines.autograd_engine:AutogradAdapter",
+    "autograd-tensor": "gradcheck.engines.autograd_engine:AutogradTensorAdapter",
+}
 
 
 class UnknownEngineError(ValueError):
@@ -182,10 +224,11 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     """An adapter instance for `name`: a built-in engine name or 'package.module:AdapterClass'."""
     if isinstance(name, EngineAdapter):
         return name
-    target = BUILTIN_ENGINES.get(name, name)
+    target = BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)
     if ":" not in target:
         raise UnknownEngineError(
-            f"unknown engine {name!r}; valid: {', '.join(BUILTIN_ENGINES)}, or 'module:AdapterClass' "
+            f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
+            "or 'module:AdapterClass' "
             "naming an EngineAdapter subclass"
         )
     module_name, _, attr = target.partition(":")

@@ -1,10 +1,11 @@
 """The parity suite: random graphs through the engine under test, torch and numerics, three ways.
 
-Run `pytest parity_tests --engine NAME` (default minigrad). A discrepancy fails with the shrunk
-graph as minigrad and torch code, its JSON and every figure, and the graph is saved to a
-temporary directory the run names (`gradcheck corpus add` puts it into parity_tests/corpus/,
-which every run replays, with any `--corpus DIR`). A disagreement with central differences alone
-is settled by a precise oracle first (`gradcheck.parity.trust`).
+Run `pytest --pyargs gradcheck.suite --gradcheck-engine NAME` (default minigrad), from anywhere.
+A discrepancy fails with the shrunk graph as minigrad and torch code, its JSON and every figure,
+and the graph is saved to a temporary directory the run names (`gradcheck corpus add` puts it
+into the regression corpus, which every run replays, with any `--gradcheck-corpus DIR`). A
+disagreement with central differences alone is settled by a precise oracle first
+(`gradcheck.parity.trust`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.strategies import engine_tensor_graphs
 from gradcheck.graphs import corpus
 from gradcheck.graphs.generate import random_graph
@@ -24,13 +26,20 @@ from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.compare import kink_graphs
 from gradcheck.parity.trust import checked_graph as check_graph
-from parity_tests.conftest import EXAMPLES, record_failure, tolerated
+from gradcheck.suite.plugin import corpus_files, corpus_id, examples, record_failure, tolerated
+
+EXAMPLES = examples()
 
 # The seeded stream: CHUNKS tests of PER_CHUNK graph structures, each checked at POINTS points.
 CHUNKS = 4
 PER_CHUNK = max(10, settings.default.max_examples // 2)
 POINTS = 16
 STREAM_SEED = 20261122
+
+
+@pytest.fixture(scope="session")
+def engine(gradcheck_engine: EngineAdapter) -> EngineAdapter:
+    return gradcheck_engine
 
 
 def _scalar_ops(engine) -> list[str]:
@@ -57,6 +66,13 @@ def _assert_passes(check, engine, save: bool = True) -> None:
 def test_random_scalar_graphs_agree_with_torch_and_numerics(engine, data):
     graph = data.draw(scalar_graphs(ops=_scalar_ops(engine), points=8), label="graph")
     _assert_passes(check_graph(graph, engine, seed=0), engine)
+
+
+@settings(max_examples=20)
+@given(data=st.data())
+def test_the_graphs_fixture_draws_only_the_engines_ops(gradcheck_engine, gradcheck_graphs, data):
+    graph = data.draw(gradcheck_graphs(points=2), label="graph")
+    assert set(graph.ops()) <= gradcheck_engine.ops
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -86,7 +102,13 @@ def test_kink_conventions_match_torch(engine, graph):
     _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), engine, save=False)
 
 
-def test_corpus_graph_still_agrees(engine, corpus_path):  # parity_tests/corpus and --corpus DIRs
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "corpus_path" in metafunc.fixturenames:
+        paths = corpus_files(metafunc.config)
+        metafunc.parametrize("corpus_path", paths, ids=corpus_id)
+
+
+def test_corpus_graph_still_agrees(engine, corpus_path):  # the shipped corpus and --gradcheck-corpus DIRs
     try:
         graph = corpus.load(corpus_path)
     except corpus.CorpusFileError as e:

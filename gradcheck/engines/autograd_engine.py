@@ -1,0 +1,46 @@
+"""HIPS autograd as an engine under test: `autograd.grad` of the graph's function over
+`autograd.numpy` arrays; it has no vectorising map, so the points run in a loop."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradcheck.engines.functional import Arrays, FunctionAdapter
+from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+
+
+class AutogradAdapter(FunctionAdapter):
+    """autograd.numpy arrays; gradients by `autograd.grad` with respect to the list of inputs."""
+
+    name = "autograd"
+    ops = frozenset(SCALAR_OPS)
+
+    def __init__(self) -> None:
+        import autograd
+        import autograd.numpy
+
+        self.autograd, self.numpy = autograd, autograd.numpy
+
+    @property
+    def xp(self) -> Any:
+        return self.numpy
+
+    def grad(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays], Sequence[Any]]:
+        grad_f = self.autograd.grad(lambda xs: f(list(xs)))
+
+        def quiet(xs: Arrays) -> Sequence[Any]:
+            with warnings.catch_warnings():  # a constant function's zero gradient is a fine answer
+                warnings.filterwarnings("ignore", "Output seems independent of input")
+                return grad_f(xs)
+
+        return quiet
+
+
+class AutogradTensorAdapter(AutogradAdapter):
+    """HIPS autograd on tensor graphs (every registry op)."""
+
+    name = "autograd-tensor"
+    ops = frozenset(TENSOR_OPS)
+    tensor = True

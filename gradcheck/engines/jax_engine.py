@@ -1,0 +1,82 @@
+"""JAX (float64, CPU) as an engine under test: all points of a check in one `vmap` call, scalar
+graphs on one program compiled per size (`jax_machine`), tensor graphs run eagerly (XLA takes
+longer to compile a graph than a check evaluates it), and the Hessian-vector product forward over
+reverse (`jvp` of `grad`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
+from gradcheck.engines.jax_machine import GraphMachine
+from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+
+# The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
+_NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
+    "relu": lambda nn, a, k: nn.relu(a[0]),
+    "sigmoid": lambda nn, a, k: nn.sigmoid(a[0]),
+    "softmax": lambda nn, a, k: nn.softmax(a[0], axis=k["dim"]),
+    "log_softmax": lambda nn, a, k: nn.log_softmax(a[0], axis=k["dim"]),
+}
+
+
+_MACHINES: dict[Callable[..., Any], GraphMachine] = {}
+
+
+def _jax() -> Any:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)  # the harness compares in float64
+    return jax
+
+
+class JaxAdapter(FunctionAdapter):
+    """jax.numpy arrays; `jax.grad`, `jax.vmap` over the points, `jax.jit` once per size of graph."""
+
+    name = "jax"
+    ops = frozenset(SCALAR_OPS)
+
+    def __init__(self) -> None:
+        self.jax = _jax()
+
+    @property
+    def _machine(self) -> GraphMachine:
+        """One machine per spelling of the ops and process (the checker and the shrinker share it)."""
+        spelling = type(self).op
+        machine = _MACHINES.get(spelling)
+        if machine is None:
+            machine = _MACHINES[spelling] = GraphMachine(self.jax, self.op)
+        return machine
+
+    def compile_graph(self, graph: Graph) -> CompiledGraph:
+        """Scalar graphs run on the shared compiled machine; the rest are traced and compiled each."""
+        return self._machine.compile(graph) or super().compile_graph(graph)
+
+    @property
+    def xp(self) -> Any:
+        return self.jax.numpy
+
+    def grad(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays], Sequence[Any]]:
+        return self.jax.grad(f)
+
+    def hessian_vector(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays, Arrays], Sequence[Any]]:
+        grad_f = self.jax.grad(f)
+        return lambda xs, v: self.jax.jvp(grad_f, (list(xs),), (list(v),))[1]
+
+    def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        return self.jax.vmap(f)
+
+    def op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if name in _NN_OPS:
+            return _NN_OPS[name](self.jax.nn, args, attrs)
+        return super().op(name, args, attrs)
+
+
+class JaxTensorAdapter(JaxAdapter):
+    """JAX on tensor graphs (every registry op)."""
+
+    name = "jax-tensor"
+    ops = frozenset(TENSOR_OPS)
+    tensor = True

@@ -1,0 +1,218 @@
+"""The gradcheck pytest plugin (entry point `pytest11`): options, hypothesis profiles, fixtures.
+
+Installed with the package, it lets any project run the parity suite against its own engine:
+
+    pytest --pyargs gradcheck.suite --gradcheck-engine mypkg.adapter:MyAdapter
+
+and offers fixtures for one's own tests: `gradcheck_engine` (the adapter under test) and
+`gradcheck_graphs` / `gradcheck_tensor_graphs` (hypothesis strategies of graphs on its ops).
+It imports only pytest at load time: pytest loads it in every run of an environment that has the
+package, with or without the `check` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEFAULT_ENGINE = "minigrad"
+# The regression corpus shipped as package data (in a clone, a link to parity_tests/corpus).
+SHIPPED_CORPUS = Path(__file__).parent / "corpus"
+
+
+def _register_hypothesis_profiles() -> None:
+    """dev: quick local runs. ci: deterministic (the same examples every run). nightly: a long hunt."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # the package without its check extra: nothing to configure
+        return
+    settings.register_profile("dev", max_examples=50, deadline=None)
+    settings.register_profile(
+        "ci",
+        max_examples=200,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile(
+        "nightly",
+        max_examples=20_000,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+_register_hypothesis_profiles()
+
+
+def examples() -> int:
+    """Graphs per hypothesis property: five times the profile's examples (ci 1,000; nightly 100,000)."""
+    from hypothesis import settings
+
+    return 5 * settings.default.max_examples
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gradcheck", "gradcheck parity suite (pytest --pyargs gradcheck.suite)")
+    group.addoption(
+        "--gradcheck-engine",
+        default=None,
+        metavar="NAME",
+        help=f"engine under test: a built-in name (default {DEFAULT_ENGINE}; minigrad-tensor, micrograd, "
+        "jax, jax-tensor, autograd, autograd-tensor) or module:AdapterClass",
+    )
+    group.addoption(
+        "--gradcheck-corpus",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also replay the graph files in DIR (repeatable); the corpus shipped with gradcheck is "
+        "always replayed",
+    )
+    group.addoption(
+        "--gradcheck-conventions",
+        choices=("torch", "subgradient"),
+        default=None,
+        help="torch (default): a slope at a kink that is not torch's choice fails; subgradient: it "
+        "passes (with a warning) when it lies between the one-sided derivatives",
+    )
+
+
+def engine_name(config: pytest.Config) -> str:
+    """--gradcheck-engine, else a project's own `--engine` (this repository's alias), else minigrad."""
+    return _option(config, "--gradcheck-engine", "--engine", DEFAULT_ENGINE)
+
+
+def _option(config: pytest.Config, name: str, alias: str, default: Any) -> Any:
+    """--gradcheck-NAME, else a project's own short alias (this repository's `--engine` style)."""
+    return config.getoption(name) or config.getoption(alias, None) or default
+
+
+def corpus_files(config: pytest.Config) -> list[Path]:
+    """The corpus files a run replays: the shipped corpus and every --gradcheck-corpus directory."""
+    from gradcheck.graphs import corpus
+
+    extra = [Path(d) for d in _option(config, "--gradcheck-corpus", "--corpus", [])]
+    for directory in extra:
+        if not directory.is_dir():
+            raise pytest.UsageError(f"--gradcheck-corpus {directory}: not a directory")
+    return [p for d in (SHIPPED_CORPUS.resolve(), *extra) for p in corpus.corpus_files(d)]
+
+
+def corpus_id(path: Path) -> str:
+    """A corpus test's id: the file name in the shipped corpus, the whole path elsewhere."""
+    return path.name if path.parent == SHIPPED_CORPUS.resolve() else str(path)
+
+
+def conventions(config: pytest.Config) -> str:
+    """torch (a convention at a kink fails) or subgradient (it is a warning)."""
+    return _option(config, "--gradcheck-conventions", "--conventions", "torch")
+
+
+def tolerated(check: Any, engine: Any) -> str | None:
+    """Why a failing check passes under subgradient conventions (a note), or None."""
+    if _settings["conventions"] != "subgradient" or check.failure is None:
+        return None
+    from gradcheck.parity.classify import classify_check
+    from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
+
+    difference = classify_check(check, engine)
+    if difference.kind in SUBGRADIENT_TOLERATED:
+        return f"{difference.kind} at a kink (tolerated by subgradient conventions): {check.problems[0]}"
+    return None
+
+
+_settings: dict[str, str] = {"conventions": "torch"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _settings["conventions"] = conventions(config)
+
+
+@pytest.fixture(scope="session")
+def gradcheck_engine_name(pytestconfig: pytest.Config) -> str:
+    """The name of the engine under test (as given on the command line)."""
+    return engine_name(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def gradcheck_engine(gradcheck_engine_name: str) -> Any:
+    """The engine adapter under test (`gradcheck.engines.EngineAdapter`)."""
+    from gradcheck.engines.adapter import UnknownEngineError, load_engine
+
+    try:
+        return load_engine(gradcheck_engine_name)
+    except UnknownEngineError as e:
+        raise pytest.UsageError(str(e)) from e
+
+
+@pytest.fixture(scope="session")
+def gradcheck_graphs(gradcheck_engine: Any) -> Any:
+    """A function `(**kwargs) -> strategy` of scalar graphs on the engine's ops (`engine_graphs`)."""
+    from gradcheck.engines.strategies import engine_graphs
+
+    return lambda **kwargs: engine_graphs(gradcheck_engine, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def gradcheck_tensor_graphs(gradcheck_engine: Any) -> Any:
+    """A function `(**kwargs) -> strategy` of tensor graphs on the engine's ops."""
+    from gradcheck.engines.strategies import engine_tensor_graphs
+
+    if not gradcheck_engine.tensor:
+        pytest.skip(f"engine {gradcheck_engine.name} has no tensors")
+    return lambda **kwargs: engine_tensor_graphs(gradcheck_engine, **kwargs)
+
+
+# nodeid -> the last failing check of that test (hypothesis replays the shrunk example last)
+_failures: dict[str, Any] = {}
+# The run's findings directory, made on the first failure (so a passing run leaves nothing).
+_findings_dir: list[Path] = []
+
+
+def record_failure(check: Any) -> None:
+    """Remember a failing check of the running test; it is saved if the test fails."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    _failures[current.rsplit(" (", 1)[0]] = check
+
+
+def findings_directory() -> Path:
+    """This run's directory for failing graphs (a new temporary directory, made once): a suite run
+    never writes into the corpus it replays; `gradcheck corpus add` does that on purpose."""
+    if not _findings_dir:
+        _findings_dir.append(Path(tempfile.mkdtemp(prefix="gradcheck-findings-")))
+    return _findings_dir[0]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call":
+        return
+    check = _failures.pop(item.nodeid, None)
+    if not (report.failed and check is not None and check.failure is not None):
+        return
+    from gradcheck.graphs import corpus
+
+    path = corpus.save(
+        check.failure, check.engine, check.problems, found_by=item.nodeid, directory=findings_directory()
+    )
+    report.sections.append(("parity findings", f"failing graph saved to {path}"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _findings_dir:
+        directory = _findings_dir[0]
+        terminalreporter.write_line(
+            f"parity findings: failing graphs saved to {directory}; replay one with "
+            f"`python -m gradcheck replay FILE --engine NAME`, add it to the regression corpus with "
+            f"`python -m gradcheck corpus add {directory}/FILE.json`"
+        )
