@@ -95,7 +95,8 @@ def _smoke_test(settings: Settings, adapter: EngineAdapter, ops: Sequence[str]) 
             adapter.gradients(outputs, leaves, [np.ones_like(v) if v.ndim else 1.0 for v in forward])
         except Exception as exc:
             node = graph.nodes[0]
-            code = REGISTRY[op].snippet([graph.name_of(a) for a in node.args], node.attr, "minigrad")
+            names = node.operands([graph.name_of(k) for k in range(graph.n_inputs)], lambda c: repr(c.value))
+            code = REGISTRY[op].snippet(names, node.attr, "minigrad")
             at = ", ".join(f"{inp.name}={v!r}" for inp, v in zip(graph.inputs, values))
             raise CampaignError(
                 f"engine {settings.engine!r}: its adapter raised {type(exc).__name__}: {exc} "

@@ -9,7 +9,9 @@ A third-party engine plugs in with a few lines; e.g. for a micrograd-like engine
         def leaf(self, value):
             return mygrad.Value(value)
 
-Ops are spelled as in `gradcheck.graphs.registry` (`a + b`, `a ** 2.0`, `a.relu()`), read back through
+Ops are spelled as in `gradcheck.graphs.registry` (`a + b`, `a ** 2.0`, `a.relu()`; a graph's
+constants arrive as Python floats on either side, `2.0 - a`, so the reflected methods are checked
+too), read back through
 `.data`, and gradients come from `backward()` on the cotangent-weighted sum of the outputs and
 each input's `.grad`; override `apply`, `value` or `gradients` where your engine differs. The
 generator then draws only the ops listed in `ops`.
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 
 
@@ -43,6 +45,14 @@ class EngineAdapter:
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         """Apply registry op `op` to engine values."""
         return REGISTRY[op].apply(args, attrs)
+
+    def scalar_tensor(self, value: float) -> Any:
+        """A 0-d float64 tensor holding `value`, without a gradient (tensor graphs' 0-d constants)."""
+        return self.leaf(np.asarray(value, dtype=np.float64))
+
+    def operand(self, constant: Constant) -> Any:
+        """A graph constant as this engine's operand: a Python float, or a 0-d tensor."""
+        return self.scalar_tensor(constant.value) if constant.tensor else float(constant.value)
 
     def value(self, node: Any) -> Any:
         """The plain value of an engine node (float or numpy array)."""
@@ -77,7 +87,7 @@ class EngineAdapter:
         nodes = [self.leaf(v) for v in values]
         leaves = list(nodes)
         for node in graph.nodes:
-            nodes.append(self.apply(node.op, [nodes[a] for a in node.args], node.attr))
+            nodes.append(self.apply(node.op, node.operands(nodes, self.operand), node.attr))
         return leaves, [nodes[o] for o in graph.outputs]
 
     def run(
@@ -107,6 +117,7 @@ BUILTIN_ENGINES: dict[str, str] = {
     "minigrad": "gradcheck.engines.minigrad_value:MinigradValue",
     "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
     "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
+    "micrograd-fixed": "gradcheck.engines.micrograd:MicrogradFixedAdapter",
 }
 
 

@@ -37,6 +37,9 @@ class MinigradTensor(MinigradGradAdapter):
             return _FUNCTIONS[op](args[0], attrs["dim"])
         return super().apply(op, args, attrs)
 
+    def scalar_tensor(self, value: float) -> Tensor:
+        return _tensor(value)
+
     def value(self, node: Tensor) -> np.ndarray:
         return node.data
 

@@ -11,7 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.graphs import edges
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, OpSpec
+
+# `x ** c` draws these exponents: 0 first (its derivative at x = 0 is a classic bug), then the
+# simple integers, roots and non-integers.
+EXPONENTS: tuple[float, ...] = (0.0, 1.0, 2.0, -1.0, 0.5, 3.0, -2.0, 1.5, -0.5, 2.5, -1.5, 0.25)
 
 
 def _pow_const_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
@@ -48,6 +53,8 @@ SCALAR_SPECS: list[OpSpec] = [
         domain=lambda a, k: _add_sub_domain(a, a[0] + a[1]),
         grads=lambda a, k, out: (1.0, 1.0),
         family="arithmetic",
+        number_operands=True,
+        edges=edges.binary((1e300, 1e300), (-1e300, -1e300)),
     ),
     OpSpec(
         "sub",
@@ -58,6 +65,8 @@ SCALAR_SPECS: list[OpSpec] = [
         domain=lambda a, k: _add_sub_domain(a, a[0] - a[1]),
         grads=lambda a, k, out: (1.0, -1.0),
         family="arithmetic",
+        number_operands=True,
+        edges=edges.binary((1e300, -1e300)),
     ),
     OpSpec(
         "mul",
@@ -67,6 +76,8 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0} * {1}",
         grads=lambda a, k, out: (a[1], a[0]),
         family="arithmetic",
+        number_operands=True,
+        edges=edges.binary((1e300, 1e300), (1e-300, 1e-300), (1e300, 1e-300)),
     ),
     OpSpec(
         "div",
@@ -78,6 +89,8 @@ SCALAR_SPECS: list[OpSpec] = [
         kinks="pole at divisor 0",
         grads=lambda a, k, out: (1.0 / a[1], -a[0] / (a[1] * a[1])),
         family="arithmetic",
+        number_operands=True,
+        edges=edges.binary((1e300, 1e-300), (1e-300, 1e300), (-1.0, 0.0), (1.0, -0.0)),
     ),
     OpSpec(
         "pow",
@@ -91,6 +104,8 @@ SCALAR_SPECS: list[OpSpec] = [
         kink_cases=(((0.0, 2.0), {}), ((0.0, 0.0), {}), ((2.0, 0.0), {})),
         grads=lambda a, k, out: (_power_rule(a[0], a[1]), np.where(a[0] > 0, out * np.log(a[0]), 0.0)),
         family="sqrt_pow",
+        number_operands=True,
+        edges=edges.binary((1e300, 2.0), (10.0, 400.0), (2.0, -1100.0), (0.0, -1.0), (-2.0, 0.5)),
     ),
     OpSpec(
         "pow_const",
@@ -100,11 +115,12 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0} ** {exponent}",
         domain=_pow_const_domain,
         kinks="pole at 0 for negative exponents; base >= 0 for fractional ones",
-        attrs={"exponent": (2.0, 3.0, -1.0, 0.5, -2.0, 1.5, -0.5, 1.0)},
+        attrs={"exponent": EXPONENTS},
         # torch: d/dx x**0 = 0 everywhere, also at x = 0 (where c * x**(c-1) would divide by 0)
         kink_cases=(((0.0,), {"exponent": 0.0}), ((0.0,), {"exponent": 2.0}), ((0.0,), {"exponent": 1.0})),
         grads=lambda a, k, out: (_power_rule(a[0], k["exponent"]),),
         family="sqrt_pow",
+        edges=edges.with_exponents(),
     ),
     OpSpec(
         "neg",
@@ -114,6 +130,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "-{0}",
         grads=lambda a, k, out: (-1.0,),
         family="arithmetic",
+        edges=edges.unary(),
     ),
     OpSpec(
         "relu",
@@ -128,6 +145,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (np.where(a[0] > 0, 1.0, 0.0),),
         family="piecewise",
         mpmath=lambda mp, x: x if x > 0 else mp.mpf(0),
+        edges=edges.unary(),
     ),
     OpSpec(
         "tanh",
@@ -140,6 +158,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (1.0 - out * out,),
         family="tanh_sigmoid",
         mpmath=lambda mp, x: mp.tanh(x),
+        edges=edges.unary(*edges.EXP_POINTS),
     ),
     OpSpec(
         "sigmoid",
@@ -151,6 +170,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (out * (1.0 - out),),
         family="tanh_sigmoid",
         mpmath=lambda mp, x: 1 / (1 + mp.exp(-x)),
+        edges=edges.unary(*edges.EXP_POINTS),
     ),
     OpSpec(
         "exp",
@@ -162,6 +182,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (out,),
         family="exp_log",
         mpmath=lambda mp, x: mp.exp(x),
+        edges=edges.unary(*edges.EXP_POINTS),
     ),
     OpSpec(
         "log",
@@ -174,6 +195,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (1.0 / a[0],),
         family="exp_log",
         mpmath=lambda mp, x: mp.log(x),
+        edges=edges.unary(1e-320, 1e308, 2.0),
     ),
     OpSpec(
         "sin",
@@ -185,6 +207,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (np.cos(a[0]),),
         family="trig",
         mpmath=lambda mp, x: mp.sin(x),
+        edges=edges.unary(1e16, 3.141592653589793),
     ),
     OpSpec(
         "cos",
@@ -196,6 +219,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (-np.sin(a[0]),),
         family="trig",
         mpmath=lambda mp, x: mp.cos(x),
+        edges=edges.unary(1e16, 3.141592653589793),
     ),
     OpSpec(
         "sqrt",
@@ -208,6 +232,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (0.5 / out,),
         family="sqrt_pow",
         mpmath=lambda mp, x: mp.sqrt(x),
+        edges=edges.unary(1e-320, 1e308, 4.0),
     ),
     OpSpec(
         "abs",
@@ -222,5 +247,6 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (np.sign(a[0]),),
         family="piecewise",
         mpmath=lambda mp, x: abs(x),
+        edges=edges.unary(),
     ),
 ]

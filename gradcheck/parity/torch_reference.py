@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad, unpad
 
@@ -35,6 +35,11 @@ class TorchResult:
     hvp: np.ndarray | None = None
 
 
+def torch_constant(c: Constant) -> Any:
+    """A graph constant as torch takes it: a Python float, or a 0-d float64 tensor."""
+    return torch.tensor(c.value, dtype=torch.float64) if c.tensor else float(c.value)
+
+
 def run_torch_batch(
     graph: Graph,
     points: Sequence[np.ndarray],
@@ -48,7 +53,7 @@ def run_torch_batch(
     leaves = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in points]
     nodes: list[Any] = list(leaves)
     for node in graph.nodes:
-        nodes.append(REGISTRY[node.op].apply_torch([nodes[a] for a in node.args], node.attr))
+        nodes.append(REGISTRY[node.op].apply_torch(node.operands(nodes, torch_constant), node.attr))
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
@@ -88,7 +93,7 @@ def run_torch_tensor_batch(
     leaves = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in points]
     nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
     for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
-        out = REGISTRY[node.op].apply_torch_batched([nodes[a] for a in node.args], node.attr)
+        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
         nodes.append(pad(out, shape))
     outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
     cot = [
