@@ -7,8 +7,10 @@ engine or op, a malformed corpus file, an engine adapter that raises).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +26,8 @@ from gradcheck import campaign
 from gradcheck.arguments import positive_int as _positive
 from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.campaign.edges import edge_findings
+from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.workers import capped_jobs
@@ -109,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus", type=Path, default=DEFAULT_CORPUS, help=f"regression corpus (default {DEFAULT_CORPUS})"
     )
     run.add_argument("--no-save", action="store_true", help="do not add shrunk failures to the corpus")
+    run.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
+    )
     run.add_argument(
         "--max-shrink",
         type=_positive,
@@ -198,13 +207,29 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
             f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them): {shown}"
         )
     report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    edges = [] if args.no_edges else run_edges(settings, ops, args.out, console)
     verdict = (
         f"[green]all {len(result.records)} graphs agree[/green]"
         if not failures
         else f"[red]{len(failures)} of {len(result.records)} graphs disagree[/red]"
     )
+    if not args.no_edges:
+        verdict += f"; {len(edges)} edge-value finding(s)" if edges else "; every edge value agrees"
     console.print(f"\n{verdict}; {result.seconds:.1f} s. Reports: {report[0]}, {report[1]}")
-    return 0 if not failures else 1
+    return 0 if not failures and not edges else 1
+
+
+def run_edges(settings: Settings, ops: Sequence[str], out: Path, console: Console) -> list[Finding]:
+    """The edge-value phase: findings printed and written to `out/edges.json`."""
+    started = time.perf_counter()
+    findings = edge_findings(campaign.load_adapter(settings.engine), ops)
+    for f in findings:
+        console.print(Text(f"\nedge values: {printable(f.title)} ({f.graphs} case(s))", style="red bold"))
+        for problem in f.problems:
+            console.print(Text(f"  {printable(problem)}"))
+    (out / "edges.json").write_text(json.dumps([f.to_dict() for f in findings], indent=1, default=str))
+    console.print(f"edge-value phase: {len(findings)} finding(s); {time.perf_counter() - started:.1f} s")
+    return findings
 
 
 def _check_writable(out: Path) -> None:

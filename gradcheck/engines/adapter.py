@@ -117,7 +117,6 @@ BUILTIN_ENGINES: dict[str, str] = {
     "minigrad": "gradcheck.engines.minigrad_value:MinigradValue",
     "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
     "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
-    "micrograd-fixed": "gradcheck.engines.micrograd:MicrogradFixedAdapter",
 }
 
 

@@ -195,7 +195,8 @@ WrongRtruediv = _broken(
     "rtruediv", "`c / x` differentiated like `x / c`: d/dx is 1/c.", wrong_reflected=frozenset({"div"})
 )
 ZeroPowerRaises = _broken(
-    "pow0", "d/dx x**0 computed as 0 * x**-1: ZeroDivisionError at x = 0 (micrograd's bug).",
+    "pow0",
+    "d/dx x**0 computed as 0 * x**-1: ZeroDivisionError at x = 0 (micrograd's bug).",
     zero_power_raises=True,
 )
 NaiveTanhSigmoid = _broken(

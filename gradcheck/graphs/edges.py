@@ -33,7 +33,19 @@ COMMON: tuple[float, ...] = (
 )
 # Where exp-based formulas overflow or underflow when written naively: exp(2x) overflows past
 # x = 355, exp(x) past 709.78, exp(-x) below -745 underflows to 0; 20 and 40 saturate tanh and sigmoid.
-EXP_POINTS: tuple[float, ...] = (20.0, -20.0, 40.0, -40.0, 355.0, -355.0, 710.0, -710.0, 745.0, -745.0, 709.78)
+EXP_POINTS: tuple[float, ...] = (
+    20.0,
+    -20.0,
+    40.0,
+    -40.0,
+    355.0,
+    -355.0,
+    710.0,
+    -710.0,
+    745.0,
+    -745.0,
+    709.78,
+)
 # The operands each binary op is checked at (every ordered pair of them).
 PAIR_VALUES: tuple[float, ...] = (0.0, -0.0, 1.0, -1.0, 2.0, 0.5, SUBNORMAL, 1e300, -1e300, INF, -INF, NAN)
 # Exponents of `x ** c` checked at every COMMON base.

@@ -84,7 +84,9 @@ class OpNode:
     def arity(self) -> int:
         return len(self.args) + len(self.consts)
 
-    def operands(self, nodes: Sequence[Any], constant: Callable[[Constant], Any] = plain_constant) -> list[Any]:
+    def operands(
+        self, nodes: Sequence[Any], constant: Callable[[Constant], Any] = plain_constant
+    ) -> list[Any]:
         """The op's operands in order: `nodes[id]` for each argument, `constant(c)` for each constant."""
         at = {c.at: c for c in self.consts}
         ids = iter(self.args)
@@ -339,7 +341,11 @@ def op_is_tensor(op: str) -> bool:
 
 
 def _node_dict(n: OpNode) -> dict[str, Any]:
-    d: dict[str, Any] = {"op": n.op, "args": list(n.args), "attrs": {k: _to_json_value(v) for k, v in n.attrs}}
+    d: dict[str, Any] = {
+        "op": n.op,
+        "args": list(n.args),
+        "attrs": {k: _to_json_value(v) for k, v in n.attrs},
+    }
     if n.consts:
         d["consts"] = [c.to_dict() for c in n.consts]
     return d

@@ -24,7 +24,23 @@ MAX_MAGNITUDE = 1e4
 CANCELLATION = 1e-3
 # Numbers drawn as constant operands (`x - c`, `c / x`, `c ** x`): simple values first (shrinking
 # moves toward them), then small and large magnitudes; each op's domain rejects those it cannot take.
-CONSTANTS: tuple[float, ...] = (0.0, 1.0, 2.0, -1.0, 0.5, -0.5, 3.0, -2.0, 0.1, 1e-3, -1e-3, 1e3, 1e-8, 1e6, 7.25)
+CONSTANTS: tuple[float, ...] = (
+    0.0,
+    1.0,
+    2.0,
+    -1.0,
+    0.5,
+    -0.5,
+    3.0,
+    -2.0,
+    0.1,
+    1e-3,
+    -1e-3,
+    1e3,
+    1e-8,
+    1e6,
+    7.25,
+)
 
 
 class Chooser(Protocol):

@@ -2,7 +2,8 @@
 
 Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
 node (its users read one of its arguments instead); drop nodes and inputs nothing uses; simplify
-input values (round them to fewer digits); move constants toward 0 and 1. A candidate is kept only when `still_fails` says so,
+input values (round them to fewer digits); move constants toward 0 and 1.
+A candidate is kept only when `still_fails` says so,
 and only candidates that keep every op inside its domain and off its kinks are tried.
 """
 
@@ -130,9 +131,7 @@ def _prune(g: Graph) -> Graph:
     for k, i in enumerate(keep_nodes):
         new_id[n_in + i] = len(keep_inputs) + k
     inputs = [Input(f"x{k}", g.inputs[i].value, g.inputs[i].shape) for k, i in enumerate(keep_inputs)]
-    nodes = [
-        g.nodes[i].with_args(tuple(new_id[a] for a in g.nodes[i].args)) for i in keep_nodes
-    ]
+    nodes = [g.nodes[i].with_args(tuple(new_id[a] for a in g.nodes[i].args)) for i in keep_nodes]
     points = None if g.points is None else [g.points[i] for i in keep_inputs]
     return Graph(inputs, nodes, [new_id[o] for o in g.outputs], points, g.cotangent, dict(g.meta))
 

@@ -52,7 +52,9 @@ class EdgeProblem:
 def edge_graph(op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Graph:
     """The one-op graph `op(*args)` with cotangent weights that do not cancel (tensor rows too)."""
     inputs = [
-        Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v)) if np.ndim(v) else Input(f"x{i}", float(v))
+        Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v))
+        if np.ndim(v)
+        else Input(f"x{i}", float(v))
         for i, v in enumerate(args)
     ]
     node = OpNode(op, tuple(range(len(args))), tuple(sorted(attrs.items())))
@@ -120,12 +122,16 @@ def _pattern(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), 2, np.where(np.isinf(x), np.sign(x), 0)).astype(int)
 
 
-def _compare(op: str, graph: Graph, check: str, e: np.ndarray, t: np.ndarray, of: str = "") -> list[EdgeProblem]:
+def _compare(
+    op: str, graph: Graph, check: str, e: np.ndarray, t: np.ndarray, of: str = ""
+) -> list[EdgeProblem]:
     what = f"gradient of {of}" if of else "value"
     if e.shape != t.shape:
         e = np.broadcast_to(e, t.shape) if e.size in (1, t.size) else e
         if e.shape != t.shape:
-            return [EdgeProblem(op, graph, Kind.WRONG_VALUE, check, f"{what}: shape {e.shape}, torch {t.shape}")]
+            return [
+                EdgeProblem(op, graph, Kind.WRONG_VALUE, check, f"{what}: shape {e.shape}, torch {t.shape}")
+            ]
     pe, pt = _pattern(e), _pattern(t)
     if (pe != pt).any():
         i = int(np.flatnonzero((pe != pt).reshape(-1))[0])

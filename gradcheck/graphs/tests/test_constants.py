@@ -1,4 +1,4 @@
-"""Constants as operands: numbers on either side of binary ops, in JSON, snippets, generation and shrinking."""
+"""Constants as operands: numbers on either side of binary ops, in JSON, snippets, generation, shrinking."""
 
 from __future__ import annotations
 
