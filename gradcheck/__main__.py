@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--points", type=_positive, default=4, help="input points each graph is checked at (default 4)"
     )
+    run.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
+    )
     run.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
     run.add_argument(
         "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
@@ -178,6 +184,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         jobs=jobs,
         max_shrink=args.max_shrink,
         points=args.points,
+        dtype=args.dtype,
     )
     ops = campaign.validate(settings)
     corpus = None if args.no_save else campaign.open_corpus(args.corpus)

@@ -1,4 +1,5 @@
-"""Parity suite fixtures: the engine under test (`--engine`) and saving failures to the corpus."""
+"""Parity suite fixtures: the engine under test (`--engine`), the tensor graphs' dtype (`--dtype`)
+and saving failures to the corpus."""
 
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ def record_failure(check: GraphCheck) -> None:
     """Remember a failing check of the running test; it is saved to the corpus if the test fails."""
     current = os.environ.get("PYTEST_CURRENT_TEST", "")
     _failures[current.rsplit(" (", 1)[0]] = check
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--dtype float32`: tensor graphs run in float32, judged by torch's float32 accuracy."""
+    parser.addoption(
+        "--dtype",
+        default="float64",
+        choices=("float64", "float32"),
+        help="dtype of the tensor graphs' engine run: float64 (default) or float32 "
+        "(compared with torch in float32 against the float64 truth); scalar graphs stay float64",
+    )
+
+
+@pytest.fixture(scope="session")
+def dtype(pytestconfig: pytest.Config, engine: EngineAdapter) -> str:
+    chosen = pytestconfig.getoption("--dtype")
+    if chosen != "float64" and chosen not in engine.dtypes:
+        raise pytest.UsageError(f"--dtype {chosen}: engine {engine.name} computes in {list(engine.dtypes)}")
+    return chosen
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.compare import check_graph, kink_graphs
 from parity_tests import CORPUS
 from parity_tests.conftest import EXAMPLES, record_failure
+from parity_tests.known_bugs import known_bug
 
 # The seeded stream: CHUNKS tests of PER_CHUNK graph structures, each checked at POINTS points.
 CHUNKS = 4
@@ -33,8 +34,14 @@ def _scalar_ops(engine) -> list[str]:
     return [op for op in SCALAR_OPS if op in engine.ops]
 
 
-def _assert_passes(check, save: bool = True) -> None:
-    """Fail with the full report; `save` puts the failing graph into the corpus."""
+def _assert_passes(check, save: bool = True, in_hypothesis: bool = False) -> None:
+    """Fail with the full report; `save` puts the failing graph into the corpus. A failure that a
+    known, reported engine bug explains is an xfail naming it (parity_tests/known_bugs.py); inside
+    a hypothesis property such an example just passes (the seeded tests show the xfail)."""
+    if not check.passed and (bug := known_bug(check)) is not None:
+        if in_hypothesis:
+            return
+        pytest.xfail(f"known bug of {bug.engine}: {bug.reason}")
     if not check.passed:
         if save:
             record_failure(check)
@@ -45,7 +52,7 @@ def _assert_passes(check, save: bool = True) -> None:
 @given(data=st.data())
 def test_random_scalar_graphs_agree_with_torch_and_numerics(engine, data):
     graph = data.draw(scalar_graphs(ops=_scalar_ops(engine), points=8), label="graph")
-    _assert_passes(check_graph(graph, engine, seed=0))
+    _assert_passes(check_graph(graph, engine, seed=0), in_hypothesis=True)
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -88,24 +95,26 @@ def test_corpus_graph_still_agrees(engine, path):
 
 @settings(max_examples=max(20, EXAMPLES // 5))
 @given(data=st.data())
-def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, data):
+def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, dtype, data):
     if not engine.tensor:
         pytest.skip(f"engine {engine.name} has no tensors")
     graph = data.draw(engine_tensor_graphs(engine, points=4), label="graph")
-    _assert_passes(check_graph(graph, engine, seed=0))
+    _assert_passes(check_graph(graph, engine, seed=0, dtype=dtype), in_hypothesis=True)
 
 
 @pytest.mark.parametrize("chunk", range(2))
-def test_seeded_random_tensor_graphs_agree(engine, chunk):
+def test_seeded_random_tensor_graphs_agree(engine, dtype, chunk):
     if not engine.tensor:
         pytest.skip(f"engine {engine.name} has no tensors")
     ops = [op for op in TENSOR_OPS if op in engine.ops]
     per_chunk = max(5, PER_CHUNK // 4)
     for index in range(chunk * per_chunk, (chunk + 1) * per_chunk):
         graph = random_graph(np.random.default_rng([STREAM_SEED, 1, index]), ops=ops, tensor=True, points=4)
-        check = check_graph(graph, engine, seed=index)
+        check = check_graph(graph, engine, seed=index, dtype=dtype)
         if not check.passed:
             assert check.failure is not None
-            small = shrink_graph(check.failure, lambda g, i=index: not check_graph(g, engine, seed=i).passed)
-            _assert_passes(check_graph(small, engine, seed=index))
+            small = shrink_graph(
+                check.failure, lambda g, i=index: not check_graph(g, engine, seed=i, dtype=dtype).passed
+            )
+            _assert_passes(check_graph(small, engine, seed=index, dtype=dtype))
             _assert_passes(check)

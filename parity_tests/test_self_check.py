@@ -10,6 +10,7 @@ from gradcheck.engines.broken import (
     BROKEN_CONSTANT_ENGINES,
     BROKEN_EDGE_ENGINES,
     BROKEN_ENGINES,
+    BROKEN_FLOAT32_ENGINES,
     BROKEN_TENSOR_ENGINES,
     TinyAdapter,
     ZeroPowerRaises,
@@ -88,3 +89,19 @@ def test_each_edge_bug_is_caught_by_the_edge_check(name):
     problems = check_edges(BROKEN_EDGE_ENGINES[name](), ops)
     assert {p.op for p in problems} == set(ops)
     assert Kind.EXCEPTION in {p.kind for p in problems}  # OverflowError where torch saturates
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_FLOAT32_ENGINES))
+def test_each_float32_bug_is_caught_by_the_float32_check(name):
+    engine = BROKEN_FLOAT32_ENGINES[name]()
+    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET // 5, tensor=True, dtype="float32")
+    by_stream = stream_graphs_until_caught(engine, BUDGET // 5, tensor=True, dtype="float32")
+    assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
+    print(f"{name}: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+def test_the_correct_tensor_engine_raises_no_false_alarm_in_float32():
+    engine = load_engine("minigrad-tensor")
+    budget = max(20, EXAMPLES // 10)
+    assert hypothesis_examples_until_caught(engine, budget, tensor=True, dtype="float32") is None
+    assert stream_graphs_until_caught(engine, budget, tensor=True, dtype="float32") is None

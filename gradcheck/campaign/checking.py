@@ -30,7 +30,8 @@ class GraphChecker:
         return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
 
     def __call__(self, index: int) -> GraphRecord:
-        check = check_graph(self.graph(index), self.adapter, seed=graph_seed(self.settings.seed, index))
+        seed = graph_seed(self.settings.seed, index)
+        check = check_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
 
 
@@ -68,7 +69,7 @@ class FailureShrinker:
     def problems(self, graph: Graph) -> list[str] | None:
         """The engine's problems on `graph` if it fails at a checkable point, else None."""
         try:
-            check = check_graph(graph, self.adapter)
+            check = check_graph(graph, self.adapter, dtype=self.settings.dtype)
         except Exception:
             return None
         if check.passed or check.points_checked == 0:

@@ -1,7 +1,8 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
-- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink,
+  dtype).
 - `run`: how this run happened (command line as typed, `repeat_command` with every setting
   explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
@@ -86,6 +87,8 @@ def repeat_command(settings: Any) -> str:
     argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
     if settings.tensor:
         argv.append("--tensor")
+    if settings.dtype != "float64":
+        argv += ["--dtype", settings.dtype]
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
     argv += ["--max-shrink", str(settings.max_shrink)]
@@ -117,6 +120,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "tensor": s.tensor,
             "points": s.points,
             "max_shrink": s.max_shrink,
+            "dtype": s.dtype,
         },
         "totals": {
             "graphs": len(result.records),

@@ -23,10 +23,13 @@ class Settings:
     jobs: int = 1
     max_shrink: int = 10
     points: int = 4
+    dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
         ops = ", ".join(self.ops) if self.ops else "all the engine supports"
+        if self.dtype != "float64":
+            kind += f" {self.dtype}"
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"

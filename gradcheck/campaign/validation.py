@@ -76,6 +76,11 @@ def validate(settings: Settings) -> tuple[str, ...]:
         )
     if not settings.tensor and getattr(adapter, "tensor", False):
         raise CampaignError(f"engine {settings.engine!r} evaluates tensor graphs only: add --tensor")
+    if settings.dtype != "float64" and not (settings.tensor and settings.dtype in adapter.dtypes):
+        raise CampaignError(
+            f"--dtype {settings.dtype} needs --tensor and an engine that computes in it; engine "
+            f"{settings.engine!r} computes in {list(adapter.dtypes)}"
+        )
     ops = campaign_ops(settings, adapter)
     _smoke_test(settings, adapter, ops)
     return ops

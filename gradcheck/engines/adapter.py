@@ -19,6 +19,7 @@ generator then draws only the ops listed in `ops`.
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,16 @@ class EngineAdapter:
     tensor: bool = False  # evaluates tensor graphs (inputs are float64 arrays)
     create_graph: bool = False  # second derivatives via `hvp`
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
+    dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
+    dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
+
+    def in_dtype(self, dtype: str) -> EngineAdapter:
+        """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
+        if dtype not in self.dtypes:
+            raise ValueError(f"engine {self.name!r} computes in {list(self.dtypes)}, not {dtype!r}")
+        twin = copy.copy(self)
+        twin.dtype = dtype
+        return twin
 
     def leaf(self, value: Any) -> Any:
         """A differentiable leaf holding `value` (a float, or an array for tensor graphs)."""

@@ -256,4 +256,45 @@ class UnsummedBroadcast(MinigradTensor):
         return super().apply(op, args, attrs)
 
 
-BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {UnsummedBroadcast.name: UnsummedBroadcast}
+class ScalarBroadcast(MinigradTensor):
+    """A 0-d operand broadcast against a tensor gets only upstream's first element as its gradient,
+    not the sum over every element it was broadcast to (first order only)."""
+
+    name = "broken-scalar-broadcast"
+    create_graph = False
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op in _BROADCASTING and all(isinstance(a, Tensor) for a in args):
+            shape = np.broadcast_shapes(args[0].shape, args[1].shape)
+            if shape:
+                args = [
+                    _first_slice_only(a.reshape((1,) * len(shape)), shape) if not a.shape else a for a in args
+                ]
+        return super().apply(op, args, attrs)
+
+
+class HalfPrecisionAccumulation(MinigradTensor):
+    """Gradients accumulated over the outputs in float16, as an engine with a low-precision
+    accumulator does: fine to ~1e-3, so only the float32 check (against torch's float32) sees it."""
+
+    name = "broken-float16-accumulation"
+    create_graph = False
+
+    def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
+        total: list[Any] = [None] * len(inputs)
+        for out, c in zip(outputs, cotangent):
+            grads = minigrad.grad([out], list(inputs), [self.constant(c)], allow_unused=True)
+            for i, g in enumerate(grads):
+                if g is not None:
+                    acc = np.zeros(g.shape, np.float16) if total[i] is None else total[i]
+                    total[i] = (acc + g.data.astype(np.float16)).astype(np.float16)
+        return [None if t is None else t.astype(self.dtype) for t in total]
+
+
+BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {
+    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast)
+}
+# broken only in float32: caught by the float32 check
+BROKEN_FLOAT32_ENGINES: dict[str, type[EngineAdapter]] = {
+    HalfPrecisionAccumulation.name: HalfPrecisionAccumulation
+}
