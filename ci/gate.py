@@ -269,9 +269,8 @@ def figures(results: dict[str, CampaignResult]) -> dict:
     for name, result in results.items():
         report = build_report(result)
         parts[name] = {
-            "settings": {
-                k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor", "points", "dtype")
-            },
+            # a part's dtype is fixed by its name (tensor-float32), like its engine and seed
+            "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor", "points")},
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
             "ops": {
                 op: {k: st[k] for k in ("graphs", "failures", "failing_graphs", *METRICS, *FLOORS)}
