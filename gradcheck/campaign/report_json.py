@@ -1,8 +1,8 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
-- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink,
-  dtype).
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink;
+  `dtype` when it is not float64).
 - `run`: how this run happened (command line as typed, `repeat_command` with every setting
   explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
@@ -120,7 +120,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "tensor": s.tensor,
             "points": s.points,
             "max_shrink": s.max_shrink,
-            "dtype": s.dtype,
+            **({"dtype": s.dtype} if s.dtype != "float64" else {}),
         },
         "totals": {
             "graphs": len(result.records),
