@@ -1,6 +1,6 @@
 """Root pytest configuration: the gradcheck plugin (hypothesis profiles, the parity suite's
-options and fixtures) and this repository's short aliases `--engine`, `--corpus`, `--conventions`
-for `--gradcheck-engine`, `--gradcheck-corpus`, `--gradcheck-conventions`."""
+options and fixtures) and this repository's short aliases `--engine`, `--dtype`, `--corpus`,
+`--conventions` for the `--gradcheck-` options."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ def pytest_addoption(parser):
         default=None,
         help="engine checked by the parity suite (alias of --gradcheck-engine): minigrad (default), "
         "minigrad-tensor, micrograd, jax, autograd, module:Adapter",
+    )
+    parser.addoption(
+        "--dtype", choices=("float64", "float32"), default=None, help="alias of --gradcheck-dtype"
     )
     parser.addoption("--corpus", action="append", default=[], help="alias of --gradcheck-corpus DIR")
     parser.addoption(

@@ -84,14 +84,24 @@ class Part:
     tensor: bool
     graphs: int
     seed: int
+    dtype: str = "float64"
 
     def settings(self, jobs: int) -> Settings:
-        return Settings(engine=self.engine, graphs=self.graphs, seed=self.seed, tensor=self.tensor, jobs=jobs)
+        return Settings(
+            engine=self.engine,
+            graphs=self.graphs,
+            seed=self.seed,
+            tensor=self.tensor,
+            jobs=jobs,
+            dtype=self.dtype,
+        )
 
 
 PARTS = (
     Part("scalar", "minigrad", tensor=False, graphs=3000, seed=20240601),
     Part("tensor", "minigrad-tensor", tensor=True, graphs=600, seed=20240602),
+    # the tensor engine in float32, judged by torch's float32 accuracy (gradcheck.parity.float32)
+    Part("tensor-float32", "minigrad-tensor", tensor=True, graphs=300, seed=20240603, dtype="float32"),
 )
 
 
@@ -259,6 +269,7 @@ def figures(results: dict[str, CampaignResult]) -> dict:
     for name, result in results.items():
         report = build_report(result)
         parts[name] = {
+            # a part's dtype is fixed by its name (tensor-float32), like its engine and seed
             "settings": {k: report["settings"][k] for k in ("engine", "graphs", "seed", "tensor", "points")},
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
             "ops": {
@@ -353,16 +364,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parts(args: argparse.Namespace) -> list[Part]:
-    scalar, tensor = PARTS
+    scalar, *tensors = PARTS
     scalar = Part(scalar.name, args.engine or scalar.engine, False, args.graphs or scalar.graphs, scalar.seed)
-    tensor = Part(
-        tensor.name,
-        args.tensor_engine or tensor.engine,
-        True,
-        args.tensor_graphs or tensor.graphs,
-        tensor.seed,
-    )
-    return [scalar, tensor]
+    return [scalar] + [
+        Part(
+            part.name,
+            args.tensor_engine or part.engine,
+            True,
+            args.tensor_graphs or part.graphs,
+            part.seed,
+            part.dtype,
+        )
+        for part in tensors
+    ]
 
 
 def _update(

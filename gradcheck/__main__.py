@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from gradcheck.arguments import positive_int as _positive
 from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import add_to_corpus, check_corpus_directory, save_findings
+from gradcheck.campaign.edges import edge_findings
 from gradcheck.campaign.findings import CONVENTIONS, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
@@ -114,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--points", type=_positive, default=4, help="input points each graph is checked at (default 4)"
     )
+    run.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
+    )
     run.add_argument("--jobs", type=_positive, default=1, help="worker processes (default 1)")
     run.add_argument(
         "--scheduler",
@@ -128,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus", type=Path, default=None, help="where findings are saved (default OUT/corpus)"
     )
     run.add_argument("--no-save", action="store_true", help="do not save findings' graphs")
+    run.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
+    )
     run.add_argument(
         "--max-shrink",
         type=_positive,
@@ -238,6 +251,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         conventions=args.conventions,
         isolation=not args.no_isolation,
         scheduler=args.scheduler,
+        dtype=args.dtype,
     )
     ops = campaign.validate(settings)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
@@ -250,6 +264,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
+    if not args.no_edges:
+        result = with_edge_findings(result, ops, console)
     saved = campaign.save_failures(result, corpus) if corpus is not None else result
     if corpus is not None:
         save_findings(saved, corpus)
@@ -270,6 +286,17 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     )
     console.print(Text(f"Reports: {report[0]}, {report[1]}"))
     return 0 if saved.passed else 1
+
+
+def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
+    """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
+    started = time.perf_counter()
+    edges = edge_findings(campaign.load_adapter(result.settings.engine), ops)
+    console.print(
+        f"edge-value phase: {len(edges)} finding(s) over the ops' edge values; "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    return dataclasses.replace(result, findings=[*result.findings, *edges])
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:

@@ -4,8 +4,16 @@ import."""
 
 from __future__ import annotations
 
+import pytest
+
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.suite.plugin import examples, record_failure
 
 EXAMPLES = examples()
 
 __all__ = ["EXAMPLES", "record_failure"]
+
+
+@pytest.fixture(scope="session")
+def engine(gradcheck_engine: EngineAdapter) -> EngineAdapter:
+    return gradcheck_engine

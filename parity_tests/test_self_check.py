@@ -6,10 +6,21 @@ from __future__ import annotations
 import pytest
 
 from gradcheck.engines.adapter import load_engine
-from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES, TinyAdapter
+from gradcheck.engines.broken import (
+    BROKEN_CONSTANT_ENGINES,
+    BROKEN_EDGE_ENGINES,
+    BROKEN_ENGINES,
+    BROKEN_FLOAT32_ENGINES,
+    BROKEN_TENSOR_ENGINES,
+    TinyAdapter,
+    ZeroPowerRaises,
+)
 from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
+from gradcheck.parity.edges import check_edges
+from gradcheck.parity.kinds import Kind
 from parity_tests.conftest import EXAMPLES
 
+MICROGRAD_FIXED = "gradcheck.engines.micrograd:MicrogradFixedAdapter"
 # at least the ci profile's budget for the suite's hypothesis property (EXAMPLES is 1,000 under ci)
 BUDGET = max(EXAMPLES, 1000)
 
@@ -28,7 +39,8 @@ def test_each_broken_engine_is_caught_by_the_seeded_stream(name):
     print(f"{name}: caught after {count} seeded graphs")
 
 
-@pytest.mark.parametrize("engine", [TinyAdapter(), load_engine("micrograd")], ids=lambda e: e.name)
+# micrograd itself has a real bug (x ** 0 at 0 raises, found below): the no-alarm check runs on it patched
+@pytest.mark.parametrize("engine", [TinyAdapter(), load_engine(MICROGRAD_FIXED)], ids=lambda e: e.name)
 def test_correct_engines_raise_no_false_alarm(engine):
     budget = max(50, EXAMPLES // 5)
     assert hypothesis_examples_until_caught(engine, budget) is None
@@ -49,3 +61,47 @@ def test_the_correct_tensor_engine_raises_no_false_alarm():
     budget = max(20, EXAMPLES // 10)
     assert hypothesis_examples_until_caught(engine, budget, tensor=True) is None
     assert stream_graphs_until_caught(engine, budget, tensor=True) is None
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_CONSTANT_ENGINES))
+def test_each_constant_operand_bug_is_caught_by_both_loops(name):
+    engine = BROKEN_CONSTANT_ENGINES[name]()
+    raises = isinstance(engine, ZeroPowerRaises)
+    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET, raises=raises)
+    by_stream = stream_graphs_until_caught(engine, BUDGET, raises=raises)
+    assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
+    print(f"{name}: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+def test_micrograds_zero_power_bug_is_found_by_random_graphs():
+    micrograd = load_engine("micrograd")
+    by_hypothesis = hypothesis_examples_until_caught(micrograd, BUDGET, raises=True)
+    by_stream = stream_graphs_until_caught(micrograd, BUDGET, raises=True)
+    assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
+    print(f"micrograd x**0: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+@pytest.mark.edges
+@pytest.mark.parametrize("name", sorted(BROKEN_EDGE_ENGINES))
+def test_each_edge_bug_is_caught_by_the_edge_check(name):
+    ops = ["sigmoid", "tanh"]
+    assert check_edges(TinyAdapter(), ops) == []  # the correct engine agrees there
+    problems = check_edges(BROKEN_EDGE_ENGINES[name](), ops)
+    assert {p.op for p in problems} == set(ops)
+    assert Kind.EXCEPTION in {p.kind for p in problems}  # OverflowError where torch saturates
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_FLOAT32_ENGINES))
+def test_each_float32_bug_is_caught_by_the_float32_check(name):
+    engine = BROKEN_FLOAT32_ENGINES[name]()
+    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET // 5, tensor=True, dtype="float32")
+    by_stream = stream_graphs_until_caught(engine, BUDGET // 5, tensor=True, dtype="float32")
+    assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
+    print(f"{name}: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+def test_the_correct_tensor_engine_raises_no_false_alarm_in_float32():
+    engine = load_engine("minigrad-tensor")
+    budget = max(20, EXAMPLES // 10)
+    assert hypothesis_examples_until_caught(engine, budget, tensor=True, dtype="float32") is None
+    assert stream_graphs_until_caught(engine, budget, tensor=True, dtype="float32") is None

@@ -34,7 +34,8 @@ class GraphChecker:
         return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
 
     def __call__(self, index: int) -> GraphRecord:
-        check = checked_graph(self.graph(index), self.adapter, seed=graph_seed(self.settings.seed, index))
+        seed = graph_seed(self.settings.seed, index)
+        check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
 
 
@@ -81,7 +82,7 @@ class FailureShrinker:
     def failing_check(self, graph: Graph) -> GraphCheck | None:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
         try:
-            check = checked_graph(graph, self.adapter)
+            check = checked_graph(graph, self.adapter, dtype=self.settings.dtype)
         except Exception:
             return None
         if check.passed or check.points_checked == 0:

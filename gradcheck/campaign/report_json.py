@@ -1,7 +1,8 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
-- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink).
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink;
+  `dtype` when it is not float64).
 - `run`: how this run happened (command line as typed, `repeat_command` with every setting
   explicit, jobs, timing, versions); differs between reruns.
 - `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
@@ -45,6 +46,18 @@ def encode_float(x: float | None) -> float | str | None:
     if x is None or math.isfinite(x):
         return x
     return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float encoded as `encode_float` does (edge-value findings
+    carry inputs such as inf and nan)."""
+    if isinstance(value, float):
+        return encode_float(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def decode_float(x: float | str | None) -> float | None:
@@ -93,6 +106,8 @@ def repeat_command(settings: Any) -> str:
     argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
     if settings.tensor:
         argv.append("--tensor")
+    if settings.dtype != "float64":
+        argv += ["--dtype", settings.dtype]
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
     argv += ["--max-shrink", str(settings.max_shrink)]
@@ -129,6 +144,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "tensor": s.tensor,
             "points": s.points,
             "max_shrink": s.max_shrink,
+            **({"dtype": s.dtype} if s.dtype != "float64" else {}),
         },
         "totals": {
             "graphs": len(result.records),
@@ -161,7 +177,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
         },
         "conventions": s.conventions,
         "passed": result.passed,
-        "findings": [f.to_dict() for f in result.findings],
+        "findings": [json_safe(f.to_dict()) for f in result.findings],
         "failures": [_failure(r, finding_of) for r in failures],
         "run": {
             "command": shlex.join(command) if command else None,

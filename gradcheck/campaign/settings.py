@@ -26,10 +26,13 @@ class Settings:
     conventions: str = "torch"  # "subgradient": a convention at a kink is a note, not a failure
     isolation: bool = True  # run the op-isolation pass before the random graphs
     scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
+    dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
         ops = ", ".join(self.ops) if self.ops else "all the engine supports"
+        if self.dtype != "float64":
+            kind += f" {self.dtype}"
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"

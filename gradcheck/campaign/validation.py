@@ -77,6 +77,11 @@ def validate(settings: Settings) -> tuple[str, ...]:
         )
     if not settings.tensor and getattr(adapter, "tensor", False):
         raise CampaignError(f"engine {settings.engine!r} evaluates tensor graphs only: add --tensor")
+    if settings.dtype != "float64" and not (settings.tensor and settings.dtype in adapter.dtypes):
+        raise CampaignError(
+            f"--dtype {settings.dtype} needs --tensor and an engine that computes in it; engine "
+            f"{settings.engine!r} computes in {list(adapter.dtypes)}"
+        )
     ops = campaign_ops(settings, adapter)
     _smoke_test(settings, adapter, ops)
     return ops
@@ -103,7 +108,8 @@ def _smoke_test(settings: Settings, adapter: EngineAdapter, ops: Sequence[str]) 
             [np.asarray(v, dtype=np.float64) for v in [*forward, *grads]]
         except Exception as exc:
             node = graph.nodes[0]
-            code = REGISTRY[op].snippet([graph.name_of(a) for a in node.args], node.attr, "minigrad")
+            names = node.operands([graph.name_of(k) for k in range(graph.n_inputs)], lambda c: repr(c.value))
+            code = REGISTRY[op].snippet(names, node.attr, "minigrad")
             at = ", ".join(f"{inp.name}={v!r}" for inp, v in zip(graph.inputs, values))
             raise CampaignError(
                 f"engine {settings.engine!r}: its adapter raised {type(exc).__name__}: {exc} "

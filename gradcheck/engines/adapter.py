@@ -9,7 +9,9 @@ A third-party engine plugs in with a few lines; e.g. for a micrograd-like engine
         def leaf(self, value):
             return mygrad.Value(value)
 
-Ops are spelled as in `gradcheck.graphs.registry` (`a + b`, `a ** 2.0`, `a.relu()`), read back through
+Ops are spelled as in `gradcheck.graphs.registry` (`a + b`, `a ** 2.0`, `a.relu()`; a graph's
+constants arrive as Python floats on either side, `2.0 - a`, so the reflected methods are checked
+too), read back through
 `.data`, and gradients come from `backward()` on the cotangent-weighted sum of the outputs and
 each input's `.grad`; override `apply`, `value` or `gradients` where your engine differs. The
 generator then draws only the ops listed in `ops`.
@@ -22,6 +24,7 @@ came from (`op_names`) and how to print its values (`source`); see `torch_engine
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 
 
@@ -41,6 +44,16 @@ class EngineAdapter:
     tensor: bool = False  # evaluates tensor graphs (inputs are float64 arrays)
     create_graph: bool = False  # second derivatives via `hvp`
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
+    dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
+    dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
+
+    def in_dtype(self, dtype: str) -> EngineAdapter:
+        """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
+        if dtype not in self.dtypes:
+            raise ValueError(f"engine {self.name!r} computes in {list(self.dtypes)}, not {dtype!r}")
+        twin = copy.copy(self)
+        twin.dtype = dtype
+        return twin
 
     def leaf(self, value: Any) -> Any:
         """A differentiable leaf holding `value` (a float, or an array for tensor graphs)."""
@@ -49,6 +62,14 @@ class EngineAdapter:
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         """Apply registry op `op` to engine values."""
         return REGISTRY[op].apply(args, attrs)
+
+    def scalar_tensor(self, value: float) -> Any:
+        """A 0-d float64 tensor holding `value`, without a gradient (tensor graphs' 0-d constants)."""
+        return self.leaf(np.asarray(value, dtype=np.float64))
+
+    def operand(self, constant: Constant) -> Any:
+        """A graph constant as this engine's operand: a Python float, or a 0-d tensor."""
+        return self.scalar_tensor(constant.value) if constant.tensor else float(constant.value)
 
     def value(self, node: Any) -> Any:
         """The plain value of an engine node (float or numpy array)."""
@@ -157,7 +178,7 @@ class EngineAdapter:
         nodes = [self.leaf(v) for v in values]
         leaves = list(nodes)
         for node in graph.nodes:
-            nodes.append(self.apply(node.op, [nodes[a] for a in node.args], node.attr))
+            nodes.append(self.apply(node.op, node.operands(nodes, self.operand), node.attr))
         return leaves, [nodes[o] for o in graph.outputs]
 
     def run(

@@ -8,6 +8,7 @@ same adapter protocol as any third-party engine (`TinyAdapter` and its subclasse
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ class TinyValue:
     `OpSpec.grads` local derivatives (the engine is tiny because it owns no op rules).
     """
 
-    __slots__ = ("data", "grad", "op", "args", "attrs", "height")
+    __slots__ = ("data", "grad", "op", "args", "attrs", "height", "reflected")
 
     assign_grads: ClassVar[bool] = False  # `grad = contribution` instead of `grad += contribution`
     flipped: ClassVar[str | None] = None  # this op's local derivatives have the wrong sign
@@ -35,6 +36,10 @@ class TinyValue:
     bfs_order: ClassVar[bool] = False  # breadth-first order instead of a topological order
     shared_scale: ClassVar[float] = 1.0  # factor on later contributions into a shared interior node
     deep_limit: ClassVar[int | None] = None  # nodes higher than this scale their gradients by 1 + 1e-6
+    # with a number on the left (`2 - x`, `2 / x`), these ops differentiate as if it were on the right
+    wrong_reflected: ClassVar[frozenset[str]] = frozenset()
+    zero_power_raises: ClassVar[bool] = False  # d/dx x**0 as 0 * x**-1: ZeroDivisionError at x = 0
+    naive: ClassVar[frozenset[str]] = frozenset()  # tanh, sigmoid by their textbook exp formulas
 
     def __init__(
         self, data: float, op: str = "", args: tuple[TinyValue, ...] = (), attrs: dict[str, Any] | None = None
@@ -45,21 +50,36 @@ class TinyValue:
         self.args = args
         self.attrs = attrs or {}
         self.height = 1 + max((a.height for a in args), default=-1)  # longest path down to a leaf
+        self.reflected = False
 
     @classmethod
-    def apply(cls, op: str, args: Sequence[TinyValue], attrs: dict[str, Any]) -> TinyValue:
-        """The node for registry op `op` on `args`, its value by the registry's reference forward."""
-        with np.errstate(all="ignore"):
-            data = REGISTRY[op].numpy([np.float64(a.data) for a in args], attrs)
-        return cls(float(data), op, tuple(args), attrs)
+    def apply(cls, op: str, args: Sequence[TinyValue | float], attrs: dict[str, Any]) -> TinyValue:
+        """The node for registry op `op` on `args` (nodes or plain numbers), its value by the
+        registry's reference forward (or, for the `naive` ops, by the textbook formula)."""
+        nodes = tuple(a if isinstance(a, TinyValue) else cls(float(a)) for a in args)
+        if op in cls.naive:
+            data = _NAIVE[op](nodes[0].data)
+        else:
+            with np.errstate(all="ignore"):
+                data = REGISTRY[op].numpy([np.float64(a.data) for a in nodes], attrs)
+        node = cls(float(data), op, nodes, attrs)
+        node.reflected = len(args) == 2 and not isinstance(args[0], TinyValue)
+        return node
 
     def local_grads(self) -> tuple[float, ...]:
         """d(self)/d(arg) for each argument, by the registry's reference derivatives."""
         spec = REGISTRY[self.op]
         if spec.grads is None:
             raise ValueError(f"TinyValue: registry op {self.op!r} has no reference derivative")
+        args = [np.float64(a.data) for a in self.args]
+        if self.zero_power_raises and self.op == "pow_const" and self.attrs["exponent"] == 0:
+            return (0.0 * self.args[0].data ** -1.0,)  # Python floats: raises at 0 like micrograd
+        if self.reflected and self.op in self.wrong_reflected:
+            with np.errstate(all="ignore"):
+                swapped = spec.grads(args[::-1], self.attrs, np.float64(self.data))
+            return (0.0, float(swapped[0]))
         with np.errstate(all="ignore"):
-            grads = spec.grads([np.float64(a.data) for a in self.args], self.attrs, np.float64(self.data))
+            grads = spec.grads(args, self.attrs, np.float64(self.data))
         sign = -1.0 if self.op == self.flipped else 1.0
         return tuple(sign * float(g) for g in grads)
 
@@ -108,6 +128,14 @@ class TinyValue:
                     arg.grad = contribution
                 else:
                     arg.grad += contribution
+
+
+# Textbook formulas in Python floats, as naive engines write them: exp overflows (OverflowError)
+# past x = 354.9 in tanh and below x = -709.8 in sigmoid, where torch saturates to +-1 and 0.
+_NAIVE = {
+    "tanh": lambda x: (math.exp(2 * x) - 1) / (math.exp(2 * x) + 1),
+    "sigmoid": lambda x: 1 / (1 + math.exp(-x)),
+}
 
 
 class TinyAdapter(EngineAdapter):
@@ -160,9 +188,41 @@ DeepOnly = _broken(
     deep_limit=50,
 )
 
+WrongRsub = _broken(
+    "rsub", "`c - x` differentiated like `x - c`: d/dx is +1.", wrong_reflected=frozenset({"sub"})
+)
+WrongRtruediv = _broken(
+    "rtruediv", "`c / x` differentiated like `x / c`: d/dx is 1/c.", wrong_reflected=frozenset({"div"})
+)
+ZeroPowerRaises = _broken(
+    "pow0",
+    "d/dx x**0 computed as 0 * x**-1: ZeroDivisionError at x = 0 (micrograd's bug).",
+    zero_power_raises=True,
+)
+NaiveTanhSigmoid = _broken(
+    "naive-exp",
+    "tanh as (exp(2x) - 1) / (exp(2x) + 1) and sigmoid as 1 / (1 + exp(-x)) in Python floats: "
+    "OverflowError where torch saturates (found by the edge-value check, not random graphs).",
+    naive=frozenset({"tanh", "sigmoid"}),
+)
+
 BROKEN_ENGINES: dict[str, type[TinyAdapter]] = {
-    cls.name: cls for cls in (AssignGrads, WrongDerivative, OffByMillionth, WrongOrder, SharedOnly, DeepOnly)
+    cls.name: cls
+    for cls in (
+        AssignGrads,
+        WrongDerivative,
+        OffByMillionth,
+        WrongOrder,
+        SharedOnly,
+        DeepOnly,
+    )
 }
+# bugs in what a user's expression can hold besides nodes: numbers on either side, exponent 0
+BROKEN_CONSTANT_ENGINES: dict[str, type[TinyAdapter]] = {
+    cls.name: cls for cls in (WrongRsub, WrongRtruediv, ZeroPowerRaises)
+}
+# broken only at the edges of float64: the edge-value check catches them, random graphs cannot
+BROKEN_EDGE_ENGINES: dict[str, type[TinyAdapter]] = {NaiveTanhSigmoid.name: NaiveTanhSigmoid}
 
 
 # --- a tensor engine whose broadcasting is not summed back -------------------------------------
@@ -196,4 +256,45 @@ class UnsummedBroadcast(MinigradTensor):
         return super().apply(op, args, attrs)
 
 
-BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {UnsummedBroadcast.name: UnsummedBroadcast}
+class ScalarBroadcast(MinigradTensor):
+    """A 0-d operand broadcast against a tensor gets only upstream's first element as its gradient,
+    not the sum over every element it was broadcast to (first order only)."""
+
+    name = "broken-scalar-broadcast"
+    create_graph = False
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op in _BROADCASTING and all(isinstance(a, Tensor) for a in args):
+            shape = np.broadcast_shapes(args[0].shape, args[1].shape)
+            if shape:
+                args = [
+                    _first_slice_only(a.reshape((1,) * len(shape)), shape) if not a.shape else a for a in args
+                ]
+        return super().apply(op, args, attrs)
+
+
+class HalfPrecisionAccumulation(MinigradTensor):
+    """Gradients accumulated over the outputs in float16, as an engine with a low-precision
+    accumulator does: fine to ~1e-3, so only the float32 check (against torch's float32) sees it."""
+
+    name = "broken-float16-accumulation"
+    create_graph = False
+
+    def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
+        total: list[Any] = [None] * len(inputs)
+        for out, c in zip(outputs, cotangent):
+            grads = minigrad.grad([out], list(inputs), [self.constant(c)], allow_unused=True)
+            for i, g in enumerate(grads):
+                if g is not None:
+                    acc = np.zeros(g.shape, np.float16) if total[i] is None else total[i]
+                    total[i] = (acc + g.data.astype(np.float16)).astype(np.float16)
+        return [None if t is None else t.astype(self.dtype) for t in total]
+
+
+BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {
+    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast)
+}
+# broken only in float32: caught by the float32 check
+BROKEN_FLOAT32_ENGINES: dict[str, type[EngineAdapter]] = {
+    HalfPrecisionAccumulation.name: HalfPrecisionAccumulation
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gradcheck.engines.adapter import EngineAdapter
@@ -24,3 +25,17 @@ class MicrogradAdapter(EngineAdapter):
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
         """micrograd's own spelling (it has no second derivatives, so never second order)."""
         return micrograd_snippet(graph)
+
+
+class MicrogradFixedAdapter(MicrogradAdapter):
+    """micrograd with its one known bug patched: `x ** 0` differentiates to 0 (micrograd computes
+    0 * x**-1, a ZeroDivisionError at x = 0). What is left must agree with torch everywhere."""
+
+    name = "micrograd-fixed"
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "pow_const" and attrs["exponent"] == 0:
+            from micrograd.engine import Value
+
+            return Value(1.0, (args[0],), "**0")  # a constant: its default backward adds nothing
+        return super().apply(op, args, attrs)

@@ -28,20 +28,24 @@ class MinigradTensor(MinigradGradAdapter):
     name = "minigrad-tensor"
     ops = frozenset(TENSOR_OPS)
     tensor = True
+    dtypes = ("float64", "float32")
 
     def leaf(self, value: Any) -> Tensor:
-        return Tensor(np.array(value, dtype=np.float64), requires_grad=True)
+        return Tensor(np.array(value, dtype=self.dtype), requires_grad=True)
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op in _FUNCTIONS:
             return _FUNCTIONS[op](args[0], attrs["dim"])
         return super().apply(op, args, attrs)
 
+    def scalar_tensor(self, value: float) -> Tensor:
+        return _tensor(value)
+
     def value(self, node: Tensor) -> np.ndarray:
         return node.data
 
     def constant(self, x: Any) -> Tensor:
-        return _tensor(x)
+        return Tensor(np.asarray(x, dtype=self.dtype))
 
     def plain(self, g: Tensor) -> np.ndarray:
         return g.data

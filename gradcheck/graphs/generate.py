@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.opspec import CONSTANTS
 from gradcheck.graphs.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
 from gradcheck.graphs.shapes import RANK, pad
 
@@ -45,12 +46,22 @@ class Sizes:
     tensor_nodes: tuple[int, int] = (1, 20)  # tensor graphs (capped by `nodes`): arrays, keep them shorter
 
 
+# About one input value in this many is exactly 0 (where `x ** 0` and friends have their bugs);
+# ops whose domain excludes 0 are simply not applied there.
+ZERO_EVERY = 12
+# About one binary op node in this many takes a constant operand instead of a second node.
+CONSTANT_EVERY = 3
+
+
 def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
-    """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller."""
+    """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller,
+    sometimes exactly 0."""
     points = []
     for _ in range(n_inputs):
         scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
-        points.append(rng.uniform(-2.0, 2.0, size=k) * scale)
+        values = rng.uniform(-2.0, 2.0, size=k) * scale
+        values[rng.integers(ZERO_EVERY, size=k) == 0] = 0.0
+        points.append(values)
     return points
 
 
@@ -102,8 +113,17 @@ def build_graph(
                 args: tuple[int, ...] = (first,)
                 new = out[0]
             else:
-                fixed = np.broadcast_to(values[first], values.shape)
                 left = chooser.integer(0, 1) == 0  # is the chosen node the left operand?
+                if spec.number_operands and chooser.integer(1, CONSTANT_EVERY) == CONSTANT_EVERY:
+                    c = Constant(1 if left else 0, chooser.choice(CONSTANTS))
+                    made = _with_constant(spec, values[first : first + 1], c, attr)
+                    if made is None:
+                        continue
+                    nodes.append(OpNode(spec.name, (first,), attrs, (c,)))
+                    buf[n] = made
+                    n += 1
+                    continue
+                fixed = np.broadcast_to(values[first], values.shape)
                 pair = [fixed, values] if left else [values, fixed]
                 outs = spec.numpy(pair, attr)
                 candidates = np.flatnonzero(_rows_ok(spec, pair, attr, outs))
@@ -128,6 +148,16 @@ def build_graph(
     inputs = [Input(f"x{i}", float(points[i][0])) for i in range(n_in)]
     batch = [np.asarray(p, dtype=np.float64).copy() for p in points]
     return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None)
+
+
+def _with_constant(spec: Any, row: np.ndarray, c: Constant, attr: dict[str, Any]) -> np.ndarray | None:
+    """The op on a (1, K) argument row and constant `c` (values (K,)), None when out of domain."""
+    pair = [row, c.value] if c.at == 1 else [c.value, row]
+    with np.errstate(all="ignore"):
+        out = np.broadcast_to(spec.numpy(pair, attr), row.shape)
+        if not in_domain(spec, pair, attr, out).all():
+            return None
+    return out[0]
 
 
 def _append_residual(
@@ -216,7 +246,7 @@ def graph_in_domain(graph: Graph) -> bool:
     with np.errstate(all="ignore"):
         for node in graph.nodes:
             spec = REGISTRY[node.op]
-            args = [values[a][None, :] for a in node.args]
+            args = node.operands([v[None, :] for v in values])
             out = spec.numpy(args, node.attr)
             if not in_domain(spec, args, node.attr, out).all():
                 return False
@@ -258,25 +288,33 @@ def build_tensor_graph(
         if attrs is None:
             continue
         attr = dict(attrs)
+        consts: tuple[Constant, ...] = ()
         if spec.arity == 1:
             args: tuple[int, ...] = (first,)
+        elif spec.shape is None and chooser.integer(1, CONSTANT_EVERY) == CONSTANT_EVERY:
+            # a Python number (ops with an operator spelling) or a 0-d tensor on either side
+            at = chooser.integer(0, 1)
+            tensor = not spec.number_operands or chooser.integer(0, 1) == 1
+            consts = (Constant(at, chooser.choice(CONSTANTS), tensor),)
+            args = (first,)
         else:
             left = chooser.integer(0, 1) == 0
             valid = []
             for other in range(n - 1, -1, -1):
                 pair = (first, other) if left else (other, first)
-                if _tensor_value(spec, values, node_shapes, pair, attr) is not None:
+                if _tensor_value(spec, values, node_shapes, OpNode(spec.name, pair), attr) is not None:
                     valid.append(pair)
                 if len(valid) == 6:
                     break
             if not valid:
                 continue
             args = valid[chooser.integer(0, len(valid) - 1)]
-        made = _tensor_value(spec, values, node_shapes, args, attr)
+        node = OpNode(spec.name, args, attrs, consts)
+        made = _tensor_value(spec, values, node_shapes, node, attr)
         if made is None:
             continue
         out, shape = made
-        nodes.append(OpNode(spec.name, args, attrs))
+        nodes.append(node)
         values.append(out)
         node_shapes.append(shape)
     _end_nodes(chooser)
@@ -293,14 +331,14 @@ def _tensor_value(
     spec: Any,
     values: list[np.ndarray],
     shapes: list[tuple[int, ...]],
-    args: tuple[int, ...],
+    node: OpNode,
     attr: dict[str, Any],
 ) -> tuple[np.ndarray, tuple[int, ...]] | None:
-    """The op's padded value and shape on these arguments, None if shapes misfit or out of domain."""
-    shape = spec.out_shape([shapes[a] for a in args], attr)
+    """The op's padded value and shape on `node`'s operands, None if shapes misfit or out of domain."""
+    shape = spec.out_shape(node.operands(shapes, lambda c: ()), attr)
     if shape is None or len(shape) > RANK:
         return None
-    arrays = [values[a] for a in args]
+    arrays = node.operands(values)
     with np.errstate(all="ignore"):
         out = spec.numpy(arrays, attr)
         if not in_domain(spec, arrays, attr, out).all():
@@ -342,7 +380,9 @@ def random_tensor_graph(
     pts = []
     for shape in shapes:
         scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
-        pts.append(rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale)
+        values = rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale
+        values[rng.integers(ZERO_EVERY, size=values.shape) == 0] = 0.0
+        pts.append(values)
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)
     return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, chooser.integer(*sizes.outputs))
@@ -357,7 +397,7 @@ def tensor_graph_in_domain(graph: Graph) -> bool:
         values = [pad(np.asarray(i.value, dtype=np.float64)[None], i.shape) for i in graph.inputs]
     shapes = [i.shape for i in graph.inputs]
     for node in graph.nodes:
-        made = _tensor_value(REGISTRY[node.op], values, shapes, node.args, node.attr)
+        made = _tensor_value(REGISTRY[node.op], values, shapes, node, node.attr)
         if made is None:
             return False
         values.append(made[0])

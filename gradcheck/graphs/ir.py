@@ -1,15 +1,25 @@
 """The expression-graph IR: inputs with values, op nodes, outputs; JSON round trip; runnable snippets.
 
 Node ids: inputs are 0..n_inputs-1 in order, op node i has id n_inputs + i. An op node names a
-registry op, its argument node ids and its attributes (an exponent, a dim). A graph may also carry
-a batch of extra input points (`points`), the same structure checked at several inputs at once,
-and the cotangent (one weight per output) its backward pass is seeded with.
+registry op, its argument node ids, its attributes (an exponent, a dim) and its constants: plain
+numbers standing as operands (`2.0 - x`, `x / 0.5`, `2.0 ** x`; in tensor graphs also 0-d
+tensors without a gradient). A graph may also carry a batch of extra input points (`points`), the
+same structure checked at several inputs at once, and the cotangent (one weight per output) its
+backward pass is seeded with.
+
+JSON format (`"format": "minigrad-graph"`), version 2 adds constants to version 1. A node is
+`{"op": "sub", "args": [3], "attrs": {}, "consts": [{"at": 0, "value": 2.0}]}`: operand position
+`at` (0 = left) is the number `value`, and `args` fill the other positions in order, so this node
+is `2.0 - v3`; `"tensor": true` in a constant makes it a 0-d float64 tensor instead of a Python
+number. `consts` is left out when empty, and a graph without constants is written as version 1,
+byte for byte what version 1 readers expect; version 1 files (no `consts`) load unchanged.
+A node's arity is `len(args) + len(consts)`; a constant never stands for every operand of a node.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +28,9 @@ import numpy as np
 from gradcheck.graphs.registry import REGISTRY
 
 FORMAT = "minigrad-graph"
-VERSION = 1
+VERSION = 2  # the version written for graphs with constants; VERSION_1 for the others
+VERSION_1 = 1
+READABLE_VERSIONS = (VERSION_1, VERSION)
 
 
 class GraphFormatError(ValueError):
@@ -35,16 +47,54 @@ class Input:
 
 
 @dataclass(frozen=True)
+class Constant:
+    """A number standing as operand `at` of an op node; `tensor`: a 0-d float64 tensor, not a float."""
+
+    at: int
+    value: float
+    tensor: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"at": self.at, "value": self.value}
+        if self.tensor:
+            d["tensor"] = True
+        return d
+
+
+def plain_constant(c: Constant) -> float:
+    """A constant as the plain float that numpy references and Python-number operands use."""
+    return c.value
+
+
+@dataclass(frozen=True)
 class OpNode:
-    """One op application: registry op name, argument node ids, attributes (sorted key/value pairs)."""
+    """One op application: registry op name, argument node ids, attributes (sorted key/value pairs)
+    and constant operands (sorted by position)."""
 
     op: str
     args: tuple[int, ...]
     attrs: tuple[tuple[str, Any], ...] = ()
+    consts: tuple[Constant, ...] = ()
 
     @property
     def attr(self) -> dict[str, Any]:
         return dict(self.attrs)
+
+    @property
+    def arity(self) -> int:
+        return len(self.args) + len(self.consts)
+
+    def operands(
+        self, nodes: Sequence[Any], constant: Callable[[Constant], Any] = plain_constant
+    ) -> list[Any]:
+        """The op's operands in order: `nodes[id]` for each argument, `constant(c)` for each constant."""
+        at = {c.at: c for c in self.consts}
+        ids = iter(self.args)
+        return [constant(at[i]) if i in at else nodes[next(ids)] for i in range(self.arity)]
+
+    def with_args(self, args: tuple[int, ...]) -> OpNode:
+        """The same op, attributes and constants on other argument ids."""
+        return OpNode(self.op, args, self.attrs, self.consts)
 
 
 @dataclass
@@ -128,10 +178,23 @@ class Graph:
             spec = REGISTRY.get(node.op)
             if spec is None:
                 raise GraphFormatError(f"node v{n + i}: unknown op {node.op!r}; known: {sorted(REGISTRY)}")
-            if len(node.args) != spec.arity:
+            if node.arity != spec.arity:
                 raise GraphFormatError(
                     f"node v{n + i}: op {node.op!r} takes {spec.arity} arguments, got {len(node.args)}"
+                    + (f" and {len(node.consts)} constant(s)" if node.consts else "")
                 )
+            positions = [c.at for c in node.consts]
+            if node.consts and (not node.args or len(set(positions)) != len(positions)):
+                raise GraphFormatError(
+                    f"node v{n + i}: constants at positions {positions} must be distinct and leave "
+                    "at least one operand a node"
+                )
+            for c in node.consts:
+                if not 0 <= c.at < spec.arity:
+                    raise GraphFormatError(
+                        f"node v{n + i}: constant position {c.at} is not an operand of {node.op!r} "
+                        f"(0..{spec.arity - 1})"
+                    )
             for a in node.args:
                 if not isinstance(a, int) or not 0 <= a < n + i:
                     raise GraphFormatError(
@@ -159,15 +222,12 @@ class Graph:
         """A JSON-ready dict; floats are stored exactly (repr round-trips float64)."""
         d: dict[str, Any] = {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if any(n.consts for n in self.nodes) else VERSION_1,
             "inputs": [
                 {"name": i.name, "value": _to_json_value(i.value), "shape": list(i.shape)}
                 for i in self.inputs
             ],
-            "nodes": [
-                {"op": n.op, "args": list(n.args), "attrs": {k: _to_json_value(v) for k, v in n.attrs}}
-                for n in self.nodes
-            ],
+            "nodes": [_node_dict(n) for n in self.nodes],
             "outputs": list(self.outputs),
         }
         if self.points is not None:
@@ -188,8 +248,10 @@ class Graph:
             raise GraphFormatError(f"expected a JSON object, got {type(d).__name__}")
         if d.get("format") != FORMAT:
             raise GraphFormatError(f"'format' must be {FORMAT!r}, got {d.get('format')!r}")
-        if d.get("version") != VERSION:
-            raise GraphFormatError(f"unsupported version {d.get('version')!r}; this reader knows {VERSION}")
+        if d.get("version") not in READABLE_VERSIONS:
+            raise GraphFormatError(
+                f"unsupported version {d.get('version')!r}; this reader knows {list(READABLE_VERSIONS)}"
+            )
         for key in ("inputs", "nodes", "outputs"):
             if not isinstance(d.get(key), list):
                 raise GraphFormatError(f"'{key}' must be a list, got {type(d.get(key)).__name__}")
@@ -198,10 +260,7 @@ class Graph:
             for k, i in enumerate(d["inputs"]):
                 shape = tuple(int(s) for s in i.get("shape", []))
                 inputs.append(Input(str(i.get("name", f"x{k}")), _from_json_value(i["value"], shape), shape))
-            nodes = [
-                OpNode(str(n["op"]), tuple(n["args"]), tuple(sorted(dict(n.get("attrs", {})).items())))
-                for n in d["nodes"]
-            ]
+            nodes = [_node_from_dict(n) for n in d["nodes"]]
             points = None
             if d.get("points") is not None:
                 points = [np.asarray(p, dtype=np.float64) for p in d["points"]]
@@ -246,7 +305,7 @@ class Graph:
             lines.append(f"{inp.name} = {leaf(inp.value)}")
         for i, node in enumerate(self.nodes):
             spec = REGISTRY[node.op]
-            args = [self.name_of(a) for a in node.args]
+            args = node.operands([self.name_of(k) for k in range(self.n_inputs + i)], _constant_code(target))
             lines.append(f"v{self.n_inputs + i} = {spec.snippet(args, node.attr, target)}")
         outs = ", ".join(self.name_of(o) for o in self.outputs)
         names = ", ".join(inp.name for inp in self.inputs)
@@ -281,6 +340,43 @@ def op_is_tensor(op: str) -> bool:
     return spec is not None and spec.tensor_only
 
 
+def _node_dict(n: OpNode) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "op": n.op,
+        "args": list(n.args),
+        "attrs": {k: _to_json_value(v) for k, v in n.attrs},
+    }
+    if n.consts:
+        d["consts"] = [c.to_dict() for c in n.consts]
+    return d
+
+
+def _node_from_dict(n: Mapping[str, Any]) -> OpNode:
+    consts = []
+    for c in n.get("consts", []):
+        value = c["value"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"constant {value!r} of op {n['op']!r} is not a number")
+        consts.append(Constant(int(c["at"]), float(value), bool(c.get("tensor", False))))
+    attrs = tuple(sorted(dict(n.get("attrs", {})).items()))
+    return OpNode(str(n["op"]), tuple(n["args"]), attrs, tuple(sorted(consts, key=lambda c: c.at)))
+
+
+def _constant_code(target: str) -> Callable[[Constant], str]:
+    """How a snippet spells a constant operand: a float literal (parenthesised when negative, so
+    `(-1.0) ** x` keeps its meaning), or a 0-d float64 tensor."""
+
+    def code(c: Constant) -> str:
+        if c.tensor:
+            if target == "torch":
+                return f"torch.tensor({_literal(c.value)}, dtype=torch.float64)"
+            return f"Tensor({_literal(c.value)}, dtype=minigrad.float64)"
+        text = _literal(c.value)
+        return f"({text})" if text.startswith("-") else text
+
+    return code
+
+
 def _scalar_or_array(x: np.ndarray) -> Any:
     return float(x) if np.ndim(x) == 0 else np.array(x, dtype=np.float64)
 
@@ -310,5 +406,8 @@ def _from_json_value(v: Any, shape: tuple[int, ...] | None) -> Any:
 
 def _literal(v: Any) -> str:
     if isinstance(v, np.ndarray):
-        return repr(v.tolist())
-    return repr(float(v)) if isinstance(v, (int, float, np.floating)) else repr(v)
+        return repr(v.tolist()).replace("inf", "float('inf')").replace("nan", "float('nan')")
+    if isinstance(v, (int, float, np.floating)):
+        x = float(v)
+        return repr(x) if np.isfinite(x) else f"float('{x!r}')"
+    return repr(v)

@@ -22,6 +22,25 @@ POLE_MARGIN = 0.05
 MAX_MAGNITUDE = 1e4
 # An add/sub whose result is this much smaller than its operands cancels too much to check closely.
 CANCELLATION = 1e-3
+# Numbers drawn as constant operands (`x - c`, `c / x`, `c ** x`): simple values first (shrinking
+# moves toward them), then small and large magnitudes; each op's domain rejects those it cannot take.
+CONSTANTS: tuple[float, ...] = (
+    0.0,
+    1.0,
+    2.0,
+    -1.0,
+    0.5,
+    -0.5,
+    3.0,
+    -2.0,
+    0.1,
+    1e-3,
+    -1e-3,
+    1e3,
+    1e-8,
+    1e6,
+    7.25,
+)
 
 
 class Chooser(Protocol):
@@ -60,6 +79,11 @@ class OpSpec:
         one per argument; None for ops spelled with operators or defined on tensors only.
     attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
         exactly at a kink, checked against torch's convention there (never drawn at random).
+    number_operands: a Python number may stand as either operand (binary ops with an operator
+        spelling); tensor graphs may also put a 0-d tensor constant into any elementwise binary op.
+    edges: (argument values, attributes) at the edges of float64 (signed zeros, subnormals, huge
+        values, inf, nan, overflow points, kinks and poles), where the engine's value and gradient
+        must match torch's (`gradcheck.parity.edges`); built with `gradcheck.graphs.edges`.
     """
 
     name: str
@@ -73,6 +97,8 @@ class OpSpec:
     attrs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     kink_cases: tuple[tuple[tuple[Any, ...], Attrs], ...] = ()
     tensor_only: bool = False
+    number_operands: bool = False
+    edges: tuple[tuple[tuple[Any, ...], Attrs], ...] = ()
     grads: Callable[[Sequence[Any], Attrs, Any], tuple[Any, ...]] | None = None
     family: str | None = None
     mpmath: Callable[..., Any] | None = None

@@ -31,9 +31,9 @@ def graph_shapes(graph: Graph) -> list[tuple[int, ...]]:
     """The shape of every node of a graph (inputs first), from the registry's shape rules."""
     shapes = [tuple(i.shape) for i in graph.inputs]
     for node in graph.nodes:
-        shape = REGISTRY[node.op].out_shape([shapes[a] for a in node.args], node.attr)
+        arg_shapes = node.operands(shapes, lambda c: ())
+        shape = REGISTRY[node.op].out_shape(arg_shapes, node.attr)
         if shape is None:
-            arg_shapes = [shapes[a] for a in node.args]
             raise ValueError(
                 f"op {node.op!r} cannot take arguments of shapes {arg_shapes} (attrs {node.attr})"
             )

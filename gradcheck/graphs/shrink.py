@@ -2,7 +2,8 @@
 
 Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
 node (its users read one of its arguments instead); drop nodes and inputs nothing uses; simplify
-input values (round them to fewer digits). A candidate is kept only when `still_fails` says so,
+input values (round them to fewer digits); move constants toward 0 and 1.
+A candidate is kept only when `still_fails` says so,
 and only candidates that keep every op inside its domain and off its kinks are tried.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gradcheck.graphs.generate import graph_in_domain
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 
 
 def shrink_graph(
@@ -56,13 +57,33 @@ def shrink_graph(
 def _size(g: Graph) -> tuple[int, int, int, int]:
     digits = sum(len(repr(i.value)) for i in g.inputs if not i.shape)
     digits += sum(len(repr(c)) for c in g.cotangent or [] if isinstance(c, float))
+    digits += sum(_constant_rank(c.value) for n in g.nodes for c in n.consts)
     return (len(g.nodes), len(g.outputs), g.n_inputs, digits)
+
+
+def _constant_rank(value: float) -> int:
+    """How far a constant is from the simplest ones: 0 and 1 rank lowest."""
+    return {0.0: 0, 1.0: 1}.get(value, 2 + len(repr(value)))
 
 
 def _candidates(g: Graph) -> Iterator[Graph]:
     yield from _fewer_outputs(g)
     yield from _bypassed(g)
     yield from _simpler_values(g)
+    yield from _simpler_constants(g)
+
+
+def _simpler_constants(g: Graph) -> Iterator[Graph]:
+    """Each constant operand replaced by 0.0, then by 1.0 (the graph's structure unchanged)."""
+    for i, node in enumerate(g.nodes):
+        for j, c in enumerate(node.consts):
+            for simpler in (0.0, 1.0):
+                if _constant_rank(simpler) < _constant_rank(c.value):
+                    consts = list(node.consts)
+                    consts[j] = Constant(c.at, simpler, c.tensor)
+                    nodes = list(g.nodes)
+                    nodes[i] = OpNode(node.op, node.args, node.attrs, tuple(consts))
+                    yield Graph(g.inputs, nodes, g.outputs, g.points, g.cotangent, g.meta)
 
 
 def _fewer_outputs(g: Graph) -> Iterator[Graph]:
@@ -84,7 +105,7 @@ def _bypassed(g: Graph) -> Iterator[Graph]:
 
 
 def _replace_uses(g: Graph, old: int, new: int) -> Graph:
-    nodes = [OpNode(n.op, tuple(new if a == old else a for a in n.args), n.attrs) for n in g.nodes]
+    nodes = [n.with_args(tuple(new if a == old else a for a in n.args)) for n in g.nodes]
     outputs = list(dict.fromkeys(new if o == old else o for o in g.outputs))
     cot = g.cotangent
     if cot is not None and len(outputs) != len(g.outputs):
@@ -110,9 +131,7 @@ def _prune(g: Graph) -> Graph:
     for k, i in enumerate(keep_nodes):
         new_id[n_in + i] = len(keep_inputs) + k
     inputs = [Input(f"x{k}", g.inputs[i].value, g.inputs[i].shape) for k, i in enumerate(keep_inputs)]
-    nodes = [
-        OpNode(g.nodes[i].op, tuple(new_id[a] for a in g.nodes[i].args), g.nodes[i].attrs) for i in keep_nodes
-    ]
+    nodes = [g.nodes[i].with_args(tuple(new_id[a] for a in g.nodes[i].args)) for i in keep_nodes]
     points = None if g.points is None else [g.points[i] for i in keep_inputs]
     return Graph(inputs, nodes, [new_id[o] for o in g.outputs], points, g.cotangent, dict(g.meta))
 

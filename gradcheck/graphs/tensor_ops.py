@@ -8,7 +8,23 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.graphs import edges
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
+
+# Rows where softmax, log_softmax and the reductions meet float64's limits: huge spreads,
+# infinities and nan (each checked along its last dim).
+_EDGE_ROWS = (
+    [1000.0, 0.0, -1000.0],
+    [800.0, 800.0, 0.0],
+    [edges.INF, 0.0, 1.0],
+    [-edges.INF, 0.0, 1.0],
+    [edges.NAN, 0.0, 1.0],
+    [1e300, -1e300, 0.0],
+)
+
+
+def _row_edges(**attrs: Any) -> tuple[edges.Edge, ...]:
+    return tuple(((np.array(row),), dict(attrs)) for row in _EDGE_ROWS)
 
 
 def _dims_options(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -137,6 +153,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="arithmetic",
+        edges=_row_edges(dims=(-1,)),
     ),
     OpSpec(
         "mean",
@@ -149,6 +166,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="arithmetic",
+        edges=_row_edges(dims=(-1,)),
     ),
     OpSpec(
         "amax",
@@ -167,6 +185,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="piecewise",
+        edges=_row_edges(dims=(-1,)),
     ),
     OpSpec(
         "amin",
@@ -182,6 +201,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="piecewise",
+        edges=_row_edges(dims=(-1,)),
     ),
     OpSpec(
         "clamp",
@@ -198,6 +218,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((-0.5,), {"low": -0.5, "high": 1.0}), ((1.0,), {"low": -0.5, "high": 1.0})),
         tensor_only=True,
         family="piecewise",
+        edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edges.unary(-0.5)),
     ),
     OpSpec(
         "maximum",
@@ -211,6 +232,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((1.5, 1.5), {}), ((-0.0, 0.0), {})),
         tensor_only=True,
         family="piecewise",
+        edges=edges.binary(),
     ),
     OpSpec(
         "minimum",
@@ -224,6 +246,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((1.5, 1.5), {}),),
         tensor_only=True,
         family="piecewise",
+        edges=edges.binary(),
     ),
     OpSpec(
         "transpose",
@@ -260,6 +283,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_dim_attrs,
         torch_template="torch.softmax({0}, {dim})",
         family="exp_log",
+        edges=_row_edges(dim=-1),
     ),
     OpSpec(
         "log_softmax",
@@ -273,5 +297,6 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_dim_attrs,
         torch_template="torch.log_softmax({0}, {dim})",
         family="exp_log",
+        edges=_row_edges(dim=-1),
     ),
 ]

@@ -12,22 +12,33 @@ from gradcheck.parity.compare import GraphCheck, check_graph
 
 
 def stream_graphs_until_caught(
-    engine: EngineAdapter, budget: int, seed: int = 0, points: int = 16, tensor: bool = False
+    engine: EngineAdapter,
+    budget: int,
+    seed: int = 0,
+    points: int = 16,
+    tensor: bool = False,
+    raises: bool = False,
+    dtype: str = "float64",
 ) -> int | None:
-    """Graphs of the seeded campaign stream checked until the first failure (None: never in budget)."""
+    """Graphs of the seeded campaign stream checked until the first failure (None: never in budget).
+
+    raises: the engine's bug is an exception (micrograd's `x ** 0`), so a crash counts as caught.
+    dtype: "float32" checks a tensor engine in float32 (`check_graph`'s dtype).
+    """
     ops = sorted(engine.ops)
     for index in range(budget):
         rng = np.random.default_rng([seed, index])
         graph = random_graph(rng, ops=ops, points=4 if tensor else points, tensor=tensor)
-        if _caught(check_graph(graph, engine, seed=index)):
+        if _caught(check_graph(graph, engine, seed=index, dtype=dtype), raises):
             return index + 1
     return None
 
 
-def _caught(result: GraphCheck) -> bool:
-    """False when the check passed; raises when the engine itself crashed (a broken test engine)."""
+def _caught(result: GraphCheck, raises: bool = False) -> bool:
+    """False when the check passed; raises when the engine itself crashed (a broken test engine),
+    unless raising is the bug being caught."""
     crashes = [p for p in result.problems if "engine raised" in p]
-    if crashes:
+    if crashes and not raises:
         raise RuntimeError(
             f"engine {result.engine} crashed instead of computing a wrong gradient: {crashes[0]}"
         )
@@ -35,7 +46,12 @@ def _caught(result: GraphCheck) -> bool:
 
 
 def hypothesis_examples_until_caught(
-    engine: EngineAdapter, budget: int, points: int = 8, tensor: bool = False
+    engine: EngineAdapter,
+    budget: int,
+    points: int = 8,
+    tensor: bool = False,
+    raises: bool = False,
+    dtype: str = "float64",
 ) -> int | None:
     """Examples of the suite's hypothesis property (ci-style: derandomized) until the first failure."""
     count = [0]
@@ -51,7 +67,7 @@ def hypothesis_examples_until_caught(
     @given(engine_tensor_graphs(engine, points=4) if tensor else engine_graphs(engine, points=points))
     def prop(graph):
         count[0] += 1
-        assert not _caught(check_graph(graph, engine, seed=0))
+        assert not _caught(check_graph(graph, engine, seed=0, dtype=dtype), raises)
 
     try:
         prop()

@@ -125,6 +125,7 @@ def check_graph(
     second_order: bool = True,
     tolerance: Tolerance | None = None,
     numeric: bool = True,
+    dtype: str = "float64",
 ) -> GraphCheck:
     """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
 
@@ -133,7 +134,9 @@ def check_graph(
     (default all the graph carries). second_order: also compare a Hessian-vector product with
     torch's at the first valid point, when the engine supports create_graph. tolerance: the
     numeric tolerance (default `policy_for(graph ops)`). numeric=False compares with torch only
-    (for points exactly at a kink, where central differences are meaningless).
+    (for points exactly at a kink, where central differences are meaningless). dtype="float32"
+    (tensor engines and graphs): the engine in float32, judged by torch's float32 accuracy
+    against the float64 truth (`gradcheck.parity.float32`).
     """
     adapter = load_engine(engine)
     ops = tuple(graph.ops())
@@ -149,8 +152,14 @@ def check_graph(
             f"check_graph: engine {adapter.name!r} has no tensors, but the graph has tensor inputs "
             f"{[inp.shape for inp in graph.inputs]}; use a tensor engine such as 'minigrad-tensor'"
         )
-    policy = tolerance if tolerance is not None else policy_for(ops)
     k = graph.n_points if points is None else min(points, graph.n_points)
+    if dtype != "float64":
+        if dtype != "float32" or not graph.is_tensor:
+            raise ValueError(f"check_graph: dtype {dtype!r} needs a tensor graph and 'float32'")
+        from gradcheck.parity.float32 import check_float32  # it builds on this module
+
+        return check_float32(graph, adapter, result, k, seed)
+    policy = tolerance if tolerance is not None else policy_for(ops)
     rng = np.random.default_rng(seed)
     run = _TensorRun(graph, k, rng, second_order and adapter.create_graph) if graph.is_tensor else None
     run = run or _ScalarRun(graph, k, rng, second_order and adapter.create_graph)

@@ -44,7 +44,7 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarra
     with np.errstate(all="ignore"):
         for node in graph.nodes:
             spec = REGISTRY[node.op]
-            args = [nodes[a] for a in node.args]
+            args = node.operands(nodes)
             attr = node.attr
             out = spec.numpy(args, attr)
             if spec.branch is not None:
@@ -100,7 +100,7 @@ def central_differences_tensor(
     with np.errstate(all="ignore"):
         for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
             spec = REGISTRY[node.op]
-            args = [nodes[a] for a in node.args]
+            args = node.operands(nodes)
             if spec.branch is not None:
                 b = np.asarray(spec.branch(args, node.attr)).reshape(m, k, -1)
                 valid &= (b == b[:1]).all(axis=(0, 2))

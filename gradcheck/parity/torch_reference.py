@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.torch_engine import torch
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad, unpad
 
@@ -29,6 +29,13 @@ class TorchResult:
     forward: np.ndarray
     grads: np.ndarray
     hvp: np.ndarray | None = None
+    dtypes: list[str] | None = None  # each output's dtype (tensor graphs)
+    adjoint_scale: np.ndarray | None = None  # (K,): the largest |d loss / d node| over all nodes
+
+
+def torch_constant(c: Constant) -> Any:
+    """A graph constant as torch takes it: a Python float, or a 0-d float64 tensor."""
+    return torch.tensor(c.value, dtype=torch.float64) if c.tensor else float(c.value)
 
 
 def run_torch_batch(
@@ -44,7 +51,7 @@ def run_torch_batch(
     leaves = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in points]
     nodes: list[Any] = list(leaves)
     for node in graph.nodes:
-        nodes.append(REGISTRY[node.op].apply_torch([nodes[a] for a in node.args], node.attr))
+        nodes.append(REGISTRY[node.op].apply_torch(node.operands(nodes, torch_constant), node.attr))
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
@@ -73,33 +80,49 @@ def run_torch_tensor_batch(
     points: Sequence[np.ndarray],
     cotangent: Sequence[np.ndarray],
     direction: Sequence[np.ndarray] | None = None,
+    dtype: str = "float64",
+    adjoints: bool = False,
 ) -> TorchResult:
     """A tensor graph at K points: points[i] (K, *shape_i), cotangent[j] (K, *shape of output j).
 
     Results are flattened per point as in `central_differences_tensor`: forward (F, K), grads
-    (N, K); `direction` (like points) asks for the Hessian-vector product too.
+    (N, K); `direction` (like points) asks for the Hessian-vector product too. `dtype`: the
+    inputs' and cotangents' dtype (0-d tensor constants stay float64, so type promotion shows).
+    `adjoints`: also the largest adjoint |d loss / d node| per point (how much rounding any
+    node's value can push into the gradients).
     """
     shapes = graph_shapes(graph)
     k = points[0].shape[0]
-    leaves = [torch.tensor(np.asarray(p, dtype=np.float64), requires_grad=True) for p in points]
+    leaves = [torch.tensor(np.asarray(p, dtype=dtype), requires_grad=True) for p in points]
     nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
     for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
-        out = REGISTRY[node.op].apply_torch_batched([nodes[a] for a in node.args], node.attr)
+        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
         nodes.append(pad(out, shape))
     outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
     cot = [
-        torch.from_numpy(np.ascontiguousarray(c, dtype=np.float64)).reshape(o.shape)
+        torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
         for c, o in zip(cotangent, outputs)
     ]
     want_hvp = direction is not None
-    grads = torch.autograd.grad(outputs, leaves, cot, allow_unused=True, create_graph=want_hvp)
-    forward = np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0)
+    inner = [n for n in nodes[graph.n_inputs :] if n.requires_grad] if adjoints else []
+    every = torch.autograd.grad(outputs, leaves + inner, cot, allow_unused=True, create_graph=want_hvp)
+    grads = every[: len(leaves)]
+    adjoint_scale = None
+    if adjoints:
+        adjoint_scale = np.zeros(k)
+        for g in every:
+            if g is not None:
+                adjoint_scale = np.maximum(adjoint_scale, g.detach().abs().reshape(k, -1).amax(dim=1).numpy())
+    forward = np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0).astype(
+        np.float64
+    )
+    dtypes = [str(o.dtype).removeprefix("torch.") for o in outputs]
 
     def flat(gs: Sequence[Any]) -> np.ndarray:
         parts = [
             np.zeros((k, int(np.prod(inp.shape))))
             if g is None
-            else g.detach().numpy(force=True).reshape(k, -1)
+            else g.detach().numpy(force=True).reshape(k, -1).astype(np.float64)
             for g, inp in zip(gs, graph.inputs)
         ]
         return np.concatenate(parts, axis=1).T
@@ -116,7 +139,7 @@ def run_torch_tensor_batch(
             hvp = flat(torch.autograd.grad(sum(terms), leaves, allow_unused=True))
         else:
             hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
-    return TorchResult(forward, flat(grads), hvp)
+    return TorchResult(forward, flat(grads), hvp, dtypes, adjoint_scale)
 
 
 def set_torch_threads(n: int) -> int | None:

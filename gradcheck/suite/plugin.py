@@ -77,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "always replayed",
     )
     group.addoption(
+        "--gradcheck-dtype",
+        choices=("float64", "float32"),
+        default=None,
+        help="dtype of the tensor graphs' engine run: float64 (default) or float32 (compared with "
+        "torch in float32 against the float64 truth); scalar graphs stay float64",
+    )
+    group.addoption(
         "--gradcheck-conventions",
         choices=("torch", "subgradient"),
         default=None,
@@ -151,6 +158,18 @@ def gradcheck_engine(gradcheck_engine_name: str) -> Any:
         return load_engine(gradcheck_engine_name)
     except UnknownEngineError as e:
         raise pytest.UsageError(str(e)) from e
+
+
+@pytest.fixture(scope="session")
+def gradcheck_dtype(pytestconfig: pytest.Config, gradcheck_engine: Any) -> str:
+    """The dtype tensor graphs run in on the engine (--gradcheck-dtype; default float64)."""
+    chosen = _option(pytestconfig, "--gradcheck-dtype", "--dtype", "float64")
+    if chosen != "float64" and chosen not in gradcheck_engine.dtypes:
+        raise pytest.UsageError(
+            f"--gradcheck-dtype {chosen}: engine {gradcheck_engine.name} computes in "
+            f"{list(gradcheck_engine.dtypes)}"
+        )
+    return chosen
 
 
 @pytest.fixture(scope="session")

@@ -120,24 +120,27 @@ def test_corpus_graph_still_agrees(engine, corpus_path):  # the shipped corpus a
 
 @settings(max_examples=max(20, EXAMPLES // 5))
 @given(data=st.data())
-def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, data):
+def test_random_tensor_graphs_agree_with_torch_and_numerics(engine, gradcheck_dtype, data):
     if not engine.tensor:
         pytest.skip(f"engine {engine.name} has no tensors")
     graph = data.draw(engine_tensor_graphs(engine, points=4), label="graph")
-    _assert_passes(check_graph(graph, engine, seed=0), engine)
+    _assert_passes(check_graph(graph, engine, seed=0, dtype=gradcheck_dtype), engine)
 
 
 @pytest.mark.parametrize("chunk", range(2))
-def test_seeded_random_tensor_graphs_agree(engine, chunk):
+def test_seeded_random_tensor_graphs_agree(engine, gradcheck_dtype, chunk):
     if not engine.tensor:
         pytest.skip(f"engine {engine.name} has no tensors")
     ops = [op for op in TENSOR_OPS if op in engine.ops]
     per_chunk = max(5, PER_CHUNK // 4)
     for index in range(chunk * per_chunk, (chunk + 1) * per_chunk):
         graph = random_graph(np.random.default_rng([STREAM_SEED, 1, index]), ops=ops, tensor=True, points=4)
-        check = check_graph(graph, engine, seed=index)
+        check = check_graph(graph, engine, seed=index, dtype=gradcheck_dtype)
         if not check.passed:
             assert check.failure is not None
-            small = shrink_graph(check.failure, lambda g, i=index: not check_graph(g, engine, seed=i).passed)
-            _assert_passes(check_graph(small, engine, seed=index), engine)
+            small = shrink_graph(
+                check.failure,
+                lambda g, i=index: not check_graph(g, engine, seed=i, dtype=gradcheck_dtype).passed,
+            )
+            _assert_passes(check_graph(small, engine, seed=index, dtype=gradcheck_dtype), engine)
             _assert_passes(check, engine)

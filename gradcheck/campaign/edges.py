@@ -1,0 +1,38 @@
+"""The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edges`),
+reported as findings (phase "edges"), one per op, kind and check however many edge cases share it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.parity.edges import EdgeProblem, check_edges
+
+# How many of a finding's edge cases its problems list shows.
+SHOWN_CASES = 5
+
+
+def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
+    """The engine at every edge case of `ops`, differences from torch grouped into findings."""
+    groups: dict[tuple[str, str, str], list[EdgeProblem]] = {}
+    for problem in check_edges(adapter, ops):
+        groups.setdefault((problem.op, problem.kind.value, problem.check), []).append(problem)
+    findings = []
+    for (op, _, check), problems in groups.items():
+        first = problems[0]
+        more = f" and {len(problems) - 1} more edge case(s)" if len(problems) > 1 else ""
+        findings.append(
+            Finding(
+                kind=first.kind,
+                ops=(op,),
+                check=check,
+                graph=first.graph.to_dict(),
+                phase="edges",
+                where=first.where + more,
+                graphs=len(problems),
+                problems=tuple(f"{p.where}: {p.message}" for p in problems[:SHOWN_CASES]),
+                snippet=first.graph.to_python("torch"),
+            )
+        )
+    return group_findings(findings)

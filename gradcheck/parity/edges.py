@@ -1,0 +1,157 @@
+"""The edge-value check: each op at the edges of float64 (its registry entry's `edges` table).
+
+At every edge case the engine's value and gradient must match torch's float64 ones: the same
+pattern of finite, +inf, -inf and nan, and within `EDGE_TOLERANCE` where both are finite. An
+engine that raises where torch computes a result (Python floats raise at `1 / 0` and on overflow)
+differs from torch: that is reported too, as kind `exception`. Random graphs never go here: they
+keep every node well inside its domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.graphs.edges import describe
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY
+from gradcheck.parity.kinds import Kind
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the test environment has torch
+    torch = None
+
+# Where both are finite: |engine - torch| <= RTOL * |torch| + ATOL (ATOL lets an engine that keeps
+# a 1e-17 gradient where torch rounds to 0, or the reverse, pass: both are right to float64 eps).
+EDGE_RTOL = 1e-9
+EDGE_ATOL = 1e-15
+
+
+@dataclass(frozen=True)
+class EdgeProblem:
+    """One difference at one edge case: its kind, which check (forward or gradient) and the message."""
+
+    op: str
+    graph: Graph
+    kind: Kind
+    check: str
+    message: str
+
+    @property
+    def where(self) -> str:
+        node = self.graph.nodes[0]
+        args = tuple(_short(i.value) for i in self.graph.inputs)
+        return describe(args, node.attr)
+
+
+def edge_graph(op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Graph:
+    """The one-op graph `op(*args)` with cotangent weights that do not cancel (tensor rows too)."""
+    inputs = [
+        Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v))
+        if np.ndim(v)
+        else Input(f"x{i}", float(v))
+        for i, v in enumerate(args)
+    ]
+    node = OpNode(op, tuple(range(len(args))), tuple(sorted(attrs.items())))
+    meta = {"kind": "tensor"} if any(np.ndim(v) for v in args) else {}
+    return Graph(inputs, [node], [len(args)], meta={**meta, "edge": True})
+
+
+def torch_edge(graph: Graph) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """torch's float64 value and input gradients at an edge case, and the cotangent it used."""
+    leaves = [torch.tensor(np.asarray(i.value, dtype=np.float64), requires_grad=True) for i in graph.inputs]
+    node = graph.nodes[0]
+    out = REGISTRY[node.op].apply_torch(node.operands(leaves), node.attr)
+    cot = _cotangent(tuple(out.shape))
+    grads = torch.autograd.grad(out, leaves, torch.from_numpy(cot), allow_unused=True)
+    values = [np.zeros(leaf.shape) if g is None else g.detach().numpy() for leaf, g in zip(leaves, grads)]
+    return out.detach().numpy(), values, cot
+
+
+def check_edge(adapter: EngineAdapter, graph: Graph) -> list[EdgeProblem]:
+    """The engine against torch at one edge case (a graph made by `edge_graph`)."""
+    with np.errstate(all="ignore"):
+        value_t, grads_t, cot = torch_edge(graph)
+    values = [np.asarray(i.value) if adapter.tensor else i.value for i in graph.inputs]
+    cotangent = [cot if adapter.tensor else float(cot)]
+    op = graph.nodes[0].op
+    try:
+        with np.errstate(all="ignore"):
+            forward, grads = adapter.run(graph, values, cotangent)
+    except Exception as e:  # the engine raised where torch computed a value
+        return [EdgeProblem(op, graph, Kind.EXCEPTION, "forward", f"engine raised {type(e).__name__}: {e}")]
+    try:
+        value_e = np.asarray(forward[0], dtype=np.float64)
+        grads_e = [np.asarray(g, dtype=np.float64) for g in grads]
+    except (TypeError, ValueError) as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number
+        return [EdgeProblem(op, graph, Kind.WRONG_VALUE, "forward", f"engine gave a non-real result: {e}")]
+    with np.errstate(all="ignore"):
+        problems = _compare(op, graph, "forward", value_e, value_t)
+        for inp, g_e, g_t in zip(graph.inputs, grads_e, grads_t):
+            problems += _compare(op, graph, "gradient", g_e, g_t, inp.name)
+    return problems[:1]
+
+
+def edge_cases(ops: Sequence[str], tensor: bool = False) -> list[Graph]:
+    """One graph per edge case of each op in `ops` (tensor-row cases only for tensor engines)."""
+    graphs = []
+    for op in ops:
+        for args, attrs in REGISTRY[op].edges:
+            if tensor or not any(np.ndim(a) for a in args):
+                graphs.append(edge_graph(op, args, attrs))
+    return graphs
+
+
+def check_edges(engine: str | EngineAdapter, ops: Sequence[str] | None = None) -> list[EdgeProblem]:
+    """Every edge case of the ops `engine` supports (or of `ops`), each compared with torch."""
+    adapter = load_engine(engine)
+    names = sorted(adapter.ops) if ops is None else [op for op in ops if op in adapter.ops]
+    problems: list[EdgeProblem] = []
+    for graph in edge_cases(names, adapter.tensor):
+        problems += check_edge(adapter, graph)
+    return problems
+
+
+def _pattern(x: np.ndarray) -> np.ndarray:
+    """Per element: 0 finite, 1 +inf, -1 -inf, 2 nan."""
+    return np.where(np.isnan(x), 2, np.where(np.isinf(x), np.sign(x), 0)).astype(int)
+
+
+def _compare(
+    op: str, graph: Graph, check: str, e: np.ndarray, t: np.ndarray, of: str = ""
+) -> list[EdgeProblem]:
+    what = f"gradient of {of}" if of else "value"
+    if e.shape != t.shape:
+        e = np.broadcast_to(e, t.shape) if e.size in (1, t.size) else e
+        if e.shape != t.shape:
+            return [
+                EdgeProblem(op, graph, Kind.WRONG_VALUE, check, f"{what}: shape {e.shape}, torch {t.shape}")
+            ]
+    pe, pt = _pattern(e), _pattern(t)
+    if (pe != pt).any():
+        i = int(np.flatnonzero((pe != pt).reshape(-1))[0])
+        msg = f"{what}: engine {_short(e.reshape(-1)[i])}, torch {_short(t.reshape(-1)[i])}"
+        return [EdgeProblem(op, graph, Kind.NONFINITE, check, msg)]
+    finite = pt == 0
+    err = np.abs(e - t)[finite]
+    allowed = (EDGE_RTOL * np.abs(t) + EDGE_ATOL)[finite]
+    if (err > allowed).any():
+        i = int(np.argmax(err - allowed))
+        msg = f"{what}: engine {_short(e[finite][i])}, torch {_short(t[finite][i])} (abs err {err[i]:.3g})"
+        return [EdgeProblem(op, graph, Kind.WRONG_VALUE, check, msg)]
+    return []
+
+
+def _cotangent(shape: tuple[int, ...]) -> np.ndarray:
+    """1 for a scalar output; 1, -0.5, 0.25 ... for a row, so sums of softmax do not cancel to 0."""
+    size = int(np.prod(shape))
+    return ((-0.5) ** np.arange(size)).reshape(shape) if shape else np.array(1.0)
+
+
+def _short(v: Any) -> Any:
+    return v.tolist() if isinstance(v, np.ndarray) else float(v)

@@ -1,0 +1,119 @@
+"""The edge-value check and the float32 check: what they accept and what they report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gradcheck.campaign.edges import edge_findings
+from gradcheck.engines.broken import HalfPrecisionAccumulation, TinyAdapter
+from gradcheck.engines.minigrad_tensor import MinigradTensor
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.parity.compare import check_graph
+from gradcheck.parity.edges import check_edge, check_edges, edge_graph
+from gradcheck.parity.kinds import Kind
+
+
+def test_every_scalar_op_has_an_edge_table_with_the_limits_of_float64():
+    for op in SCALAR_OPS:
+        values = {repr(v) for args, _ in REGISTRY[op].edges for v in args}
+        assert {"0.0", "-0.0", "5e-324", "1e+300", "inf", "-inf", "nan"} <= values, op
+    for op in ("exp", "tanh", "sigmoid"):
+        values = {args[0] for args, _ in REGISTRY[op].edges}
+        assert {20.0, 40.0, 355.0, 710.0, -745.0} <= values
+
+
+def test_minigrads_value_matches_torch_at_every_edge_value():
+    assert check_edges("minigrad") == []
+
+
+class PythonFloatDiv(TinyAdapter):
+    """Division in Python floats: ZeroDivisionError where torch gives inf."""
+
+    name = "python-div"
+    ops = frozenset({"div"})
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        a, b = (x.data if hasattr(x, "data") else float(x) for x in args)
+        out = super().apply(op, args, attrs)
+        out.data = a / b  # raises at b = 0
+        return out
+
+
+def test_an_engine_that_raises_at_one_over_zero_is_reported_as_an_exception():
+    problems = check_edge(PythonFloatDiv(), edge_graph("div", (1.0, 0.0), {}))
+    assert [p.kind for p in problems] == [Kind.EXCEPTION]
+    assert "ZeroDivisionError" in problems[0].message and problems[0].where == "at (1.0, 0.0)"
+
+
+class SignlessInf(TinyAdapter):
+    """log(0) = +inf instead of -inf: the sign of an infinity matters."""
+
+    name = "signless-inf"
+    ops = frozenset({"log"})
+
+    def value(self, node: Any) -> Any:
+        return abs(node.data) if node.op == "log" else node.data
+
+
+def test_the_sign_of_an_infinity_is_compared():
+    problems = check_edge(SignlessInf(), edge_graph("log", (0.0,), {}))
+    assert [(p.kind, p.check) for p in problems] == [(Kind.NONFINITE, "forward")]
+
+
+def test_edge_findings_group_cases_per_op_kind_and_check():
+    findings = edge_findings(PythonFloatDiv(), ["div"])
+    exceptions = [f for f in findings if f.kind is Kind.EXCEPTION]
+    assert len(exceptions) == 1 and exceptions[0].phase == "edges" and exceptions[0].graphs > 5
+    assert exceptions[0].ops == ("div",) and "more edge case" in exceptions[0].where
+
+
+def _mixed_graph() -> Graph:
+    """(2.0 - x0) * t, t a 0-d float64 constant tensor, x0 a float32 vector in float32 mode."""
+    nodes = [
+        OpNode("sub", (0,), consts=(Constant(0, 2.0),)),
+        OpNode("mul", (1,), consts=(Constant(1, 3.0, tensor=True),)),
+    ]
+    return Graph([Input("x0", np.array([0.5, -1.25, 3.0]), (3,))], nodes, [2], meta={"kind": "tensor"})
+
+
+def test_the_correct_tensor_engine_passes_in_float32_with_mixed_operands():
+    check = check_graph(_mixed_graph(), "minigrad-tensor", dtype="float32")
+    assert check.passed, check.report()
+    assert 0 < check.max_rel_err_torch < 1e-6 or check.max_rel_err_torch == 0
+
+
+class PromotesToFloat64(MinigradTensor):
+    """Type promotion as numpy's old rules: a 0-d float64 operand makes the result float64."""
+
+    name = "promotes"
+
+    def scalar_tensor(self, value: float) -> Any:
+        return np.float64(value)  # a float64 scalar that the engine treats as an array
+
+    def value(self, node: Any) -> np.ndarray:
+        return np.asarray(node.data, dtype=np.float64)
+
+
+def test_a_float64_result_where_torch_keeps_float32_is_a_type_promotion_problem():
+    check = check_graph(_mixed_graph(), PromotesToFloat64(), dtype="float32")
+    assert not check.passed and any("type promotion" in p for p in check.problems)
+
+
+def test_float16_accumulation_fails_the_float32_check():
+    g = _mixed_graph()
+    g.outputs = [2, 1]
+    check = check_graph(g, HalfPrecisionAccumulation(), dtype="float32")
+    assert not check.passed and any("float32 gradient" in p for p in check.problems)
+
+
+def test_float32_needs_a_tensor_graph_and_engine():
+    scalar = Graph([Input("x0", 0.5)], [OpNode("sin", (0,))], [1])
+    with pytest.raises(ValueError, match="needs a tensor graph"):
+        check_graph(scalar, "minigrad-tensor", dtype="float32")
+    with pytest.raises(ValueError, match="computes in"):
+        TinyAdapter().in_dtype("float32")
