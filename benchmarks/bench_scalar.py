@@ -381,6 +381,28 @@ def main() -> None:
             f"{title}: total ≥ 2.5x micrograd with GC on: {'[green]met' if fast else '[red]missed'}[/]; "
             f"bytes ≤ 1/3 of micrograd's: {'[green]met' if small else '[red]missed'}[/]"
         )
+    print_speed_goals(console, summary)
+
+
+# The speed goals of issue 14 on micrograd's demo network, GC on, read from this run's ratios.
+SPEED_GOALS = [
+    ("micrograd", "total", 6.0, "forward + backward ≥ 6x micrograd"),
+    ("torch", "total", 7.0, "forward + backward ≥ 7x torch"),
+    ("micrograd", "bwd", 1.5, "backward alone ≥ 1.5x micrograd"),
+]
+
+
+def print_speed_goals(console: Console, summary: list[tuple[Any, ...]]) -> None:
+    """One line per goal: the ratio this run measured and whether it meets the goal."""
+    for title, gc_text, other, _fwd, bwd, total, _mem in summary:
+        if not title.startswith("MLP") or gc_text != "on":
+            continue
+        for vs, column, goal, text in SPEED_GOALS:
+            if vs != other:
+                continue
+            ratio = total if column == "total" else bwd
+            verdict = "[green]met" if ratio >= goal else "[red]missed"
+            console.print(f"{title}, GC on: {text}: {ratio:.2f}x, {verdict}[/]")
 
 
 if __name__ == "__main__":

@@ -179,6 +179,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40, help="rounds per setting (engines interleaved)")
     parser.add_argument("--block", type=int, default=5, help="timed steps of one engine in a row per round")
+    parser.add_argument("--one-thread", action="store_true", help="only the one-thread settings (the goals)")
     args = parser.parse_args()
     default_threads = torch.get_num_threads()
     print(f"MLP {'-'.join(map(str, SIZES))}, float32, one step = forward + cross-entropy + backward + SGD")
@@ -191,7 +192,8 @@ def main() -> None:
         f"{'batch':>5} {'threads':>7} {'clock':>5} | {'numpy ms':>9} {'minigrad ms':>11} {'torch ms':>9} |"
     )
     print(header + f" {'minigrad/numpy':>14} {'torch/numpy':>11} {'minigrad/torch':>14}")
-    for threads in sorted({1, default_threads}):
+    goals = []
+    for threads in [1] if args.one_thread else sorted({1, default_threads}):
         for batch in (64, 256):
             ms, ratios = measure(batch, threads, args.rounds, args.block)
             mine, theirs = ratios["minigrad"], ratios["torch"]
@@ -200,6 +202,14 @@ def main() -> None:
                 f"{ms['minigrad']:>11.2f} {ms['torch']:>9.2f} | {mine:>13.3f}x {theirs:>10.3f}x "
                 f"{mine / theirs:>13.3f}x"
             )
+            if threads == 1:
+                goals.append((batch, mine, mine / theirs))
+    for batch, mine, versus_torch in goals:  # issue 14's goals, on one thread
+        print(
+            f"batch {batch}, 1 thread: minigrad ≤ 1.05x the numpy step: {mine:.3f}x, "
+            f"{'met' if mine <= 1.05 else 'missed'}; faster than torch: {versus_torch:.3f}x, "
+            f"{'met' if versus_torch < 1.0 else 'missed'}"
+        )
 
 
 if __name__ == "__main__":

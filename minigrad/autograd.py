@@ -79,7 +79,7 @@ def propagate(order: list[Node], create_graph: bool) -> None:
                 parent._g = parent_g if old is None else old + parent_g
 
 
-def _cleared_order(roots: Sequence[Node]) -> list[Node]:
+def cleared_order(roots: Sequence[Node], create_graph: bool) -> list[Node]:
     """The topological order with every node's `_g` cleared for a new pass."""
     order = topological_order(roots)
     for node in order:
@@ -95,20 +95,22 @@ def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) 
             "pass one gradient per output (or None)"
         )
     engine = type(outputs[0])  # an engine may bring its own, faster, versions of the two walks
-    order = getattr(engine, "_topological_order", _cleared_order)(outputs)
+    order = getattr(engine, "_topological_order", cleared_order)(outputs, create_graph)
     walk = getattr(engine, "_propagate", propagate)
-    for output, gradient in zip(outputs, gradients):
-        seed = output._seed(gradient, create_graph)
-        output._g = seed if output._g is None else output._g + seed
-    if create_graph:
-        walk(order, True)
-    else:
-        previous = switches.grad_enabled
-        switches.grad_enabled = False
-        try:
-            walk(order, False)
-        finally:
-            switches.grad_enabled = previous
+    previous = switches.grad_enabled
+    if not create_graph:
+        switches.grad_enabled = False  # the pass computes numbers, it records no graph
+    try:
+        for output, gradient in zip(outputs, gradients):
+            seed = output._seed(gradient, create_graph)
+            output._g = seed if output._g is None else output._g + seed
+        walk(order, create_graph)
+    except BaseException:  # a failed pass leaves no gradient buffer behind for the next one
+        for node in order:
+            node._g = None
+        raise
+    finally:
+        switches.grad_enabled = previous
     return order
 
 

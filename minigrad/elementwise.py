@@ -40,31 +40,28 @@ BOTH = (True, True)
 
 
 class Binary(Elementwise):
-    """A rule of two inputs: `d_a` and `d_b` are the gradients for each, so an engine can ask for one
-    (`needs` says which; None for the other)."""
+    """A rule of two inputs: `gradients(g, out, a, b)` gives the gradient for each.
+
+    `backward` is `gradients` with `needs` (None for an input that needs none), the signature the
+    Tensor engine calls; a scalar pass calls `gradients` itself, one call per node, unless a
+    subclass rewrote `backward` (then `direct` is False and `backward` is what runs).
+    """
 
     arity = 2
     domain = ("real", "real")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # A subclass that rewrites `backward` itself must be asked through it, not through d_a/d_b.
-        cls.partials = getattr(cls.backward, "__func__", None) is Binary.backward.__func__
+        cls.direct = getattr(cls.backward, "__func__", None) is Binary.backward.__func__
 
     @staticmethod
-    def d_a(g: Any, out: Any, a: Any, b: Any) -> Any:
-        raise NotImplementedError
-
-    @staticmethod
-    def d_b(g: Any, out: Any, a: Any, b: Any) -> Any:
+    def gradients(g: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:
         raise NotImplementedError
 
     @classmethod
     def backward(cls, g: Any, out: Any, a: Any, b: Any, needs: tuple[bool, bool] = BOTH) -> tuple[Any, Any]:  # type: ignore[override]
-        return (
-            cls.d_a(g, out, a, b) if needs[0] else None,
-            cls.d_b(g, out, a, b) if needs[1] else None,
-        )
+        grad_a, grad_b = cls.gradients(g, out, a, b)
+        return (grad_a if needs[0] else None, grad_b if needs[1] else None)
 
 
 # --- binary ------------------------------------------------------------------------------------
@@ -75,12 +72,8 @@ class Add(Binary):
     forward = staticmethod(operator.add)
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return g
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return g
+    def gradients(g, out, a, b):
+        return g, g
 
 
 class Sub(Binary):
@@ -88,12 +81,8 @@ class Sub(Binary):
     forward = staticmethod(operator.sub)
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return g
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return -g
+    def gradients(g, out, a, b):
+        return g, -g
 
 
 class Mul(Binary):
@@ -101,12 +90,8 @@ class Mul(Binary):
     forward = staticmethod(operator.mul)
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return g * b
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return g * a
+    def gradients(g, out, a, b):
+        return g * b, g * a
 
 
 class Div(Binary):
@@ -114,12 +99,8 @@ class Div(Binary):
     forward = staticmethod(div)
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return div(g, b)
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return -g * div(div(a, b), b)
+    def gradients(g, out, a, b):
+        return div(g, b), -g * div(div(a, b), b)
 
 
 class Pow(Binary):
@@ -130,12 +111,10 @@ class Pow(Binary):
     domain = ("positive", "real")
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return where(data(b) == 0, 0.0, g * (b * e.power(a, b - 1.0)))
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
+    def gradients(g, out, a, b):
+        grad_a = where(data(b) == 0, 0.0, g * (b * e.power(a, b - 1.0)))
+        grad_b = where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
+        return grad_a, grad_b
 
 
 class Atan2(Binary):
@@ -145,12 +124,9 @@ class Atan2(Binary):
     forward = staticmethod(lambda a, b: math.atan2(a, b) if type(a) is float else np.arctan2(a, b))
 
     @staticmethod
-    def d_a(g, out, a, b):
-        return div(g * b, a * a + b * b)
-
-    @staticmethod
-    def d_b(g, out, a, b):
-        return div(-g * a, a * a + b * b)
+    def gradients(g, out, a, b):
+        norm = a * a + b * b
+        return div(g * b, norm), div(-g * a, norm)
 
 
 # --- unary -------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ class ScalarOp:
     """
 
     name: ClassVar[str]
-    # True when the rule gives each input's gradient by itself (`d_a`, `d_b`), so an engine can ask
-    # for one of them only; False for rules that give them all at once from `backward`.
-    partials: ClassVar[bool] = False
+    # True when an engine may call `gradients(g, out, a, b)` instead of `backward` (a shared
+    # binary rule whose `backward` nobody rewrote); see `elementwise.Binary`.
+    direct: ClassVar[bool] = False
 
     @staticmethod
     def forward(*args: float) -> float:

@@ -139,26 +139,34 @@ class Value:
     # --- arithmetic: Value with Value, or Value with a number ------------------------------------
 
     def __add__(self, other: Value | Number) -> Value:
-        return _binary(rules.Add, self, other)
+        if isinstance(other, Value):
+            return _record(rules.Add, rules.Add.forward(self.data, other.data), self, other)
+        return _with_number(rules.Add, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Value | Number) -> Value:
-        return _binary(rules.Sub, self, other)
+        if isinstance(other, Value):
+            return _record(rules.Sub, rules.Sub.forward(self.data, other.data), self, other)
+        return _with_number(rules.Sub, self, other)
 
     def __rsub__(self, other: Number) -> Value:
-        return _binary_reflected(rules.Sub, other, self)
+        return _number_with(rules.Sub, other, self)
 
     def __mul__(self, other: Value | Number) -> Value:
-        return _binary(rules.Mul, self, other)
+        if isinstance(other, Value):
+            return _record(rules.Mul, rules.Mul.forward(self.data, other.data), self, other)
+        return _with_number(rules.Mul, self, other)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Value | Number) -> Value:
-        return _binary(rules.Div, self, other)
+        if isinstance(other, Value):
+            return _record(rules.Div, rules.Div.forward(self.data, other.data), self, other)
+        return _with_number(rules.Div, self, other)
 
     def __rtruediv__(self, other: Number) -> Value:
-        return _binary_reflected(rules.Div, other, self)
+        return _number_with(rules.Div, other, self)
 
     def __pow__(self, other: Value | Number) -> Value:
         if isinstance(other, Value):
@@ -182,7 +190,9 @@ class Value:
 
     def atan2(self, other: Value | Number) -> Value:
         """The angle of the point (other, self): torch.atan2(self, other)."""
-        return _binary(rules.Atan2, self, other)
+        if isinstance(other, Value):
+            return _record(rules.Atan2, rules.Atan2.forward(self.data, other.data), self, other)
+        return _with_number(rules.Atan2, self, other)
 
     # --- elementary functions ------------------------------------------------------------------
 
@@ -236,22 +246,11 @@ class Value:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
             try:
-                grads = _call_rule(rule, g, self, a, b)
+                grads = _call_rule(rule, g, self, a, b, a, b)
             finally:
                 switches.anomaly_enabled = anomaly
-        elif b is None:
-            grads = rule.backward(g, self.data, a.data)
-        elif rule.partials:  # a shared binary rule: ask only for the gradients of Value operands
-            out = self.data
-            if type(b) is float:
-                grads = (rule.d_a(g, out, a.data, b),)
-            elif type(a) is float:
-                grads = (rule.d_b(g, out, a, b.data),)
-            else:
-                a, b = a.data, b.data
-                grads = (rule.d_a(g, out, a, b), rule.d_b(g, out, a, b))
         else:
-            grads = _call_rule(rule, g, self.data, _data(a), _data(b))
+            grads = _call_rule(rule, g, self.data, a, b, _data(a), _data(b))
         if switches.anomaly_enabled:
             _check_backward_anomaly(self, g, grads)
         return grads
@@ -331,15 +330,16 @@ def _no_backward() -> None:
     """A leaf's `_backward`, as micrograd's: nothing to propagate."""
 
 
-def _call_rule(rule: Any, g: Any, out: Any, a: Any, b: Any) -> Sequence[Any]:
-    """The rule's gradients for the Value operands among (a, b): a constant gets none."""
+def _call_rule(rule: Any, g: Any, out: Any, a: Any, b: Any, x: Any, y: Any) -> Sequence[Any]:
+    """The rule, called on (x, y), the operands (a, b) or their data; only the gradients of Value
+    operands are kept (a constant operand is a float and gets none)."""
     if b is None:
-        return rule.backward(g, out, a)
+        return rule.backward(g, out, x)
     if type(b) is float:
-        return rule.backward(g, out, a, b)[:1]
+        return rule.backward(g, out, x, y)[:1]
     if type(a) is float:
-        return rule.backward(g, out, a, b)[1:]
-    return rule.backward(g, out, a, b)
+        return rule.backward(g, out, x, y)[1:]
+    return rule.backward(g, out, x, y)
 
 
 def _data(x: Any) -> Any:
@@ -358,18 +358,16 @@ def _const(other: Any, op: str) -> float | None:
     return fm.as_float(other, op)
 
 
-def _binary(rule: Any, value: Value, other: Any) -> Value:
-    """value <op> other, for a Value or a number `other` (then a constant of the op)."""
-    if isinstance(other, Value):
-        return _record(rule, rule.forward(value.data, other.data), value, other)
+def _with_number(rule: Any, value: Value, other: Any) -> Value:
+    """value <op> other for a number `other`, a constant of the op."""
     c = _const(other, rule.symbol)
     if c is None:
         return NotImplemented
     return _record(rule, rule.forward(value.data, c), value, c)
 
 
-def _binary_reflected(rule: Any, other: Any, value: Value) -> Value:
-    """other <op> value, for a number `other` (a constant of the op)."""
+def _number_with(rule: Any, other: Any, value: Value) -> Value:
+    """other <op> value for a number `other`, a constant of the op."""
     c = _const(other, rule.symbol)
     if c is None:
         return NotImplemented

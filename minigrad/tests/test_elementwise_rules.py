@@ -109,3 +109,23 @@ def test_tensor_second_derivatives_match_torch(name):
     rule = RULES[name]
     shapes = ((3, 1), (1, 4)) if rule.arity == 2 else ((3, 4),)
     check_second((minigrad_op(name), torch_op(name)), points(rule, shapes, 7))
+
+
+class MulWithDoubledGradient(RULES["mul"]):  # type: ignore[misc, valid-type]
+    """A subclass that rewrites `backward`: every walk must use it, not the parent's `gradients`."""
+
+    @classmethod
+    def backward(cls, g, out, a, b, needs=(True, True)):
+        grad_a, grad_b = RULES["mul"].gradients(g, out, a, b)
+        return 2 * grad_a, 2 * grad_b
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_rule_whose_backward_is_rewritten_is_used_as_rewritten(create_graph):
+    assert RULES["mul"].direct and not MulWithDoubledGradient.direct
+    x, y = Value(3.0), Value(5.0)
+    out = minigrad.apply_op(MulWithDoubledGradient, x, y)
+    grads = minigrad.grad(out, [x, y], create_graph=create_graph)
+    assert [g.data if isinstance(g, Value) else g for g in grads] == [10.0, 6.0]
+    out.backward()
+    assert (x.grad, y.grad) == (10.0, 6.0)

@@ -236,3 +236,32 @@ def test_a_node_takes_well_under_micrograds_688_bytes() -> None:
 def test_labels_and_hand_written_ops_cost_no_memory_on_ordinary_nodes() -> None:
     per_node = chain_bytes_per_node()
     assert round(per_node) <= 112  # the Value (7 slots) and its float; a few bytes of the loop aside
+
+
+class FailsOnce(ScalarOp):
+    """Identity whose derivative rule raises the first time it is asked."""
+
+    name = "fails_once"
+    calls = 0
+    forward = staticmethod(lambda a: a)
+
+    @staticmethod
+    def backward(g, out, a):
+        FailsOnce.calls += 1
+        if FailsOnce.calls == 1:
+            raise ArithmeticError("planted failure")
+        return (g,)
+
+
+@pytest.mark.parametrize("how", ["backward", "grad", "create_graph"])
+def test_a_pass_that_fails_leaves_nothing_behind_for_the_next(how: str) -> None:
+    FailsOnce.calls = 0
+    x = Value(1.5)
+    y = apply_op(FailsOnce, x * x) * 3.0 + x
+    with pytest.raises(ArithmeticError, match="planted"):
+        if how == "backward":
+            y.backward()
+        else:
+            minigrad.grad(y, x, create_graph=how == "create_graph")
+    y.backward()
+    assert x.grad == 3.0 * 2 * 1.5 + 1.0
