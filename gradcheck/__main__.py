@@ -29,7 +29,7 @@ from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import add_to_corpus, check_corpus_directory, save_findings
 from gradcheck.campaign.edges import edge_findings
-from gradcheck.campaign.findings import CONVENTIONS, replay_command, summary
+from gradcheck.campaign.findings import CONVENTIONS, group_findings, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.workers import capped_jobs
@@ -296,7 +296,7 @@ def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Cons
         f"edge-value phase: {len(edges)} finding(s) over the ops' edge values; "
         f"{time.perf_counter() - started:.1f} s"
     )
-    return dataclasses.replace(result, findings=[*result.findings, *edges])
+    return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:

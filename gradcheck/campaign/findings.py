@@ -2,7 +2,7 @@
 
 Any phase of a campaign contributes findings (the op-isolation pass, the random graphs, an
 edge-value table): one `Finding` per failing check, then `group_findings` merges those with the
-same `signature` (kind, the ops of the minimal graph, which check failed) into one
+same `signature` (kind, the ops of the minimal graph, which check failed, where) into one
 finding that covers them all, so one bug reads as one line however many graphs it broke.
 """
 
@@ -21,7 +21,7 @@ CHECKS = ("forward", "gradient", "second-derivative")
 PHASES = ("isolation", "random", "edges", "corpus")
 CONVENTIONS = ("torch", "subgradient")
 
-Signature = tuple[str, tuple[str, ...], str]
+Signature = tuple[str, tuple[str, ...], str, str]
 
 # How a title says each kind.
 _KIND_WORDS = {
@@ -71,10 +71,8 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        """What makes two failures the same problem: kind, minimal ops and check. Where it showed
-        (a kink, an edge value, random graphs) is not part of it: one wrong rule is one finding
-        however many phases see it."""
-        return (self.kind.value, self.ops, self.check)
+        """What makes two failing graphs the same problem: kind, minimal ops, check, where."""
+        return (self.kind.value, self.ops, self.check, self.where)
 
     @property
     def title(self) -> str:

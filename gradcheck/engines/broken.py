@@ -250,7 +250,8 @@ class UnsummedBroadcast(MinigradTensor):
     create_graph = False
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        if op in _BROADCASTING and args[0].shape != args[1].shape:
+        tensors = all(isinstance(a, Tensor) for a in args)  # a constant operand is a plain number
+        if op in _BROADCASTING and tensors and args[0].shape != args[1].shape:
             shape = np.broadcast_shapes(args[0].shape, args[1].shape)
             args = [_first_slice_only(a, shape) for a in args]
         return super().apply(op, args, attrs)

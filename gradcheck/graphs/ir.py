@@ -391,6 +391,9 @@ def _to_json_value(v: Any) -> Any:
     return v
 
 
+NONFINITE_SPELLINGS = ("inf", "-inf", "nan")
+
+
 def _from_json_value(v: Any, shape: tuple[int, ...] | None) -> Any:
     if isinstance(v, list):
         arr = np.asarray(v, dtype=np.float64)
@@ -399,6 +402,8 @@ def _from_json_value(v: Any, shape: tuple[int, ...] | None) -> Any:
         return arr
     if shape:
         raise ValueError(f"scalar value {v!r} given for declared shape {shape}")
+    if v in NONFINITE_SPELLINGS:  # strict JSON (a report) spells inf and nan as strings
+        return float(v)
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValueError(f"value {v!r} is not a number")
     return float(v)

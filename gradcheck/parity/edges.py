@@ -143,7 +143,8 @@ def _compare(
     if (err > allowed).any():
         i = int(np.argmax(err - allowed))
         msg = f"{what}: engine {_short(e[finite][i])}, torch {_short(t[finite][i])} (abs err {err[i]:.3g})"
-        return [EdgeProblem(op, graph, Kind.WRONG_VALUE, check, msg)]
+        kind = Kind.WRONG_VALUE if check == "forward" else Kind.WRONG_GRADIENT
+        return [EdgeProblem(op, graph, kind, check, msg)]
     return []
 
 
