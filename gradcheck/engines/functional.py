@@ -28,13 +28,13 @@ GraphFunction = Callable[[Arrays], list[Any]]
 
 def graph_function(graph: Graph, op: Callable[[str, Sequence[Any], dict[str, Any]], Any]) -> GraphFunction:
     """`graph` as a Python function from input arrays to output arrays, each op through `op`."""
-    steps = [(node.op, node.args, node.attr) for node in graph.nodes]
+    steps = [(node, node.attr) for node in graph.nodes]
     outputs = list(graph.outputs)
 
     def evaluate(inputs: Arrays) -> list[Any]:
         values = list(inputs)
-        for name, args, attrs in steps:
-            values.append(op(name, [values[a] for a in args], attrs))
+        for node, attrs in steps:  # constant operands become Python floats (they broadcast)
+            values.append(op(node.op, node.operands(values), attrs))
         return [values[o] for o in outputs]
 
     return evaluate

@@ -44,6 +44,13 @@ def _bucket(n: int, *sizes: int) -> int:
     return fits[0] if fits else 1 << max(0, n - 1).bit_length()
 
 
+def _operand_ids(graph: Graph) -> list[list[int]]:
+    """Each node's operands as ids: graph ids for arguments, -k - 1 for the graph's k-th constant."""
+    count = iter(range(sum(len(node.consts) for node in graph.nodes)))
+    ids = list(range(graph.n_inputs + len(graph.nodes)))
+    return [node.operands(ids, lambda c: -next(count) - 1) for node in graph.nodes]
+
+
 class GraphMachine:
     """Compiled once per padded size; `compile(graph)` returns the graph's functions, or None when the
     graph uses something the machine does not have (tensors, an exponent it has no code for)."""
@@ -69,8 +76,8 @@ class GraphMachine:
             return values.at[slot].set(out), None
 
         def forward(xs: Any, program: tuple[Any, ...]) -> Any:
-            slots, codes, first, second, outputs = program
-            values = jnp.concatenate([xs, jnp.zeros(slots.shape[0], dtype=xs.dtype)])
+            slots, codes, first, second, outputs, constants = program
+            values = jnp.concatenate([xs, constants, jnp.zeros(slots.shape[0], dtype=xs.dtype)])
             values, _ = lax.scan(step, values, (slots, codes, first, second))
             return values[outputs]
 
@@ -96,19 +103,25 @@ class GraphMachine:
                 return None
             codes.append(code)
         n_in, n_out = graph.n_inputs, len(graph.outputs)
+        constants = [c.value for node in graph.nodes for c in node.consts]
         width, length, out_width = _bucket(n_in, 4), _bucket(len(codes), 128), _bucket(n_out, 4)
+        const_width = _bucket(len(constants), 64)
+        operands = _operand_ids(graph)
 
-        def slot(i: int) -> int:  # a graph id (inputs, then nodes) as a slot of the padded values
-            return i if i < n_in else width + i - n_in
+        def slot(i: int) -> int:  # an operand id (inputs, constants, nodes) as a slot of the values
+            if i < 0:  # constant number -i - 1
+                return width - i - 1
+            return i if i < n_in else width + const_width + i - n_in
 
         pad = length - len(codes)
         neg = self.codes[("neg", ())]
         program = (
-            np.arange(width, width + length, dtype=np.int32),
+            np.arange(width + const_width, width + const_width + length, dtype=np.int32),
             np.array(codes + [neg] * pad, dtype=np.int32),
-            np.array([slot(n.args[0]) for n in graph.nodes] + [0] * pad, dtype=np.int32),
-            np.array([slot(n.args[-1]) for n in graph.nodes] + [0] * pad, dtype=np.int32),
+            np.array([slot(ids[0]) for ids in operands] + [0] * pad, dtype=np.int32),
+            np.array([slot(ids[-1]) for ids in operands] + [0] * pad, dtype=np.int32),
             np.array([slot(o) for o in graph.outputs] + [0] * (out_width - n_out), dtype=np.int32),
+            np.array(constants + [SAFE] * (const_width - len(constants)), dtype=np.float64),
         )
 
         def padded(columns: Arrays, size: int, fill: float) -> np.ndarray:

@@ -41,7 +41,11 @@ def test_random_graphs_agree_with_torch_and_numerics(name):
 
 
 def _only_known_second_order_finding(name: str, check: Any) -> bool:
-    return name.startswith("jax") and all("second derivatives" in p for p in check.problems)
+    """JAX's documented differences: nan second derivatives of x ** 1.0 at 0, and nan first
+    derivatives of x ** 0.0 and pow(0, 0) at an exact-zero input (graphs now draw exact zeros)."""
+    return name.startswith("jax") and all(
+        "second derivatives" in p or ("=0.0" in p and "engine nan" in p) for p in check.problems
+    )
 
 
 def test_jax_compiles_scalar_graphs_once_per_size_not_once_per_graph():
