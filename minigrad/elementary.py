@@ -99,7 +99,8 @@ def power_array(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def power_scalar(x: Any, c: float) -> Any:
     """x ** c for a number c, as torch's pow with a scalar exponent: c = 0.5 and -0.5 are sqrt and
-    1 / sqrt, so (-0.0) ** 0.5 is -0.0, (-0.0) ** -0.5 is -inf and (-inf) ** ±0.5 is nan."""
+    1 / sqrt, so (-0.0) ** 0.5 is -0.0, (-0.0) ** -0.5 is -inf and (-inf) ** ±0.5 is nan; c = 3 and
+    -2 are x*x*x and 1/(x*x), torch's digits (pow can differ by an ulp)."""
     if type(x) is float:
         return fm.pow_scalar(x, c)
     if isinstance(x, ARRAYS):
@@ -107,6 +108,10 @@ def power_scalar(x: Any, c: float) -> Any:
             return np.sqrt(x)
         if c == -0.5:
             return 1.0 / np.sqrt(x)
+        if c == 3.0:
+            return x * x * x
+        if c == -2.0:
+            return 1.0 / (x * x)
         return np.power(x, x.dtype.type(c))
     return x**c
 
