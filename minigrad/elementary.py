@@ -60,7 +60,16 @@ relu = _elementary(fm.relu, relu_array, "relu")
 def sign(x: Any) -> Any:
     """-1, 0 or 1 of the raw data (0 for zero and nan, as torch's `sgn`); never differentiated."""
     x = data(x)
-    return fm.sign(x) if type(x) is float else np.sign(x)
+    if type(x) is float:
+        return fm.sign(x)
+    return np.sign(x, where=~np.isnan(x), out=np.zeros_like(x))
+
+
+def zeros_like(x: Any) -> Any:
+    """A constant 0 of x's shape and dtype (0.0 for a scalar): a gradient that stays 0 even
+    where the incoming one is inf or nan, and has no derivative of its own."""
+    x = data(x)
+    return 0.0 if type(x) is float else np.zeros_like(x)
 
 
 def div(x: Any, y: Any) -> Any:
@@ -71,12 +80,40 @@ def div(x: Any, y: Any) -> Any:
 
 
 def power(x: Any, y: Any) -> Any:
-    """x ** y; for two floats IEEE's result instead of an exception."""
+    """x ** y; for two floats IEEE's result instead of an exception, for arrays C's pow."""
     if type(x) is float and type(y) is float:
         return fm.pow(x, y)
     if isinstance(x, ARRAYS) and isinstance(y, ARRAYS):
-        return np.power(x, y)
+        return power_array(x, y)
     return x**y
+
+
+def power_array(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x ** y with C's pow at every element, as torch's kernel for a tensor exponent. numpy computes
+    a lone exponent 0.5 as sqrt instead, which gives -0.0 at -0.0 and nan at -inf (pow: +0.0, inf)."""
+    out = np.power(x, y)
+    if np.size(y) == 1 and y == 0.5:
+        out = np.where(np.isneginf(x), np.inf, np.abs(out))
+    return out
+
+
+def power_scalar(x: Any, c: float) -> Any:
+    """x ** c for a number c, as torch's pow with a scalar exponent: c = 0.5 and -0.5 are sqrt and
+    1 / sqrt, so (-0.0) ** 0.5 is -0.0, (-0.0) ** -0.5 is -inf and (-inf) ** ±0.5 is nan; c = 3 and
+    -2 are x*x*x and 1/(x*x), torch's digits (pow can differ by an ulp)."""
+    if type(x) is float:
+        return fm.pow_scalar(x, c)
+    if isinstance(x, ARRAYS):
+        if c == 0.5:
+            return np.sqrt(x)
+        if c == -0.5:
+            return 1.0 / np.sqrt(x)
+        if c == 3.0:
+            return x * x * x
+        if c == -2.0:
+            return 1.0 / (x * x)
+        return np.power(x, x.dtype.type(c))
+    return x**c
 
 
 def _kept_or_zero(keep: np.ndarray, values: np.ndarray) -> np.ndarray:

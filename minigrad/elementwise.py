@@ -117,8 +117,24 @@ class Pow(Binary):
         return grad_a, grad_b
 
 
+class PowConst(Elementwise):
+    """a ** c for a number c, torch's pow with a scalar exponent: c = 0.5 and -0.5 are computed as
+    sqrt and 1 / sqrt (see `power_scalar`), and the gradient is a constant 0 when c == 0, so its own
+    derivative is 0 too, even at a == 0 where c * a ** (c - 1) is nan."""
+
+    name, symbol = "pow", "**"
+    forward = staticmethod(e.power_scalar)
+
+    @staticmethod
+    def backward(g, out, a, c):
+        if c == 0:
+            return (e.zeros_like(g),)
+        return (g * (c * e.power_scalar(a, c - 1.0)),)
+
+
 class Atan2(Binary):
-    """atan2(a, b), the angle of the point (b, a); d/da = b / (a² + b²), d/db = -a / (a² + b²)."""
+    """atan2(a, b), the angle of the point (b, a); d/da = b / (a² + b²), d/db = -a / (a² + b²).
+    Where a² + b² is 0 (at the origin, or underflowing) both are 0, signed as torch's g * b * 0."""
 
     name, symbol = "atan2", "atan2"
     forward = staticmethod(lambda a, b: math.atan2(a, b) if type(a) is float else np.arctan2(a, b))
@@ -126,7 +142,8 @@ class Atan2(Binary):
     @staticmethod
     def gradients(g, out, a, b):
         norm = a * a + b * b
-        return div(g * b, norm), div(-g * a, norm)
+        reciprocal = where(data(norm) == 0, 0.0, div(1.0, norm))
+        return g * b * reciprocal, -g * a * reciprocal
 
 
 # --- unary -------------------------------------------------------------------------------------
@@ -221,7 +238,8 @@ class Sqrt(Elementwise):
 
 
 class Abs(Elementwise):
-    """|a|; derivative sign(a), so 0 at a == 0; an inf gradient there gives nan, as torch's g * sgn(a)."""
+    """|a|; derivative sign(a), so 0 at a == 0 and at nan; an inf gradient there gives nan, as
+    torch's g * sgn(a)."""
 
     name, symbol = "abs", "abs"
     forward = staticmethod(abs)
@@ -264,4 +282,4 @@ RULES: dict[str, type[Elementwise]] = {
     )
 }
 
-__all__ = ["RULES", "Binary", "Elementwise", *(rule.__name__ for rule in RULES.values())]
+__all__ = ["RULES", "Binary", "Elementwise", "PowConst", *(rule.__name__ for rule in RULES.values())]

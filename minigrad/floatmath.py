@@ -74,14 +74,24 @@ def pow(base: float, exponent: float) -> float:
 
 
 def pow_scalar(x: float, c: float) -> float:
-    """x ** c for a constant exponent: torch computes c = 0.5 and -0.5 as sqrt and 1/sqrt.
+    """x ** c for a constant exponent as torch computes it: c = 0.5 and -0.5 as sqrt and 1/sqrt,
+    2, 3, -1 and -2 as x*x, x*x*x, 1/x and 1/(x*x).
 
-    That differs from `pow` only at -inf and -0.0 (sqrt(-inf) is nan, 1/sqrt(-0.0) is -inf).
+    The roots differ from `pow` at -inf and -0.0 (sqrt(-inf) is nan, 1/sqrt(-0.0) is -inf), the
+    products by an ulp at some points.
     """
     if c == 0.5:
         return sqrt(x)
     if c == -0.5:
         return div(1.0, sqrt(x))
+    if c == 2.0:
+        return x * x
+    if c == 3.0:
+        return x * x * x
+    if c == -1.0:
+        return div(1.0, x)
+    if c == -2.0:
+        return div(1.0, x * x)
     return pow(x, c)
 
 

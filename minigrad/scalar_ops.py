@@ -1,34 +1,18 @@
-"""The ops of `Value`: the shared elementwise rules, and the two that only a Value with a constant has.
+"""The ops of `Value`: the shared elementwise rules, and the one only a Value with a constant has.
 
-`x ** c` and `c ** x` for a number c follow torch's pow with a scalar (c = 0.5 computed as a square
-root, a zero gradient when c == 0), which differs from the elementwise `Pow` of two inputs. Every
-other op of Value is a rule of `elementwise`, re-exported here under its old name.
+`c ** x` for a number c follows torch's pow with a scalar base (a zero gradient at c == 0 with
+x >= 0), which differs from the elementwise `Pow` of two inputs. Every other op of Value, `x ** c`
+(`PowConst`, shared with Tensor) included, is a rule of `elementwise`, re-exported here under its
+old name.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from minigrad import elementwise
 from minigrad import floatmath as fm
-from minigrad.elementary import cos, data, div, log, power, sin, where
+from minigrad.elementary import cos, data, div, log, power, power_scalar, sin, where
 from minigrad.elementwise import *  # noqa: F403 (the shared rules, still importable from here)
 from minigrad.op import ScalarOp
-
-
-def power_scalar(x: Any, c: float) -> Any:
-    return fm.pow_scalar(x, c) if type(x) is float else x**c
-
-
-class PowConst(ScalarOp):
-    """a ** c for a number c; zero gradient when c == 0, as torch."""
-
-    name = "**"
-    forward = staticmethod(fm.pow_scalar)
-
-    @staticmethod
-    def backward(g, out, a, c):
-        return (where(c == 0, 0.0, g * (c * power_scalar(a, c - 1.0))),)
 
 
 class RPowConst(ScalarOp):
@@ -44,7 +28,6 @@ class RPowConst(ScalarOp):
 
 __all__ = [
     *elementwise.__all__,
-    "PowConst",
     "RPowConst",
     "ScalarOp",
     "cos",

@@ -122,7 +122,10 @@ def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], no
     if not rule.elementwise:
         return rule.backward(g, out, *inputs, needs=node._needs, **node._params)
     needs = node._needs
-    grads = rule.backward(g, out, *inputs, needs=needs) if rule.arity == 2 else rule.backward(g, out, *inputs)
+    if rule.arity == 2:
+        grads = rule.backward(g, out, *inputs, needs=needs)
+    else:
+        grads = rule.backward(g, out, *inputs, **node._params)  # PowConst's exponent c
     return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from minigrad import elementwise as rules
 from minigrad import tensor_ops as ops
+from minigrad.floatmath import as_float
 
 if TYPE_CHECKING:
     from minigrad.tensor import Tensor
@@ -50,6 +51,8 @@ class ElementwiseMethods:
         return self._binary(rules.Div, other, self, floating=True)
 
     def __pow__(self, other: Any) -> Tensor:
+        if type(other) in (int, float) and self.dtype.kind == "f":  # torch's scalar-exponent kernel
+            return self._apply(rules.PowConst, c=as_float(other, "pow"))
         return self._binary(rules.Pow, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:

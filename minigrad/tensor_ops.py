@@ -24,12 +24,13 @@ from minigrad.tensor_dispatch import sum_to, swap_last
 # --- elementwise ops only Tensor has (the shared ones are in `elementwise`) ----------------------
 
 
-def _share(g: Any, wins: np.ndarray, tie: np.ndarray) -> Any:
-    """g where an operand wins, g / 2 where it ties (torch splits the gradient), else 0.
+def _share(g: Any, loses: np.ndarray, tie: np.ndarray) -> Any:
+    """0 where an operand loses, g / 2 where it ties (torch splits the gradient), else g: so where
+    either operand is nan (no winner), both get the whole gradient, as torch.
 
     Chosen, not multiplied by 0/1 weights, so an inf gradient gives 0 where the operand loses (torch).
     """
-    return where(wins, g, where(tie, 0.5 * g, 0.0))
+    return where(loses, 0.0, where(tie, 0.5 * g, g))
 
 
 class Maximum(TensorOp):
@@ -40,8 +41,8 @@ class Maximum(TensorOp):
     def backward(g, out, a, b, *, needs):
         a_data, b_data = data(a), data(b)
         tie = a_data == b_data
-        grad_a = sum_to(_share(g, a_data > b_data, tie), a) if needs[0] else None
-        grad_b = sum_to(_share(g, b_data > a_data, tie), b) if needs[1] else None
+        grad_a = sum_to(_share(g, a_data < b_data, tie), a) if needs[0] else None
+        grad_b = sum_to(_share(g, b_data < a_data, tie), b) if needs[1] else None
         return grad_a, grad_b
 
 
@@ -53,8 +54,8 @@ class Minimum(TensorOp):
     def backward(g, out, a, b, *, needs):
         a_data, b_data = data(a), data(b)
         tie = a_data == b_data
-        grad_a = sum_to(_share(g, a_data < b_data, tie), a) if needs[0] else None
-        grad_b = sum_to(_share(g, b_data < a_data, tie), b) if needs[1] else None
+        grad_a = sum_to(_share(g, a_data > b_data, tie), a) if needs[0] else None
+        grad_b = sum_to(_share(g, b_data > a_data, tie), b) if needs[1] else None
         return grad_a, grad_b
 
 

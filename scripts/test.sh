@@ -25,9 +25,7 @@ echo "== ruff"
 echo "== gradient-regression gate"
 "$PY" -m ci.gate
 echo "== parity suite, the installed pytest plugin (engine minigrad-tensor, float64 and float32)"
-# minigrad's Tensor differs from torch at a few edge values (nan through abs/relu/maximum/minimum,
-# pow at -0.0 and -inf): reported, left out here until the engine's fixes land
-run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor -m "not edges"
+run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor
 run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor --gradcheck-dtype float32 -k tensor
 echo "== unit tests and parity suite (engine minigrad)"
 run_pytest "$@"

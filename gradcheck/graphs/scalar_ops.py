@@ -17,10 +17,6 @@ from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, OpSp
 # `x ** c` draws these exponents: 0 first (its derivative at x = 0 is a classic bug), then the
 # simple integers, roots and non-integers.
 EXPONENTS: tuple[float, ...] = (0.0, 1.0, 2.0, -1.0, 0.5, 3.0, -2.0, 1.5, -0.5, 2.5, -1.5, 0.25)
-# Tensor graphs leave exponent 0 out for now: minigrad's Tensor gives nan for the second derivative
-# of x ** 0.0 at x = 0 (and |x| < 1e-154), where torch gives 0 (reported; the Tensor rules are
-# being rewritten). Scalar graphs, where micrograd's x ** 0 bug lives, draw it.
-TENSOR_EXPONENTS: tuple[float, ...] = EXPONENTS[1:]
 
 
 def _pow_const_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
@@ -126,7 +122,6 @@ SCALAR_SPECS: list[OpSpec] = [
         domain=_pow_const_domain,
         kinks="pole at 0 for negative exponents; base >= 0 for fractional ones",
         attrs={"exponent": EXPONENTS},
-        tensor_attrs=lambda chooser, shape: {"exponent": chooser.choice(TENSOR_EXPONENTS)},
         # torch: d/dx x**0 = 0 everywhere, also at x = 0 (where c * x**(c-1) would divide by 0)
         kink_cases=(((0.0,), {"exponent": 0.0}), ((0.0,), {"exponent": 2.0}), ((0.0,), {"exponent": 1.0})),
         grads=lambda a, k, out: (_power_rule(a[0], k["exponent"]),),
