@@ -28,7 +28,7 @@ class _ReluHalfAtZero(ReLU):
     @staticmethod
     def backward(g, out, a):
         x = data(a)
-        return (g * 0.5 if x == 0 else where(x > 0, g, 0.0),)
+        return (g * 0.5 if x == 0 else where(x <= 0, 0.0, g),)  # nan passes g on, as torch
 
 
 class _TanhConstantSlope(Tanh):
