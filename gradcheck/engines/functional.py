@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.array_ops import ARRAY_OPS
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.registry import REGISTRY
 
 Arrays = Sequence[Any]  # one engine array per graph input (or output)
 GraphFunction = Callable[[Arrays], list[Any]]
@@ -110,8 +110,8 @@ class FunctionAdapter(EngineAdapter):
         return np.asarray(a, dtype=np.float64)
 
     def op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        """Registry op `name` on engine arrays, spelled with `xp` (see `array_ops.ARRAY_OPS`)."""
-        return ARRAY_OPS[name](self.xp, args, attrs)
+        """Registry op `name` on engine arrays, spelled with `xp` (the registry entry's `array`)."""
+        return REGISTRY[name].array(self.xp, args, attrs)
 
     # --- what the harness calls ------------------------------------------------------------------
 

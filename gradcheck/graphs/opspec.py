@@ -75,6 +75,8 @@ class OpSpec:
         poles and kinks. branch(args, attrs): a value that must not change under a numerical step
         (which side of a kink we are on); None for smooth ops.
     family: the tolerance family (`gradcheck.checker.tolerance.FAMILIES`); None: the default.
+    array(xp, args, attrs): the op spelled with a numpy-like module `xp` (numpy, jax.numpy,
+        autograd.numpy), one point at a time, for function-style engines.
     mpmath(mp, x, ...): the op on mpmath numbers (`mp` is the mpmath module) for the exact oracle,
         one per argument; None for ops spelled with operators or defined on tensors only.
     attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
@@ -102,6 +104,7 @@ class OpSpec:
     grads: Callable[[Sequence[Any], Attrs, Any], tuple[Any, ...]] | None = None
     family: str | None = None
     mpmath: Callable[..., Any] | None = None
+    array: Callable[[Any, Args, Attrs], Any] | None = None
     torch_template: str | None = None
     torch_apply: Callable[[Args, Attrs], Any] | None = None
     # tensor graphs: output shape from argument shapes (None: incompatible); default elementwise

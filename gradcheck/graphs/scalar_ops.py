@@ -61,6 +61,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         number_operands=True,
         edges=edges.binary((1e300, 1e300), (-1e300, -1e300)),
+        array=lambda xp, a, k: a[0] + a[1],
     ),
     OpSpec(
         "sub",
@@ -73,6 +74,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         number_operands=True,
         edges=edges.binary((1e300, -1e300)),
+        array=lambda xp, a, k: a[0] - a[1],
     ),
     OpSpec(
         "mul",
@@ -84,6 +86,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         number_operands=True,
         edges=edges.binary((1e300, 1e300), (1e-300, 1e-300), (1e300, 1e-300)),
+        array=lambda xp, a, k: a[0] * a[1],
     ),
     OpSpec(
         "div",
@@ -97,6 +100,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         number_operands=True,
         edges=edges.binary((1e300, 1e-300), (1e-300, 1e300), (-1.0, 0.0), (1.0, -0.0)),
+        array=lambda xp, a, k: a[0] / a[1],
     ),
     OpSpec(
         "pow",
@@ -112,6 +116,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="sqrt_pow",
         number_operands=True,
         edges=edges.binary((1e300, 2.0), (10.0, 400.0), (2.0, -1100.0), (0.0, -1.0), (-2.0, 0.5)),
+        array=lambda xp, a, k: a[0] ** a[1],
     ),
     OpSpec(
         "pow_const",
@@ -127,6 +132,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (_power_rule(a[0], k["exponent"]),),
         family="sqrt_pow",
         edges=edges.with_exponents(),
+        array=lambda xp, a, k: a[0] ** k["exponent"],
     ),
     OpSpec(
         "neg",
@@ -137,6 +143,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (-1.0,),
         family="arithmetic",
         edges=edges.unary(),
+        array=lambda xp, a, k: -a[0],
     ),
     OpSpec(
         "relu",
@@ -152,6 +159,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="piecewise",
         mpmath=lambda mp, x: x if x > 0 else mp.mpf(0),
         edges=edges.unary(),
+        array=lambda xp, a, k: xp.maximum(a[0], 0.0),
     ),
     OpSpec(
         "tanh",
@@ -165,6 +173,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="tanh_sigmoid",
         mpmath=lambda mp, x: mp.tanh(x),
         edges=edges.unary(*edges.EXP_POINTS),
+        array=lambda xp, a, k: xp.tanh(a[0]),
     ),
     OpSpec(
         "sigmoid",
@@ -177,6 +186,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="tanh_sigmoid",
         mpmath=lambda mp, x: 1 / (1 + mp.exp(-x)),
         edges=edges.unary(*edges.EXP_POINTS),
+        array=lambda xp, a, k: 1.0 / (1.0 + xp.exp(-a[0])),
     ),
     OpSpec(
         "exp",
@@ -189,6 +199,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="exp_log",
         mpmath=lambda mp, x: mp.exp(x),
         edges=edges.unary(*edges.EXP_POINTS),
+        array=lambda xp, a, k: xp.exp(a[0]),
     ),
     OpSpec(
         "log",
@@ -202,6 +213,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="exp_log",
         mpmath=lambda mp, x: mp.log(x),
         edges=edges.unary(1e-320, 1e308, 2.0),
+        array=lambda xp, a, k: xp.log(a[0]),
     ),
     OpSpec(
         "sin",
@@ -214,6 +226,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         mpmath=lambda mp, x: mp.sin(x),
         edges=edges.unary(1e16, 3.141592653589793),
+        array=lambda xp, a, k: xp.sin(a[0]),
     ),
     OpSpec(
         "atan",
@@ -225,6 +238,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         mpmath=lambda mp, x: mp.atan(x),
         edges=edges.unary(1e16, 1e308),
+        array=lambda xp, a, k: xp.arctan(a[0]),
     ),
     OpSpec(
         "atan2",
@@ -237,6 +251,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (a[1] / (a[0] * a[0] + a[1] * a[1]), -a[0] / (a[0] * a[0] + a[1] * a[1])),
         family="trig",
         mpmath=lambda mp, y, x: mp.atan2(y, x),
+        array=lambda xp, a, k: xp.arctan2(a[0], a[1]),
         edges=edges.binary((0.0, -1.0), (-0.0, -1.0), (1e-300, -1e300), (1e300, 1e-300)),
     ),
     OpSpec(
@@ -250,6 +265,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         mpmath=lambda mp, x: mp.cos(x),
         edges=edges.unary(1e16, 3.141592653589793),
+        array=lambda xp, a, k: xp.cos(a[0]),
     ),
     OpSpec(
         "sqrt",
@@ -263,6 +279,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="sqrt_pow",
         mpmath=lambda mp, x: mp.sqrt(x),
         edges=edges.unary(1e-320, 1e308, 4.0),
+        array=lambda xp, a, k: xp.sqrt(a[0]),
     ),
     OpSpec(
         "abs",
@@ -278,5 +295,6 @@ SCALAR_SPECS: list[OpSpec] = [
         family="piecewise",
         mpmath=lambda mp, x: abs(x),
         edges=edges.unary(),
+        array=lambda xp, a, k: xp.abs(a[0]),
     ),
 ]

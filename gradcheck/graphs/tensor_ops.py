@@ -129,6 +129,18 @@ def _tie_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray
     return np.sign(args[0] - args[1])
 
 
+def softmax_xp(xp: Any, x: Any, dim: int) -> Any:
+    """softmax along `dim` with a numpy-like module `xp` (the max subtracted first)."""
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+def log_softmax_xp(xp: Any, x: Any, dim: int) -> Any:
+    """log_softmax along `dim` with a numpy-like module `xp`."""
+    shifted = x - xp.max(x, axis=dim, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
+
+
 TENSOR_SPECS: list[OpSpec] = [
     OpSpec(
         "matmul",
@@ -141,6 +153,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_matmul_shape,
         tensor_attrs=lambda c, s: {} if len(s) == 2 else None,
         family="arithmetic",
+        array=lambda xp, a, k: xp.matmul(a[0], a[1]),
     ),
     OpSpec(
         "sum",
@@ -154,6 +167,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_reduce_attrs,
         family="arithmetic",
         edges=_row_edges(dims=(-1,)),
+        array=lambda xp, a, k: xp.sum(a[0], axis=tuple(k["dims"])),
     ),
     OpSpec(
         "mean",
@@ -167,6 +181,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_reduce_attrs,
         family="arithmetic",
         edges=_row_edges(dims=(-1,)),
+        array=lambda xp, a, k: xp.mean(a[0], axis=tuple(k["dims"])),
     ),
     OpSpec(
         "amax",
@@ -186,6 +201,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_reduce_attrs,
         family="piecewise",
         edges=_row_edges(dims=(-1,)),
+        array=lambda xp, a, k: xp.max(a[0], axis=tuple(k["dims"])),
     ),
     OpSpec(
         "amin",
@@ -202,6 +218,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_reduce_attrs,
         family="piecewise",
         edges=_row_edges(dims=(-1,)),
+        array=lambda xp, a, k: xp.min(a[0], axis=tuple(k["dims"])),
     ),
     OpSpec(
         "clamp",
@@ -219,6 +236,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edges.unary(-0.5)),
+        array=lambda xp, a, k: xp.clip(a[0], k["low"], k["high"]),
     ),
     OpSpec(
         "maximum",
@@ -233,6 +251,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         edges=edges.binary(),
+        array=lambda xp, a, k: xp.maximum(a[0], a[1]),
     ),
     OpSpec(
         "minimum",
@@ -247,6 +266,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         edges=edges.binary(),
+        array=lambda xp, a, k: xp.minimum(a[0], a[1]),
     ),
     OpSpec(
         "transpose",
@@ -258,6 +278,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_transposed_shape,
         tensor_attrs=_transpose_attrs,
         family="arithmetic",
+        array=lambda xp, a, k: xp.swapaxes(a[0], *k["dims"]),
     ),
     OpSpec(
         "reshape",
@@ -270,6 +291,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_reshape_attrs,
         torch_batched=lambda a, k: _reshape_batched(a[0], k),
         family="arithmetic",
+        array=lambda xp, a, k: xp.reshape(a[0], tuple(k["shape"])),
     ),
     OpSpec(
         "softmax",
@@ -284,6 +306,7 @@ TENSOR_SPECS: list[OpSpec] = [
         torch_template="torch.softmax({0}, {dim})",
         family="exp_log",
         edges=_row_edges(dim=-1),
+        array=lambda xp, a, k: softmax_xp(xp, a[0], k["dim"]),
     ),
     OpSpec(
         "log_softmax",
@@ -298,5 +321,6 @@ TENSOR_SPECS: list[OpSpec] = [
         torch_template="torch.log_softmax({0}, {dim})",
         family="exp_log",
         edges=_row_edges(dim=-1),
+        array=lambda xp, a, k: log_softmax_xp(xp, a[0], k["dim"]),
     ),
 ]

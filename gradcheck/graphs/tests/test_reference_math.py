@@ -79,3 +79,15 @@ def test_mpvalue_refuses_an_op_the_registry_does_not_spell_for_mpmath():
 
 def test_the_tiny_engine_of_the_self_check_runs_every_scalar_op_from_the_registry():
     assert TinyAdapter.ops == frozenset(SCALAR_OPS)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_op_is_spelled_for_array_engines_and_agrees_with_its_reference_on_numpy(name):
+    spec = REGISTRY[name]
+    assert spec.array is not None, f"{name}: no `array` spelling for function-style engines"
+    if name in SCALAR_OPS:
+        for point in _points(spec, _attr_sets(spec)[0]):
+            args = [np.float64(v) for v in point]
+            attrs = _attr_sets(spec)[0]
+            with np.errstate(all="ignore"):
+                assert spec.array(np, args, attrs) == pytest.approx(spec.numpy(args, attrs), rel=1e-13)
