@@ -318,9 +318,7 @@ def print_findings(result: CampaignResult, console: Console) -> None:
         style = "red bold" if f.is_failure(conventions) else "yellow bold"
         label = "finding" if f.is_failure(conventions) else "note"
         console.print(Text(f"\n{label} {i}: {f.title} [{f.kind}, {f.check}]", style=style))
-        shown = ", ".join(map(str, f.graph_indices[:20])) + (" ..." if len(f.graph_indices) > 20 else "")
-        where = f"graphs {shown}" if f.graph_indices else "the op-isolation pass"
-        console.print(Text(f"  {f.graphs} graph(s): {where}"))
+        console.print(Text(f"  {f.covers}"))
         for problem in f.problems[:3]:
             console.print(Text(f"  {printable(problem)}"))
         console.print(Text(f"  replay: {f.repro}"))

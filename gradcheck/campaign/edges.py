@@ -32,7 +32,7 @@ def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
                 # and elsewhere alike is one finding with the random graphs' and isolation's
                 graphs=len(problems),
                 problems=tuple(f"{p.where}: {p.message}" for p in problems[:SHOWN_CASES]),
-                snippet=first.graph.to_python("torch"),
+                snippet=adapter.snippet(first.graph),  # None: the report shows torch's code
             )
         )
     return group_findings(findings)

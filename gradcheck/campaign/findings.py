@@ -75,6 +75,18 @@ class Finding:
         return (self.kind.value, self.ops, self.check, self.where)
 
     @property
+    def covers(self) -> str:
+        """What the finding's count counts: "3 graph(s): graphs 7, 76, ..." or the phase's cases."""
+        if self.graph_indices:
+            shown = ", ".join(map(str, self.graph_indices[:20])) + (
+                " ..." if len(self.graph_indices) > 20 else ""
+            )
+            return f"{self.graphs} graph(s): graphs {shown}"
+        if self.phase == "edges":
+            return f"{self.graphs} edge-value case(s)"
+        return f"{self.graphs} case(s) of the op-isolation pass"
+
+    @property
     def title(self) -> str:
         """A one-line name: "relu — wrong gradient", "pow_const at 0 — engine raised"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"

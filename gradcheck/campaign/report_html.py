@@ -109,8 +109,6 @@ def _findings(report: dict) -> str:
     parts = ['<h2 id="findings">Findings</h2>', f"<p><b>{escape(summary(findings, conventions))}</b></p>"]
     for i, f in enumerate(findings):
         failing = f.is_failure(conventions)
-        indices = ", ".join(map(str, f.graph_indices[:30])) + (" …" if len(f.graph_indices) > 30 else "")
-        covers = f"graphs {indices}" if f.graph_indices else "the op-isolation pass"
         graph = Graph.from_dict(f.graph)
         code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
         language = (
@@ -120,7 +118,7 @@ def _findings(report: dict) -> str:
             f'<div class="finding{"" if failing else " note"}" id="finding-{i}">'
             f"<h3>{'finding' if failing else 'note'} {i}: {escape(f.title)}</h3>"
             f'<p class="kind">kind {escape(str(f.kind))} · check {escape(f.check)} · '
-            f"found by {escape(f.phase)} · {f.graphs} graph(s): {escape(covers)}</p>"
+            f"found by {escape(f.phase)} · {escape(f.covers)}</p>"
             f"{_problems(list(f.problems[:3]))}"
             "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
             f'<code class="repro">{escape(f.repro)}</code>'

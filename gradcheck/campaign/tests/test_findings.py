@@ -105,3 +105,12 @@ def test_a_finding_names_a_known_check_and_at_least_one_graph():
         Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, graphs=0)
     with pytest.raises(ValueError, match="missing field"):
         Finding.from_dict({"kind": "wrong-gradient"})
+
+
+def test_a_finding_says_what_its_count_counts():
+    edge = Finding(Kind.EXCEPTION, ("div",), "forward", RELU, phase="edges", graphs=5)
+    alone = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, phase="isolation", graphs=3)
+    random = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, graphs=2, graph_indices=(4, 9))
+    assert edge.covers == "5 edge-value case(s)"
+    assert alone.covers == "3 case(s) of the op-isolation pass"
+    assert random.covers == "2 graph(s): graphs 4, 9"
