@@ -66,8 +66,11 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
     return order
 
 
-def propagate(order: list[Node], create_graph: bool) -> None:
-    """Walk `order` backwards, pushing each node's `_g` into its inputs' `_g` (summing reuse)."""
+def propagate(order: list[Node], create_graph: bool, into_grad: bool = False) -> bool:
+    """Walk `order` backwards, pushing each node's `_g` into its inputs' `_g` (summing reuse).
+
+    Returns whether it also stored the gradients into `.grad` (an engine's own walk may, when asked
+    with `into_grad`; this one never does, `backward` then calls `_accumulate_grads`)."""
     for node in reversed(order):
         g = node._g
         prev = node._prev
@@ -77,6 +80,7 @@ def propagate(order: list[Node], create_graph: bool) -> None:
             if parent_g is not None:
                 old = parent._g
                 parent._g = parent_g if old is None else old + parent_g
+    return False
 
 
 def cleared_order(roots: Sequence[Node], create_graph: bool) -> list[Node]:
@@ -87,8 +91,12 @@ def cleared_order(roots: Sequence[Node], create_graph: bool) -> list[Node]:
     return order
 
 
-def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) -> list[Node]:
-    """One backward pass from `outputs`; returns the order with `_g` filled in (caller clears it)."""
+def _run(
+    outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool, into_grad: bool = False
+) -> tuple[list[Node], bool]:
+    """One backward pass from `outputs`; returns the order, with `_g` filled in (caller clears it)
+    unless the walk stored the gradients into `.grad` itself (the second value), as asked by
+    `into_grad`."""
     if len(gradients) != len(outputs):
         raise ValueError(
             f"backward: got {len(gradients)} gradients for {len(outputs)} outputs; "
@@ -104,14 +112,14 @@ def _run(outputs: Sequence[Node], gradients: Sequence[Any], create_graph: bool) 
         for output, gradient in zip(outputs, gradients):
             seed = output._seed(gradient, create_graph)
             output._g = seed if output._g is None else output._g + seed
-        walk(order, create_graph)
+        stored = walk(order, create_graph, into_grad)
     except BaseException:  # a failed pass leaves no gradient buffer behind for the next one
         for node in order:
             node._g = None
         raise
     finally:
         switches.grad_enabled = previous
-    return order
+    return order, stored
 
 
 def backward(outputs: Sequence[Node], gradients: Sequence[Any] | None = None) -> None:
@@ -122,10 +130,11 @@ def backward(outputs: Sequence[Node], gradients: Sequence[Any] | None = None) ->
     """
     previous, switches.closures_allowed = switches.closures_allowed, True
     try:
-        order = _run(outputs, gradients or [None] * len(outputs), create_graph=False)
+        order, stored = _run(outputs, gradients or [None] * len(outputs), create_graph=False, into_grad=True)
     finally:
         switches.closures_allowed = previous
-    type(outputs[0])._accumulate_grads(order)
+    if not stored:
+        type(outputs[0])._accumulate_grads(order)
 
 
 def grad(
@@ -153,7 +162,7 @@ def grad(
         seeds = [grad_outputs]
     previous, switches.closures_allowed = switches.closures_allowed, False
     try:
-        order = _run(output_list, seeds, create_graph)
+        order, _ = _run(output_list, seeds, create_graph)
     finally:
         switches.closures_allowed = previous
     try:

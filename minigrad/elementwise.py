@@ -53,6 +53,8 @@ class Binary(Elementwise):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.direct = getattr(cls.backward, "__func__", None) is Binary.backward.__func__
+        if cls.direct:
+            cls.scalar_backward = cls.gradients
 
     @staticmethod
     def gradients(g: Any, out: Any, a: Any, b: Any) -> tuple[Any, Any]:

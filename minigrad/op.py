@@ -23,6 +23,13 @@ class ScalarOp:
     # True when an engine may call `gradients(g, out, a, b)` instead of `backward` (a shared
     # binary rule whose `backward` nobody rewrote); see `elementwise.Binary`.
     direct: ClassVar[bool] = False
+    # What a scalar pass calls for one gradient per input: `backward`, or `gradients` when `direct`
+    # (one call instead of two); set once per class, so the pass does not ask on every node.
+    scalar_backward: ClassVar[Any]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.scalar_backward = cls.backward
 
     @staticmethod
     def forward(*args: float) -> float:
