@@ -7,7 +7,13 @@ For each engine and graph it measures microseconds per node for the forward pass
 graph), the backward pass, and freeing the graph, with the garbage collector ON (as users run
 it) and OFF (for reference), plus bytes per node held by the graph (tracemalloc).
 
+Each engine runs in a process of its own (a user of one engine has only that engine imported:
+torch alone brings some 170,000 objects that every full collection of the garbage collector walks),
+and the processes take turns round by round, so all engines see the same load on the machine.
+`--shared-process` runs every engine in this one process instead, torch's objects in every heap.
+
     python benchmarks/bench_scalar.py [--reps 7] [--chain 100000] [--chain-reps 3] [--without-torch]
+                                      [--shared-process]
 
 Before timing, every engine's loss and gradients are checked to agree with minigrad's.
 """
@@ -16,9 +22,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import itertools
 import math
-import random
+import multiprocessing
 import statistics
 import sys
 import threading
@@ -28,140 +33,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import micrograd.engine
 from rich.console import Console
 from rich.table import Table
+from scalar_workloads import ENGINES, Engine, chain_graph, mlp_graph, mlp_numbers, torch_engine
 
-import minigrad
 from minigrad.autograd import topological_order
-
-# --- micrograd gets tanh ---------------------------------------------------------------------------
-# PyPI micrograd has no tanh. A tiny subclass adds one in micrograd's own closure style, and
-# micrograd's ops are pointed at the subclass so that every result has it.
-_MicrogradValue = micrograd.engine.Value
-
-
-class MicrogradTanhValue(_MicrogradValue):
-    def tanh(self) -> MicrogradTanhValue:
-        t = math.tanh(self.data)
-        out = MicrogradTanhValue(t, (self,), "tanh")
-
-        def _backward() -> None:
-            self.grad += (1 - t * t) * out.grad
-
-        out._backward = _backward
-        return out
-
-
-micrograd.engine.Value = MicrogradTanhValue
-
-
-# --- the engines: how to make a leaf and read it back --------------------------------------------
-
-
-@dataclass(frozen=True)
-class Engine:
-    name: str
-    leaf: Callable[[float], Any]
-    constant: Callable[[float], Any]
-    data: Callable[[Any], float]
-    grad: Callable[[Any], float]
-    backward: Callable[[Any], None]
-
-
-def torch_engine() -> Engine:
-    """torch 0-d float64 tensors; imported only when measured, so `--without-torch` runs without it."""
-    import torch
-
-    torch.set_num_threads(1)
-    return Engine(
-        "torch",
-        lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True),
-        lambda x: torch.tensor(x, dtype=torch.float64),
-        lambda v: v.item(),
-        lambda v: v.grad.item(),
-        lambda v: v.backward(),
-    )
-
-
-ENGINES = [
-    Engine(
-        "minigrad",
-        minigrad.Value,
-        minigrad.Value,
-        lambda v: v.data,
-        lambda v: v.grad,
-        lambda v: v.backward(),
-    ),
-    Engine(
-        "micrograd",
-        MicrogradTanhValue,
-        MicrogradTanhValue,
-        lambda v: v.data,
-        lambda v: v.grad,
-        lambda v: v.backward(),
-    ),
-]
-
-
-# --- the two graphs, written once for every engine -------------------------------------------------
-
-
-def mlp_numbers(seed: int = 0) -> tuple[list[list[list[float]]], list[list[float]], list[int]]:
-    """Weights (per layer: rows of [w..., b]), 32 two-moons-like points and their ±1 labels."""
-    rng = random.Random(seed)
-    sizes = [2, 16, 16, 1]
-    layers = [
-        [[rng.uniform(-1, 1) for _ in range(n_in + 1)] for _ in range(n_out)]
-        for n_in, n_out in itertools.pairwise(sizes)
-    ]
-    points, labels = [], []
-    for i in range(32):
-        angle = math.pi * rng.random()
-        upper = i % 2 == 0
-        x = math.cos(angle) if upper else 1 - math.cos(angle)
-        y = math.sin(angle) if upper else 0.5 - math.sin(angle)
-        points.append([x + rng.gauss(0, 0.1), y + rng.gauss(0, 0.1)])
-        labels.append(1 if upper else -1)
-    return layers, points, labels
-
-
-def mlp_graph(engine: Engine, numbers: Any) -> tuple[Any, list[Any]]:
-    """micrograd's demo loss: mean SVM hinge over the points + 1e-4 · sum of squared parameters."""
-    layers, points, labels = numbers
-    params = [[[engine.leaf(v) for v in row] for row in layer] for layer in layers]
-
-    def build() -> Any:
-        scores = []
-        for point in points:
-            act = [engine.constant(v) for v in point]
-            for depth, layer in enumerate(params):
-                last = depth == len(params) - 1
-                outs = []
-                for row in layer:
-                    z = sum((w * a for w, a in zip(row[:-1], act)), row[-1])
-                    outs.append(z if last else z.relu())
-                act = outs
-            scores.append(act[0])
-        losses = [(1 + -y * s).relu() for y, s in zip(labels, scores)]
-        data_loss = sum(losses) * (1.0 / len(losses))
-        reg_loss = 1e-4 * sum(p * p for layer in params for row in layer for p in row)
-        return data_loss + reg_loss
-
-    return build, [p for layer in params for row in layer for p in row]
-
-
-def chain_graph(engine: Engine, steps: int) -> tuple[Any, list[Any]]:
-    w, b, y0 = engine.leaf(0.9), engine.leaf(0.1), engine.leaf(0.5)
-
-    def build() -> Any:
-        y = y0
-        for _ in range(steps):
-            y = (y * w + b).tanh()
-        return y
-
-    return build, [w, b, y0]
-
 
 # --- measuring ----------------------------------------------------------------------------------
 
@@ -177,69 +53,148 @@ class Result:
         return self.fwd + self.bwd + self.free
 
 
-def time_engine(
-    engine: Engine, make: Callable[[], tuple[Any, list[Any]]], nodes: int, reps: int, gc_on: bool
-) -> Result:
-    """Mean µs per node over `reps` rounds of build, backward, free, after one untimed round.
+WORKLOADS: dict[str, Callable[[Engine, int], tuple[Any, list[Any]]]] = {
+    "mlp": lambda engine, _size: mlp_graph(engine, mlp_numbers()),
+    "chain": chain_graph,
+}
 
-    The rounds run back to back as in a training loop: with the collector on, the garbage of one
-    round (micrograd's graphs are reference cycles) is collected during the next ones, and counts.
-    Times are the process's CPU time, so other load on the machine does not count.
-    """
-    build, _ = make()
-    clock = time.process_time
-    rounds = []
-    gc.collect()
-    gc.enable() if gc_on else gc.disable()
-    try:
-        for _ in range(reps + 1):
+
+def engine_named(name: str) -> Engine:
+    if name == "torch":
+        return torch_engine()
+    return next(engine for engine in ENGINES if engine.name == name)
+
+
+class EngineServer:
+    """One engine's side of the measurement, command by command: load a workload, check its
+    numbers, count bytes, time rounds. It runs in the engine's own process, or in this one."""
+
+    def __init__(self, name: str) -> None:
+        self.engine = engine_named(name)
+        self.make: Callable[[], tuple[Any, list[Any]]] = lambda: ((lambda: None), [])
+        self.build: Callable[[], Any] = lambda: None
+
+    def handle(self, command: str, *args: Any) -> Any:
+        return getattr(self, command)(*args)
+
+    def load(self, workload: str, size: int) -> None:
+        self.make = lambda: WORKLOADS[workload](self.engine, size)
+        self.build = self.make()[0]
+
+    def objects(self) -> int:
+        """How many objects the collector tracks in this process before any graph."""
+        gc.collect()
+        return len(gc.get_objects())
+
+    def numbers(self) -> tuple[float, list[float]]:
+        """The loss and the parameters' gradients, to check every engine computes the same."""
+        build, params = self.make()
+        out = build()
+        self.engine.backward(out)
+        return self.engine.data(out), [self.engine.grad(p) for p in params]
+
+    def nodes(self) -> int:
+        out = self.build()
+        return sum(1 for n in topological_order([out]) if n._prev)
+
+    def bytes_per_node(self, nodes: int) -> float:
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        out = self.build()
+        after = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        del out
+        gc.collect()
+        return (after - before) / nodes
+
+    def start(self, gc_on: bool) -> None:
+        """A clean heap, then one untimed round."""
+        gc.collect()
+        self.round(gc_on)
+
+    def round(self, gc_on: bool) -> tuple[float, float, float]:
+        """Build, backward and free once: process CPU seconds of each. Rounds run back to back as
+        in a training loop: with the collector on, one round's garbage (micrograd's graphs are
+        reference cycles) is collected during the next ones, and counts; with it off, it is
+        reclaimed after the round, untimed."""
+        clock = time.process_time
+        gc.enable() if gc_on else gc.disable()
+        try:
             t0 = clock()
-            out = build()
+            out = self.build()
             t1 = clock()
-            engine.backward(out)
+            self.engine.backward(out)
             t2 = clock()
             del out
             t3 = clock()
-            rounds.append((t1 - t0, t2 - t1, t3 - t2))
-            if not gc_on:
-                gc.collect()  # untimed: with the collector off, cycles are reclaimed here
-    finally:
-        gc.enable()
-        gc.collect()
-    per = 1e6 / nodes
-    return Result(*(statistics.fmean(phase) * per for phase in zip(*rounds[1:])))
+        finally:
+            gc.enable()
+        if not gc_on:
+            gc.collect()
+        return t1 - t0, t2 - t1, t3 - t2
 
 
-def bytes_per_node(make: Callable[[], tuple[Any, list[Any]]], nodes: int) -> float:
-    build, _ = make()
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    out = build()
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    del out
-    gc.collect()
-    return (after - before) / nodes
+def serve(conn: Any, name: str) -> None:
+    """An engine's own process: answer the parent's commands until told to stop."""
+
+    def loop() -> None:
+        server = EngineServer(name)
+        while (command := conn.recv()) != ("stop",):
+            try:
+                reply = server.handle(*command)
+            except Exception as exc:  # shown by the parent
+                reply = RuntimeError(f"{name}: {type(exc).__name__}: {exc}")
+            conn.send(reply)
+
+    run_in_big_stack(loop)
 
 
-def check_agreement(make_for: Callable[[Engine], tuple[Any, list[Any]]]) -> None:
+class EngineProcess:
+    """The parent's handle on an engine running in a process of its own (started fresh, so it
+    imports only what its engine needs)."""
+
+    def __init__(self, name: str) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=serve, args=(child, name), daemon=True)
+        self.process.start()
+
+    def ask(self, *command: Any) -> Any:
+        self.conn.send(command)
+        reply = self.conn.recv()
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def stop(self) -> None:
+        self.conn.send(("stop",))
+        self.process.join()
+
+
+class EngineHere:
+    """An engine measured in this process (`--shared-process`)."""
+
+    def __init__(self, name: str) -> None:
+        self.server = EngineServer(name)
+
+    def ask(self, *command: Any) -> Any:
+        return self.server.handle(*command)
+
+    def stop(self) -> None:
+        pass
+
+
+def check_agreement(engines: dict[str, Any]) -> None:
     """Every engine's loss and parameter gradients equal minigrad's (to 1e-9 relative)."""
-    results = []
-    for engine in ENGINES:
-        build, params = make_for(engine)
-        out = build()
-        engine.backward(out)
-        results.append((engine.data(out), [engine.grad(p) for p in params]))
-        del out
-        gc.collect()
-    ref_loss, ref_grads = results[0]
-    for engine, (loss, grads) in zip(ENGINES[1:], results[1:]):
+    results = {name: engine.ask("numbers") for name, engine in engines.items()}
+    ref_loss, ref_grads = results["minigrad"]
+    for name, (loss, grads) in results.items():
         ok = math.isclose(loss, ref_loss, rel_tol=1e-9) and all(
             math.isclose(g, r, rel_tol=1e-9, abs_tol=1e-12) for g, r in zip(grads, ref_grads)
         )
         if not ok:
-            sys.exit(f"{engine.name} disagrees with minigrad: loss {loss} vs {ref_loss}")
+            sys.exit(f"{name} disagrees with minigrad: loss {loss} vs {ref_loss}")
 
 
 def run_in_big_stack(fn: Callable[[], Any]) -> Any:
@@ -268,20 +223,33 @@ def run_in_big_stack(fn: Callable[[], Any]) -> Any:
     return box[0]
 
 
-def measure_workload(title: str, make_for: Callable[[Engine], Any], reps: int) -> tuple[int, dict, dict]:
-    """Check agreement, then µs per node for each engine with GC on and off, and bytes per node."""
-    check_agreement(make_for)
-    build, _ = make_for(ENGINES[0])
-    out = build()
-    nodes = sum(1 for n in topological_order([out]) if n._prev)
-    del out, build
+def measure_workload(
+    engines: dict[str, Any], workload: str, size: int, reps: int, take_turns: bool
+) -> tuple[int, dict, dict]:
+    """Check agreement, then µs per node for each engine with GC on and off, and bytes per node.
+
+    Engines in processes of their own take turns round by round (one round of each, then the
+    next), so a change of load on the machine falls on all of them alike while each engine's rounds
+    still run back to back in its own heap. Engines sharing this process run one after the other
+    (taking turns there would leave one engine's garbage to the next one's rounds)."""
+    for engine in engines.values():
+        engine.ask("load", workload, size)
+    check_agreement(engines)
+    nodes = engines["minigrad"].ask("nodes")
+    memory = {name: engine.ask("bytes_per_node", nodes) for name, engine in engines.items()}
     rows: dict[tuple[str, bool], Result] = {}
-    memory: dict[str, float] = {}
-    for engine in ENGINES:
-        make = lambda e=engine: make_for(e)
-        memory[engine.name] = bytes_per_node(make, nodes)
-        for gc_on in (True, False):
-            rows[engine.name, gc_on] = time_engine(engine, make, nodes, reps, gc_on)
+    per = 1e6 / nodes
+    for gc_on in (True, False):
+        rounds: dict[str, list[tuple[float, float, float]]] = {name: [] for name in engines}
+        groups = [list(engines)] if take_turns else [[name] for name in engines]
+        for group in groups:
+            for name in group:
+                engines[name].ask("start", gc_on)
+            for _ in range(reps):
+                for name in group:
+                    rounds[name].append(engines[name].ask("round", gc_on))
+        for name in engines:
+            rows[name, gc_on] = Result(*(statistics.fmean(phase) * per for phase in zip(*rounds[name])))
     return nodes, rows, memory
 
 
@@ -315,50 +283,80 @@ def main() -> None:
     parser.add_argument("--chain", type=int, default=100_000, help="steps of the tanh chain (default 100000)")
     parser.add_argument("--chain-reps", type=int, default=3, help="timed rounds per measurement on the chain")
     parser.add_argument(
-        "--without-torch",
+        "--without-torch", action="store_true", help="minigrad and micrograd only, torch never imported"
+    )
+    parser.add_argument(
+        "--shared-process",
         action="store_true",
-        help="minigrad and micrograd only, torch never imported: a smaller heap for the collector to walk",
+        help="every engine in this one process (torch's objects then in every engine's heap)",
     )
     args = parser.parse_args()
     console = Console(width=120)
-    if not args.without_torch:
-        ENGINES.append(torch_engine())
-    others = [engine.name for engine in ENGINES[1:]]
+    names = ["minigrad", "micrograd"] + ([] if args.without_torch else ["torch"])
+    if args.shared_process:
+        run_in_big_stack(lambda: measure_all(console, names, EngineHere, args))
+    else:
+        measure_all(console, names, EngineProcess, args)
 
-    numbers = mlp_numbers()
-    workloads = [
-        ("MLP(2,[16,16,1]) × 32 points", lambda e: mlp_graph(e, numbers), args.reps),
-        (f"tanh chain × {args.chain:,}", lambda e: chain_graph(e, args.chain), args.chain_reps),
-    ]
-    console.print(
-        "[bold]Scalar engines[/]: µs per node in process CPU time, mean of rounds run back to back\n"
-        "(so the collector's passes are amortized in). forward = building the graph, free = dropping it.\n"
-        "torch: 0-d float64 tensors, 1 thread. micrograd (PyPI 0.1.0) has no tanh: a tiny subclass adds one\n"
-        "in its closure style. Its recursive topological sort needs a deep stack, so every engine runs in a\n"
-        "thread with a 512 MiB stack and recursion limit 2,000,000."
-        f"\nThe process holds {len(gc.get_objects()):,} objects the collector tracks before any graph\n"
-        f"({'torch not imported' if args.without_torch else 'torch is imported'}): every full collection "
-        "walks them too, for every engine."
-    )
+
+def measure_all(console: Console, names: list[str], engine_in: Callable[[str], Any], args: Any) -> None:
+    """Start the engines, measure both workloads, print the tables and the goals."""
+    engines = {name: engine_in(name) for name in names}
+    try:
+        objects = {name: engine.ask("objects") for name, engine in engines.items()}
+        where = (
+            "in this one process, one after the other"
+            if args.shared_process
+            else "each in a process of its own, taking turns round by round"
+        )
+        console.print(
+            "[bold]Scalar engines[/]: µs per node in process CPU time, mean of rounds run back to\n"
+            "back (so the collector's passes are amortized in). forward = building the graph, free =\n"
+            "dropping it. torch: 0-d float64 tensors, 1 thread. micrograd (PyPI 0.1.0) has no tanh: a\n"
+            "tiny subclass adds one in its closure style. Its recursive topological sort needs a deep\n"
+            "stack, so every engine runs in a thread with a 512 MiB stack and recursion limit 2,000,000.\n"
+            f"Engines run {where}. Objects the collector tracks before any\n"
+            "graph (every full collection walks them): "
+            + ", ".join(f"{name}'s process {count:,}" for name, count in objects.items())
+            + ("" if args.shared_process else " (--shared-process: all in one)")
+        )
+        summary = []
+        workloads = [
+            ("MLP(2,[16,16,1]) × 32 points", "mlp", 0, args.reps),
+            (f"tanh chain × {args.chain:,}", "chain", args.chain, args.chain_reps),
+        ]
+        for title, workload, size, reps in workloads:
+            nodes, rows, memory = measure_workload(engines, workload, size, reps, not args.shared_process)
+            print_workload(console, title, nodes, rows, memory)
+            summary += compare(title, rows, memory, names[1:])
+    finally:
+        for engine in engines.values():
+            engine.stop()
+    print_summary(console, summary, with_torch="torch" in names)
+
+
+def compare(title: str, rows: dict, memory: dict, others: list[str]) -> list[tuple[Any, ...]]:
+    """minigrad's advantage over each other engine: their µs / minigrad's, their bytes / minigrad's."""
     summary = []
-    for title, make_for, reps in workloads:
-        nodes, rows, memory = run_in_big_stack(lambda t=title, m=make_for, r=reps: measure_workload(t, m, r))
-        print_workload(console, title, nodes, rows, memory)
-        for gc_on in (True, False):
-            mine = rows["minigrad", gc_on]
-            for other in others:
-                theirs = rows[other, gc_on]
-                summary.append(
-                    (
-                        title,
-                        "on" if gc_on else "off",
-                        other,
-                        theirs.fwd / mine.fwd,
-                        theirs.bwd / mine.bwd,
-                        theirs.total / mine.total,
-                        memory[other] / memory["minigrad"],
-                    )
+    for gc_on in (True, False):
+        mine = rows["minigrad", gc_on]
+        for other in others:
+            theirs = rows[other, gc_on]
+            summary.append(
+                (
+                    title,
+                    "on" if gc_on else "off",
+                    other,
+                    theirs.fwd / mine.fwd,
+                    theirs.bwd / mine.bwd,
+                    theirs.total / mine.total,
+                    memory[other] / memory["minigrad"],
                 )
+            )
+    return summary
+
+
+def print_summary(console: Console, summary: list[tuple[Any, ...]], with_torch: bool) -> None:
     ratios = Table(title="minigrad's advantage: their µs / minigrad's µs per node, their bytes / minigrad's")
     for col in ("graph", "GC", "vs", "fwd", "bwd", "total", "bytes"):
         ratios.add_column(col, justify="left" if col in ("graph", "GC", "vs") else "right")
@@ -366,7 +364,7 @@ def main() -> None:
         mem = f"{m:.2f}x" if other != "torch" else f"({m:.2f}x)*"
         ratios.add_row(title, gc_text, other, f"{f:.2f}x", f"{b:.2f}x", f"{t:.2f}x", mem)
     console.print(ratios)
-    if not args.without_torch:
+    if with_torch:
         console.print(
             "* torch keeps its graph mostly in C++ allocations that tracemalloc cannot see: its bytes per "
             "node are a lower bound."
