@@ -47,9 +47,10 @@ def topological_order(roots: Iterable[Any], create_graph: bool) -> list[Any]:
 
 def _place_in_order(stack: list[Any], order: list[Any]) -> None:
     """Depth-first with an explicit stack: a node seen for the first time is marked `_OPEN` and
-    goes back on the stack with its unplaced inputs above it; met again, it is placed. Constants
-    in the operand slots are floats and are skipped; a node whose inputs are all placed (a leaf,
-    or a weight times an activation reached before) is placed at once."""
+    goes back on the stack, its unplaced inputs are visited, and met again it is placed. The walk
+    goes straight on into the last of those inputs instead of through the stack. Constants in the
+    operand slots are floats and are skipped; a node whose inputs are all placed (a leaf, or a
+    weight times an activation reached before) is placed at once."""
     while stack:
         node = stack.pop()
         state = node._g
@@ -58,29 +59,31 @@ def _place_in_order(stack: list[Any], order: list[Any]) -> None:
                 node._g = REACHED
                 order.append(node)
             continue  # placed already (a node reached twice before it was opened)
-        a = node._a
-        if a is None:
-            if node._rule is None:
+        while True:  # `node` is unreached
+            a = node._a
+            if a is None:
+                if node._rule is None:  # a leaf
+                    node._g = REACHED
+                    order.append(node)
+                else:  # an op made the micrograd way
+                    node._g = _OPEN
+                    stack.append(node)
+                    stack.extend(node._prev)
+                break
+            b = node._b
+            open_a = type(a) is not float and a._g is None
+            open_b = b is not None and type(b) is not float and b._g is None
+            if not (open_a or open_b):  # a reached input is never still open: a graph has no cycles
                 node._g = REACHED
-                order.append(node)  # a leaf
-            else:
-                node._g = _OPEN
-                stack.append(node)
-                stack.extend(node._prev)
-            continue
-        b = node._b
-        open_a = type(a) is not float and a._g is None
-        open_b = b is not None and type(b) is not float and b._g is None
-        if open_a or open_b:
+                order.append(node)
+                break
             node._g = _OPEN
             stack.append(node)
-            if open_a:
+            if open_a and open_b:
                 stack.append(a)
-            if open_b:
-                stack.append(b)
-        else:  # every input placed: a reached input is never still open, a graph has no cycles
-            node._g = REACHED
-            order.append(node)
+                node = b
+            else:
+                node = a if open_a else b
 
 
 def propagate_floats(order: list[Any], create_graph: bool, into_grad: bool = False) -> bool:
