@@ -107,21 +107,18 @@ def _propagate(order: list[Any], into_grad: bool) -> None:
         if into_grad:
             node._g = None
             node.grad += g
-        a = node._a
-        if a is None:
-            if node._rule is not None:  # an op made the micrograd way
-                _through_protocol(node, g)
-            continue
-        rule = node._rule
-        b = node._b
+        a, b = node._a, node._b
         if b is None:
-            a._g += rule.scalar_backward(g, node.data, a.data)[0]
+            if a is not None:
+                a._g += node._rule.scalar_backward(g, node.data, a.data)[0]
+            elif node._rule is not None:  # an op made the micrograd way
+                _through_protocol(node, g)
         elif type(b) is float:  # a constant on the right: its gradient is dropped
-            a._g += rule.scalar_backward(g, node.data, a.data, b)[0]
+            a._g += node._rule.scalar_backward(g, node.data, a.data, b)[0]
         elif type(a) is float:  # a constant on the left
-            b._g += rule.scalar_backward(g, node.data, a, b.data)[1]
+            b._g += node._rule.scalar_backward(g, node.data, a, b.data)[1]
         else:
-            grad_a, grad_b = rule.scalar_backward(g, node.data, a.data, b.data)
+            grad_a, grad_b = node._rule.scalar_backward(g, node.data, a.data, b.data)
             a._g += grad_a
             b._g += grad_b
 
