@@ -16,10 +16,12 @@ from typing import Any
 from minigrad.autograd import cleared_order, propagate
 from minigrad.grad_mode import switches
 
-# The gradient buffer `_g` of a node the walk has reached and nothing has flowed into yet: minus
-# zero, the one float that every gradient added to it comes back unchanged from (-0.0 + 0.0 is 0.0,
-# -0.0 + -0.0 is -0.0), so the propagation adds into a buffer without asking whether it is empty.
-REACHED = -0.0
+# The gradient buffer `_g` of a node the walk has reached and nothing has flowed into yet: a zero,
+# so that adding to it is right, and an object of its own, so that the first gradient replaces it
+# as it is (its type and the sign of a zero kept, as when the buffer was empty). Adding into minus
+# zero instead would keep a zero's sign but turn an int from a custom rule into a float, hiding the
+# rule's wrong type from gradcheck.
+REACHED = float("0.0")
 
 # The gradient buffer of a node the walk has opened (its inputs are being placed) but not placed.
 _OPEN = object()
@@ -110,19 +112,28 @@ def _propagate(order: list[Any], into_grad: bool) -> None:
         a, b = node._a, node._b
         if b is None:
             if a is not None:
-                a._g += node._rule.scalar_backward(g, node.data, a.data)[0]
+                grad = node._rule.scalar_backward(g, node.data, a.data)[0]
+                old = a._g
+                a._g = grad if old is REACHED else old + grad
             elif node._rule is not None:  # an op made the micrograd way
                 _through_protocol(node, g)
         elif type(b) is float:  # a constant on the right: its gradient is dropped
-            a._g += node._rule.scalar_backward(g, node.data, a.data, b)[0]
+            grad = node._rule.scalar_backward(g, node.data, a.data, b)[0]
+            old = a._g
+            a._g = grad if old is REACHED else old + grad
         elif type(a) is float:  # a constant on the left
-            b._g += node._rule.scalar_backward(g, node.data, a, b.data)[1]
+            grad = node._rule.scalar_backward(g, node.data, a, b.data)[1]
+            old = b._g
+            b._g = grad if old is REACHED else old + grad
         else:
             grad_a, grad_b = node._rule.scalar_backward(g, node.data, a.data, b.data)
-            a._g += grad_a
-            b._g += grad_b
+            old = a._g
+            a._g = grad_a if old is REACHED else old + grad_a
+            old = b._g
+            b._g = grad_b if old is REACHED else old + grad_b
 
 
 def _through_protocol(node: Any, g: Any) -> None:
     for parent, grad in zip(node._prev, node._local_grads(g, False)):
-        parent._g += grad
+        old = parent._g
+        parent._g = grad if old is REACHED else old + grad
