@@ -40,7 +40,8 @@ class Program:
     def __init__(self, graph: Graph, resolve: Callable[[str], Apply] = registry_apply) -> None:
         self.outputs = tuple(graph.outputs)
         self.steps = tuple(
-            Step(resolve(node.op), node.args, node.attr, _constants(node.consts)) for node in graph.nodes
+            Step(resolve(node.op), node.args, node.attr, _constants(node.consts) if node.consts else ())
+            for node in graph.nodes
         )
 
     def run(self, leaves: Sequence[Any], constant: Callable[[Constant], Any]) -> list[Any]:

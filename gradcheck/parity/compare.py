@@ -233,6 +233,8 @@ def _error_blocks(
 
 def _flat(values: Sequence[Any]) -> np.ndarray:
     """Engine results (floats or arrays) as one float64 vector, in order."""
+    if all(type(v) is float for v in values):  # a scalar engine's numbers: one call
+        return np.array(values, dtype=np.float64)
     return (
         np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
         if values
