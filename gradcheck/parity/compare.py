@@ -170,17 +170,17 @@ def check_graph(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
         )
     failing, problems = None, [crash] if crash else []
-    for blocks, start in _error_blocks(policy, columns, reference, numbers, checkable):
-        bad = np.flatnonzero(blocks.bad)
+    for errors, start in _error_blocks(policy, columns, reference, numbers, checkable):
+        bad = np.flatnonzero(errors.bad)
         if start == 0 and hvp_problems:
             bad = np.union1d(bad, [0])
-        if bad.size:
+        if bad.size:  # the check stops at its first failing point, with the figures so far
             first = int(bad[0])
-            blocks.fold_into(result, first + 1)
+            errors.fold_into(result, first + 1)
             failing = start + first
-            problems = blocks.problems(first, run.labels) + (hvp_problems if failing == 0 else [])
+            problems = errors.problems(first, run.labels) + (hvp_problems if failing == 0 else [])
             break
-        blocks.fold_into(result, len(blocks.bad))
+        errors.fold_into(result, len(errors.bad))
     if failing is None and crash:
         failing = len(columns)  # the point where the engine raised
     if failing is None:
