@@ -6,7 +6,7 @@ and, with --catch, how many graphs each deliberately broken engine survives and 
 alarms the correct engines raise. A "graph checked" is one graph instance (a structure at one
 input point) checked three ways: engine vs torch, both vs central differences.
 
-    python benchmarks/bench_parity.py                 # throughput table (about a minute)
+    python benchmarks/bench_parity.py                 # throughput table and issue 14's goals (about a minute)
     python benchmarks/bench_parity.py --catch         # + catch figures (broken engines)
     python benchmarks/bench_parity.py --false-alarms 20000   # + correct engines over 20k structures
 """
@@ -23,12 +23,23 @@ from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gradcheck.campaign.checking import GraphChecker
+from gradcheck.campaign.settings import Settings
 from gradcheck.engines.adapter import load_engine
 from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from gradcheck.parity.compare import check_graph
+from gradcheck.parity.trust import checked_graph
+
+# Issue 14's harness figures, measured on commit 11812d8 (one core, wall clock): 30-node scalar
+# graphs with second derivatives, graph instances per second at 16 points per graph and graphs
+# per second at one point. The goals: twice these, and generation at most 10% of the time.
+BEFORE_COMMIT = "11812d8"
+BEFORE_PER_S = {16: 2122.0, 1: 242.0}
+GOAL_RATIO = 2.0
+GOAL_GENERATION_SHARE = 0.10
 
 
 def warm_up() -> None:
@@ -54,7 +65,7 @@ def measure(
     rng = np.random.default_rng(1)
     split = {"generation": 0.0, "numeric": 0.0, "torch": 0.0, "engine": 0.0}
     checked = failed = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(structures):
         t = time.perf_counter()
         graph = random_graph(rng, ops=ops, points=points, sizes=sizes, tensor=tensor)
@@ -64,11 +75,18 @@ def measure(
             split[key] += value
         checked += result.points_checked
         failed += not result.passed
-    total = time.perf_counter() - start
-    return {"per_s": checked / total, "checked": checked, "failed": failed, "total": total, **split}
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {
+        "per_s": checked / total,
+        "cpu_per_s": checked / cpu,  # this process's CPU time: other jobs on the machine do not count
+        "checked": checked,
+        "failed": failed,
+        "total": total,
+        **split,
+    }
 
 
-def throughput(quick: bool) -> None:
+def throughput(quick: bool) -> dict[int, dict[str, float]]:
     n = 40 if quick else 120
     print("graphs checked per second, one core (three checks; HVP = second derivatives vs torch too)")
     header = f"{'graphs':<34}{'K':>4}{'checked/s':>11}{'gen':>7}{'numeric':>9}{'torch':>7}{'engine':>8}"
@@ -84,8 +102,11 @@ def throughput(quick: bool) -> None:
         rows.append((f"tensor, {nodes} nodes, HVP", "minigrad-tensor", nodes, 8, True, True, n // 2))
         rows.append((f"tensor, {nodes} nodes", "minigrad-tensor", nodes, 8, False, True, n // 2))
     base: dict[int | None, float] = {}
+    goal_rows: dict[int, dict[str, float]] = {}
     for label, engine, nodes, points, hvp, tensor, structures in rows:
         r = measure(engine, nodes, points, structures, hvp, tensor)
+        if (engine, nodes, hvp, tensor) == ("minigrad", 30, True, False) and points in BEFORE_PER_S:
+            goal_rows[points] = r
         share = {k: r[k] / r["total"] for k in ("generation", "numeric", "torch", "engine")}
         if points == 1 and not tensor:
             base[nodes] = r["per_s"]
@@ -98,6 +119,49 @@ def throughput(quick: bool) -> None:
             + ratio
             + (f"  FAILED {r['failed']}" if r["failed"] else "")
         )
+    return goal_rows
+
+
+def campaign_generation_share(graphs: int) -> float:
+    """Generation's share of a campaign's checking time: graphs of `python -m gradcheck run --seed
+    12345` (its default settings, minigrad), each generated and checked as the campaign does."""
+    checker = GraphChecker(Settings(seed=12345, graphs=graphs))
+    generation = checking = 0.0
+    for index in range(graphs):
+        start = time.perf_counter()
+        graph = checker.graph(index)
+        made = time.perf_counter()
+        checked_graph(graph, checker.adapter, seed=index)
+        generation, checking = generation + made - start, checking + time.perf_counter() - made
+    return generation / (generation + checking)
+
+
+def print_goals(goal_rows: dict[int, dict[str, float]], campaign_share: float) -> None:
+    """One line per goal of issue 14 for the harness: the figure, the ratio and whether it is met."""
+    print(f"\nissue 14's harness goals (before: {BEFORE_COMMIT}, 30-node scalar graphs, HVP, one core)")
+    for points, r in sorted(goal_rows.items(), reverse=True):
+        unit = "graph instances/s" if points > 1 else "graphs/s"
+        ratio = r["per_s"] / BEFORE_PER_S[points]
+        print(
+            f"  K={points}: {r['per_s']:,.0f} {unit} vs {BEFORE_PER_S[points]:,.0f} before: {ratio:.2f}x "
+            f"(goal ≥ {GOAL_RATIO:g}x), {_verdict(ratio >= GOAL_RATIO)}; "
+            f"by CPU time {r['cpu_per_s']:,.0f}/s"
+        )
+    for points, r in sorted(goal_rows.items(), reverse=True):
+        share = r["generation"] / r["total"]
+        print(
+            f"  generation's share at K={points}: {share:.0%} "
+            f"(goal ≤ {GOAL_GENERATION_SHARE:.0%}), {_verdict(share <= GOAL_GENERATION_SHARE)}"
+        )
+    print(
+        f"  generation's share of a campaign's checking (seed 12345, default settings): "
+        f"{campaign_share:.0%} (goal ≤ {GOAL_GENERATION_SHARE:.0%}), "
+        f"{_verdict(campaign_share <= GOAL_GENERATION_SHARE)}"
+    )
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "missed"
 
 
 def hypothesis_rate(examples: int) -> None:
@@ -174,8 +238,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     warm_up()
-    throughput(args.quick)
+    goal_rows = throughput(args.quick)
     hypothesis_rate(100 if args.quick else 300)
+    print_goals(goal_rows, campaign_generation_share(100 if args.quick else 400))
     if args.catch:
         catch_figures(1000)
     if args.false_alarms:

@@ -28,11 +28,13 @@ import copy
 import importlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from gradcheck.graphs.ir import Constant, Graph
+from gradcheck.graphs.program import Program
 from gradcheck.graphs.registry import REGISTRY
 
 
@@ -173,19 +175,27 @@ class EngineAdapter:
 
     # --- driving a graph -------------------------------------------------------------------------
 
-    def build(self, graph: Graph, values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-        """Leaves for `values` and the graph's outputs, computed by this engine."""
-        nodes = [self.leaf(v) for v in values]
-        leaves = list(nodes)
-        for node in graph.nodes:
-            nodes.append(self.apply(node.op, node.operands(nodes, self.operand), node.attr))
+    def program(self, graph: Graph) -> Program:
+        """`graph` compiled for this engine: each node's op resolved once to this adapter's `apply`
+        (straight to the registry's spelling when `apply` is not overridden)."""
+        if type(self).apply is EngineAdapter.apply:
+            return Program(graph)
+        return Program(graph, lambda op: partial(self.apply, op))
+
+    def build(
+        self, graph: Graph, values: Sequence[Any], program: Program | None = None
+    ) -> tuple[list[Any], list[Any]]:
+        """Leaves for `values` and the graph's outputs, computed by this engine (`program`:
+        `graph` already compiled by `self.program`, as `run_points` passes it for every point)."""
+        leaves = [self.leaf(v) for v in values]
+        nodes = (program or self.program(graph)).run(leaves, self.operand)
         return leaves, [nodes[o] for o in graph.outputs]
 
     def run(
-        self, graph: Graph, values: Sequence[Any], cotangent: Sequence[Any]
+        self, graph: Graph, values: Sequence[Any], cotangent: Sequence[Any], program: Program | None = None
     ) -> tuple[list[Any], list[Any]]:
         """Forward values of the outputs and the cotangent-weighted input gradients, as numbers."""
-        leaves, outputs = self.build(graph, values)
+        leaves, outputs = self.build(graph, values) if program is None else self.build(graph, values, program)
         forward = [self.value(o) for o in outputs]
         grads = self.gradients(outputs, leaves, cotangent)
         return forward, [_zero_if_none(g, v) for g, v in zip(grads, values)]
@@ -202,9 +212,16 @@ class EngineAdapter:
         """`run` at each point in turn, lazily (a check stops at its first failing point).
 
         The harness always goes through here; function-style adapters evaluate all points at once.
+        With the default `run` and `build` the graph is compiled once for all points.
         """
-        for values, cotangent in zip(points, cotangents):
-            yield self.run(graph, values, cotangent)
+        cls = type(self)
+        if cls.run is EngineAdapter.run and cls.build is EngineAdapter.build:
+            program = self.program(graph)
+            for values, cotangent in zip(points, cotangents):
+                yield self.run(graph, values, cotangent, program)
+        else:  # an adapter's own run or build, called as it was written
+            for values, cotangent in zip(points, cotangents):
+                yield self.run(graph, values, cotangent)
 
     def missing_methods(self) -> list[str]:
         """The methods this adapter must implement but does not (checked when a campaign starts)."""

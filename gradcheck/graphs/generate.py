@@ -18,20 +18,8 @@ import numpy as np
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.opspec import CONSTANTS
 from gradcheck.graphs.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
+from gradcheck.graphs.rng_stream import RngChooser, stream_chooser
 from gradcheck.graphs.shapes import RANK, pad
-
-
-class RngChooser:
-    """A `Chooser` backed by a numpy Generator."""
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    def integer(self, lo: int, hi: int) -> int:
-        return int(self.rng.integers(lo, hi + 1))
-
-    def choice(self, options: Sequence[Any]) -> Any:
-        return options[int(self.rng.integers(len(options)))]
 
 
 @dataclass(frozen=True)
@@ -92,23 +80,25 @@ def build_graph(
     residual = [REGISTRY[op] for op in ("add", "sub") if op in ops] if chain else []
     block_input = n_in - 1
     attempts = 0
-    while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
-        attempts += 1
-        _begin_node(chooser)
-        values = buf[:n]
-        grow = residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1
-        if grow and _append_residual(residual, buf, n, block_input, nodes):
-            n += 1
-            block_input = n - 1
-            continue
-        spec = chooser.choice(specs)
-        attrs = spec.draw_attrs(chooser)
-        attr = dict(attrs)
-        first = n - 1 if chain else _pick_recent(chooser, n)
-        with np.errstate(all="ignore"):
+    begin_node = getattr(chooser, "begin_node", None)  # a chooser that can (hypothesis) draws a node at once
+    with np.errstate(all="ignore"):
+        while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
+            attempts += 1
+            if begin_node is not None:
+                begin_node()
+            grow = residual and nodes and nodes[-1].op not in ("add", "sub") and block_input != n - 1
+            if grow and _append_residual(residual, buf, n, block_input, nodes):
+                n += 1
+                block_input = n - 1
+                continue
+            spec = chooser.choice(specs)
+            attrs = spec.draw_attrs(chooser) if spec.attrs else ()
+            attr = dict(attrs)
+            first = n - 1 if chain else _pick_recent(chooser, n)
+            row = buf[first : first + 1]
             if spec.arity == 1:
-                out = spec.numpy([values[first : first + 1]], attr)
-                if not in_domain(spec, [values[first : first + 1]], attr, out).all():
+                out = spec.numpy([row], attr)
+                if not _row_ok(spec, [row], attr, out):
                     continue
                 args: tuple[int, ...] = (first,)
                 new = out[0]
@@ -116,25 +106,27 @@ def build_graph(
                 left = chooser.integer(0, 1) == 0  # is the chosen node the left operand?
                 if spec.number_operands and chooser.integer(1, CONSTANT_EVERY) == CONSTANT_EVERY:
                     c = Constant(1 if left else 0, chooser.choice(CONSTANTS))
-                    made = _with_constant(spec, values[first : first + 1], c, attr)
+                    made = _with_constant(spec, row, c, attr)
                     if made is None:
                         continue
                     nodes.append(OpNode(spec.name, (first,), attrs, (c,)))
                     buf[n] = made
                     n += 1
                     continue
-                fixed = np.broadcast_to(values[first], values.shape)
-                pair = [fixed, values] if left else [values, fixed]
+                values = buf[:n]  # every node as the other operand, at once
+                pair = [row, values] if left else [values, row]
                 outs = spec.numpy(pair, attr)
-                candidates = np.flatnonzero(_rows_ok(spec, pair, attr, outs))
+                if outs.shape != values.shape:
+                    outs = np.broadcast_to(outs, values.shape)
+                candidates = _rows_ok(spec, pair, attr, outs).nonzero()[0]
                 if candidates.size == 0:
                     continue
                 other = int(candidates[-1 - chooser.integer(0, candidates.size - 1)])
                 args = (first, other) if left else (other, first)
                 new = outs[other]
-        nodes.append(OpNode(spec.name, args, attrs))
-        buf[n] = new
-        n += 1
+            nodes.append(OpNode(spec.name, args, attrs))
+            buf[n] = new
+            n += 1
     _end_nodes(chooser)
     n_total = n_in + len(nodes)
     if not nodes:
@@ -154,8 +146,10 @@ def _with_constant(spec: Any, row: np.ndarray, c: Constant, attr: dict[str, Any]
     """The op on a (1, K) argument row and constant `c` (values (K,)), None when out of domain."""
     pair = [row, c.value] if c.at == 1 else [c.value, row]
     with np.errstate(all="ignore"):
-        out = np.broadcast_to(spec.numpy(pair, attr), row.shape)
-        if not in_domain(spec, pair, attr, out).all():
+        out = spec.numpy(pair, attr)
+        if np.shape(out) != row.shape:
+            out = np.broadcast_to(out, row.shape)
+        if not _row_ok(spec, pair, attr, out):
             return None
     return out[0]
 
@@ -168,11 +162,20 @@ def _append_residual(
         pair = [buf[block_input : block_input + 1], buf[n - 1 : n]]
         with np.errstate(all="ignore"):
             out = spec.numpy(pair, {})
-            if in_domain(spec, pair, {}, out).all():
+            if _row_ok(spec, pair, {}, out):
                 nodes.append(OpNode(spec.name, (block_input, n - 1)))
                 buf[n] = out[0]
                 return True
     return False
+
+
+def _row_ok(spec: Any, args: list[Any], attr: dict[str, Any], out: np.ndarray) -> bool:
+    """`in_domain` at every point of a (1, K) row, in few numpy calls (each costs more than the
+    arithmetic here): NaN and inf fail the magnitude test too, as NaN compares false."""
+    ok = np.abs(out) <= MAX_MAGNITUDE
+    if spec.domain is not None:
+        ok = ok & spec.domain(args, attr)
+    return np.count_nonzero(ok) == ok.size
 
 
 def _begin_node(chooser: Chooser) -> None:
@@ -196,10 +199,10 @@ def _pick_recent(chooser: Chooser, n: int) -> int:
 
 
 def _rows_ok(spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray) -> np.ndarray:
-    """For a (candidates, K) batch: which candidate rows are valid at every point."""
-    ok = np.isfinite(outs) & (np.abs(outs) <= MAX_MAGNITUDE)
+    """For a (candidates, K) batch: which candidate rows are valid at every point (`_row_ok` per row)."""
+    ok = np.abs(outs) <= MAX_MAGNITUDE
     if spec.domain is not None:
-        ok &= spec.domain(args, attr)
+        ok = ok & spec.domain(args, attr)
     return ok.all(axis=1)
 
 
@@ -225,7 +228,8 @@ def random_graph(
     n_nodes = chooser.integer(*(sizes.deep_nodes if deep else sizes.nodes))
     n_outputs = chooser.integer(*sizes.outputs)
     pts = sample_points(rng, n_inputs, points)
-    graph = build_graph(chooser, pts, op_names, n_nodes, n_outputs, chain=deep)
+    with stream_chooser(rng) as fast:  # the same draws as `chooser`, faster
+        graph = build_graph(fast, pts, op_names, n_nodes, n_outputs, chain=deep)
     if deep:
         graph.meta["deep"] = True
     return graph

@@ -10,7 +10,7 @@ second derivatives, a Hessian-vector product equals torch's. Torch runs once for
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,19 +22,8 @@ from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
+from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors
 from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
-
-# Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
-# numerical oracle; errors are measured against the point's gradient scale (its largest entry).
-TORCH_TOLERANCE = Tolerance(atol=1e-10, rtol=1e-9)
-# Forward values: relative to max(|torch value|, 1e-3 * largest output of the point).
-FORWARD_RTOL = 1e-10
-# Numerical gradients: the policy's tolerance times this factor, plus their own error estimate.
-NUMERIC_SAFETY = 1e3
-ERROR_ESTIMATE_SAFETY = 10.0
-# Relative errors divide by the point's largest gradient entry, but never by less than this: a
-# gradient that is zero up to rounding (x/x) has no meaningful relative error.
-SCALE_FLOOR = 1e-8
 
 
 @dataclass
@@ -173,33 +162,79 @@ def check_graph(
 
     checkable = [p for p in range(k) if numbers is None or numbers.valid[p]]
     points, cotangents = [run.values(p) for p in checkable], [run.cotangent(p) for p in checkable]
-    evaluations = adapter.run_points(graph, points, cotangents)  # lazily, or all at once
-    for p in range(k):
-        if numbers is not None and not numbers.valid[p]:
-            result.points_skipped += 1
-            continue
-        values, cot = run.values(p), run.cotangent(p)
-        result.points_checked += 1
-        try:
-            fwd, grads = next(evaluations)
-            fwd_e, grad_e = _flat(fwd), _flat(grads)
-        except Exception as e:  # an engine that raises is a finding, not a crash of the harness
-            _fail(result, graph, p, cot, f"engine raised {type(e).__name__}: {e}")
+    columns, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
+    hvp_problems: list[str] = []
+    if columns and run.direction is not None and reference.hvp is not None:  # at the first point
+        p = checkable[0]
+        hvp_problems = _compare_hvp(
+            result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
+        )
+    failing, problems = None, [crash] if crash else []
+    for errors, start in _error_blocks(policy, columns, reference, numbers, checkable):
+        bad = np.flatnonzero(errors.bad)
+        if start == 0 and hvp_problems:
+            bad = np.union1d(bad, [0])
+        if bad.size:  # the check stops at its first failing point, with the figures so far
+            first = int(bad[0])
+            errors.fold_into(result, first + 1)
+            failing = start + first
+            problems = errors.problems(first, run.labels) + (hvp_problems if failing == 0 else [])
             break
-        problems = _compare_point(result, policy, fwd_e, grad_e, reference, numbers, p, run.labels)
-        if run.direction is not None and result.max_rel_err_hvp is None and reference.hvp is not None:
-            problems += _compare_hvp(
-                result, adapter, graph, values, cot, run.direction_at(p), reference.hvp[:, p]
-            )
-        if problems:
-            _fail(result, graph, p, cot, *problems)
-            break
+        errors.fold_into(result, len(errors.bad))
+    if failing is None and crash:
+        failing = len(columns)  # the point where the engine raised
+    if failing is None:
+        result.points_checked = len(checkable)
+        result.points_skipped = k - len(checkable)
+    else:
+        p = checkable[failing]
+        result.points_checked = failing + 1
+        result.points_skipped = p - failing
+        _fail(result, graph, p, cotangents[failing], *problems)
     result.timings["engine"] = time.perf_counter() - t2
     return result
 
 
+def _evaluate(
+    evaluations: Iterator[tuple[list[Any], list[Any]]], n: int
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], str | None]:
+    """The engine's (forward, gradients) at each of `n` points, flattened, up to the first point
+    where it raised; and that exception in words (None if it never did). An engine that raises is
+    a finding, not a crash of the harness."""
+    columns: list[tuple[np.ndarray, np.ndarray]] = []
+    try:
+        for _, (fwd, grads) in zip(range(n), evaluations):
+            columns.append((_flat(fwd), _flat(grads)))
+    except Exception as e:
+        return columns, f"engine raised {type(e).__name__}: {e}"
+    return columns, None
+
+
+def _error_blocks(
+    policy: Tolerance,
+    columns: list[tuple[np.ndarray, np.ndarray]],
+    reference: Any,
+    numbers: Any,
+    checkable: list[int],
+) -> Iterator[tuple[PointErrors, int]]:
+    """The errors at the evaluated points, with the index of each block's first point: one block
+    for all points, or one per point when the engine's results differ in shape between points."""
+    if not columns:
+        return
+    shapes = {(f.shape, g.shape) for f, g in columns}
+    if len(shapes) == 1:
+        fwd = np.stack([f for f, _ in columns], axis=1)
+        grads = np.stack([g for _, g in columns], axis=1)
+        yield PointErrors(policy, fwd, grads, reference, numbers, np.asarray(checkable[: len(columns)])), 0
+        return
+    for i, (f, g) in enumerate(columns):
+        yield PointErrors(policy, f[:, None], g[:, None], reference, numbers, np.asarray([checkable[i]])), i
+
+
 def _flat(values: Sequence[Any]) -> np.ndarray:
     """Engine results (floats or arrays) as one float64 vector, in order."""
+    if all(type(v) is float for v in values):  # a scalar engine's numbers: one call
+        return np.array(values, dtype=np.float64)
     return (
         np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
         if values
@@ -284,73 +319,6 @@ class _TensorRun:
     def direction_at(self, p: int) -> list[Any]:
         assert self.direction is not None
         return [np.array(d[p]) for d in self.direction]
-
-
-def _compare_point(
-    result: GraphCheck,
-    policy: Tolerance,
-    fwd_e: np.ndarray,
-    grad_e: np.ndarray,
-    reference: Any,
-    numeric: Any,
-    p: int,
-    labels: Sequence[str],
-) -> list[str]:
-    problems: list[str] = []
-    fwd_t = reference.forward[:, p]
-    grad_t = reference.grads[:, p]
-
-    fwd_scale = np.maximum(np.abs(fwd_t), 1e-3 * max(np.abs(fwd_t).max(), 1e-300))
-    fwd_err = float((np.abs(fwd_e - fwd_t) / fwd_scale).max()) if fwd_t.size else 0.0
-    if not np.isfinite(fwd_err):
-        fwd_err = np.inf
-    result.max_forward_err = max(result.max_forward_err, fwd_err)
-    if not fwd_err <= FORWARD_RTOL:
-        j = int(np.nanargmax(np.abs(fwd_e - fwd_t) / fwd_scale)) if np.isfinite(fwd_err) else 0
-        problems.append(
-            f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
-            f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
-        )
-
-    scale = max(float(np.abs(grad_t).max()) if grad_t.size else 0.0, SCALE_FLOOR)
-    abs_t = np.abs(grad_e - grad_t)
-    result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(abs_t))
-    result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(abs_t) / max(scale, 1.0))
-    allowed_t = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
-        np.abs(grad_t), 1e-3 * scale
-    )
-    bad = ~(abs_t <= allowed_t)
-    for i in np.flatnonzero(bad)[:3]:
-        problems.append(
-            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
-            f"(abs err {abs_t[i]:.3g} > allowed {allowed_t[i]:.3g})"
-        )
-
-    if numeric is None:
-        return problems
-    grad_n = numeric.grads[:, p]
-    err_n = numeric.error[:, p]
-    allowed_n = ERROR_ESTIMATE_SAFETY * err_n + NUMERIC_SAFETY * (
-        policy.atol * max(scale, 1.0) + policy.rtol * np.abs(grad_n)
-    )
-    abs_n = np.abs(grad_e - grad_n)
-    result.max_abs_err_numeric = max(result.max_abs_err_numeric, _nanmax(abs_n))
-    result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(abs_n) / max(scale, 1.0))
-    for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
-        problems.append(
-            f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, central differences {float(grad_n[i])!r} "
-            f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
-        )
-    abs_tn = np.abs(grad_t - grad_n)
-    result.max_rel_err_torch_numeric = max(
-        result.max_rel_err_torch_numeric, _nanmax(abs_tn) / max(scale, 1.0)
-    )
-    for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
-        problems.append(
-            f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
-            f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
-        )
-    return problems
 
 
 def _compare_hvp(

@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Constant, Graph
+from gradcheck.graphs.program import Apply, Program
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad, unpad
 
@@ -49,9 +50,7 @@ def run_torch_batch(
     With `direction` (n_in, K) also returns the Hessian of the cotangent-weighted outputs times it.
     """
     leaves = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in points]
-    nodes: list[Any] = list(leaves)
-    for node in graph.nodes:
-        nodes.append(REGISTRY[node.op].apply_torch(node.operands(nodes, torch_constant), node.attr))
+    nodes = Program(graph, _torch_apply).run(leaves, torch_constant)
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
@@ -62,17 +61,23 @@ def run_torch_batch(
     hvp = None
     if want_hvp:
         assert direction is not None
-        terms = [
-            (x * torch.from_numpy(u)).sum()
-            for x, u in zip(grads, direction)
-            if x is not None and x.requires_grad
+        # d/dx of sum_i <grad_i, u_i>: the gradients' own backward, seeded with the direction
+        pairs = [
+            (x, torch.from_numpy(u)) for x, u in zip(grads, direction) if x is not None and x.requires_grad
         ]
-        if terms:
-            second = torch.autograd.grad(sum(terms), leaves, allow_unused=True)
+        if pairs:
+            second = torch.autograd.grad(
+                [x for x, _ in pairs], leaves, [u for _, u in pairs], allow_unused=True
+            )
             hvp = np.stack([np.zeros(k) if x is None else x.numpy(force=True) for x in second])
         else:
             hvp = np.zeros((len(points), k))
     return TorchResult(forward, g, hvp)
+
+
+def _torch_apply(op: str) -> Apply:
+    """Registry op `op` on torch tensors (`OpSpec.apply_torch`)."""
+    return REGISTRY[op].apply_torch
 
 
 def run_torch_tensor_batch(

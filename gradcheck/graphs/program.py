@@ -1,0 +1,62 @@
+"""A graph compiled once into flat steps, so that running it at many points skips reading the IR.
+
+A check evaluates the same graph at K points with the engine and once more with torch; reading
+each `OpNode` again every time (its operand list, its attribute dict, the registry lookup) cost
+as much as the engine's own arithmetic. `Program(graph, resolve)` reads every node once: the
+callable that computes it, the node ids that feed it, where its constant operands go and its
+attributes. `run(leaves, constant)` then makes one call per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from gradcheck.graphs.ir import Constant, Graph
+from gradcheck.graphs.registry import REGISTRY
+
+# An op as a callable on its operands and attributes, like `OpSpec.apply`.
+Apply = Callable[[list[Any], dict[str, Any]], Any]
+
+
+class Step(NamedTuple):
+    """One node: `apply(operands, attrs)`; operands are `args` (node ids) with each constant
+    inserted at its position (`constants`, ascending positions)."""
+
+    apply: Apply
+    args: tuple[int, ...]
+    attrs: dict[str, Any]
+    constants: tuple[tuple[int, Constant], ...]
+
+
+def registry_apply(op: str) -> Apply:
+    """The registry's spelling of `op` on autograd values (`OpSpec.apply`)."""
+    return REGISTRY[op].apply
+
+
+class Program:
+    """`graph`'s nodes as steps, each op resolved to a callable by `resolve(op name)`."""
+
+    def __init__(self, graph: Graph, resolve: Callable[[str], Apply] = registry_apply) -> None:
+        self.outputs = tuple(graph.outputs)
+        self.steps = tuple(
+            Step(resolve(node.op), node.args, node.attr, _constants(node.consts) if node.consts else ())
+            for node in graph.nodes
+        )
+
+    def run(self, leaves: Sequence[Any], constant: Callable[[Constant], Any]) -> list[Any]:
+        """Every node's value: the leaves, then each step's result; `constant(c)` makes the
+        operand standing for constant `c` (called at each run: it may be a fresh engine value)."""
+        nodes = list(leaves)
+        append = nodes.append
+        for apply, args, attrs, constants in self.steps:
+            operands = [nodes[i] for i in args]
+            for at, c in constants:
+                operands.insert(at, constant(c))
+            append(apply(operands, attrs))
+        return nodes
+
+
+def _constants(consts: Sequence[Constant]) -> tuple[tuple[int, Constant], ...]:
+    """(position, constant) pairs in ascending position, the order `run` inserts them in."""
+    return tuple((c.at, c) for c in sorted(consts, key=lambda c: c.at))
