@@ -165,7 +165,7 @@ class NLLLoss(TensorOp):
     @staticmethod
     def backward(g, out, log_probs, *, needs, index, reduction):
         picked_g = -g / index[-1].size if reduction == "mean" else -g  # broadcast by the scatter
-        return (scatter_add(picked_g, log_probs.shape, index),)
+        return (scatter_add(picked_g, log_probs.shape, index, distinct=True),)  # one class per row
 
 
 def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
