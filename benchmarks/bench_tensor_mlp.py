@@ -5,17 +5,19 @@ step (its forward and backward derived by hand, no graph) is the floor minigrad 
 against; torch runs with the same number of threads. Every engine starts from the same weights and batch, and
 the first step's losses are checked to agree before anything is timed.
 
-    python benchmarks/bench_tensor_mlp.py [--rounds 40] [--block 5]
+    python benchmarks/bench_tensor_mlp.py [--rounds 40] [--block 5] [--one-thread] [--calls]
 
 Prints milliseconds per step and the ratios, for batch 64 and 256, on one thread and on the
-default number of threads.
+default number of threads; with --calls, first the Python calls per part of minigrad's step.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import itertools
 import os
+import pstats
 import statistics
 import time
 from collections.abc import Callable
@@ -121,6 +123,36 @@ def torch_step_factory(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray) 
     return step
 
 
+def calls_per_part(batch: int) -> dict[str, int]:
+    """The function calls (Python's and builtins', as cProfile counts them) in each part of one
+    minigrad step: the overhead the engine adds to the numpy work, which does not depend on the batch."""
+    rng = np.random.default_rng(1)
+    x = minigrad.from_numpy(rng.standard_normal((batch, SIZES[0])).astype(np.float32))
+    y = minigrad.from_numpy(rng.integers(0, SIZES[-1], batch).astype(np.int64))
+    model = nn.TensorMLP(SIZES)
+    optimizer = SGD(model.parameters(), lr=LR)
+    loss = None
+
+    def forward() -> None:
+        nonlocal loss
+        loss = F.cross_entropy(model(x), y)
+
+    parts = {
+        "zero_grad": optimizer.zero_grad,
+        "forward": forward,
+        "backward": lambda: loss.backward(),
+        "optimizer": optimizer.step,
+    }
+    for part in parts.values():  # one step first: nothing in the counted one runs for the first time
+        part()
+    counts = {}
+    for name, part in parts.items():
+        profile = cProfile.Profile()
+        profile.runcall(part)
+        counts[name] = sum(row[1] for row in pstats.Stats(profile).stats.values())  # type: ignore[attr-defined]
+    return counts
+
+
 FLOOR = "numpy (floor)"
 ENGINES = {
     FLOOR: numpy_step_factory,
@@ -180,7 +212,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40, help="rounds per setting (engines interleaved)")
     parser.add_argument("--block", type=int, default=5, help="timed steps of one engine in a row per round")
     parser.add_argument("--one-thread", action="store_true", help="only the one-thread settings (the goals)")
+    parser.add_argument("--calls", action="store_true", help="first count the calls per part of a step")
     args = parser.parse_args()
+    if args.calls:
+        counts = calls_per_part(64)
+        parts = ", ".join(f"{name} {n}" for name, n in counts.items())
+        print(f"minigrad's step, Python and builtin calls: {parts}; total {sum(counts.values())}")
     default_threads = torch.get_num_threads()
     print(f"MLP {'-'.join(map(str, SIZES))}, float32, one step = forward + cross-entropy + backward + SGD")
     print(

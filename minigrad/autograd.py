@@ -48,7 +48,8 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
     """Every node the roots depend on, each after all of its inputs; iterative, so depth is free.
 
     Depth-first with an explicit stack: a node seen for the first time goes back on the stack under
-    a `_PLACE` marker with its inputs above it, so it is placed once they all are.
+    a `_PLACE` marker with its inputs above it, so it is placed once they all are; a leaf is placed
+    at once.
     """
     order: list[Node] = []
     seen: set[Node] = set()
@@ -60,9 +61,13 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
             order.append(pop())
         elif node not in seen:
             seen.add(node)
-            push(node)
-            push(_PLACE)
-            stack.extend(node._prev)
+            prev = node._prev
+            if prev:
+                push(node)
+                push(_PLACE)
+                stack.extend(prev)
+            else:
+                order.append(node)
     return order
 
 

@@ -165,6 +165,7 @@ class ReLU(Elementwise):
     """max(a, 0); derivative 0 where the output is <= 0 (so at a == 0), g at nan, as torch."""
 
     name, symbol = "relu", "ReLU"
+    arithmetic = False  # it only selects: numpy has nothing to warn about
     forward = staticmethod(e.relu)
 
     @staticmethod

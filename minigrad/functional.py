@@ -99,9 +99,12 @@ class BinaryCrossEntropyWithLogits(TensorOp):
 
 
 def _axis(x: Tensor, dim: int, op: str) -> int:
-    if x.ndim == 0:
+    ndim = x.data.ndim
+    if ndim == 0:
         raise RuntimeError(f"{op}: expected a tensor with at least 1 dim, got a 0-d tensor")
-    return _dims(dim, x.ndim, op)[0]
+    if type(dim) is int and -ndim <= dim < ndim:
+        return dim % ndim  # the common case, without the general checks of `_dims`
+    return _dims(dim, ndim, op)[0]
 
 
 def softmax(x: Tensor, dim: int) -> Tensor:
@@ -116,18 +119,19 @@ def log_softmax(x: Tensor, dim: int) -> Tensor:
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, as torch.nn.functional.linear."""
-    if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
+    x_shape, w_shape = x.data.shape, weight.data.shape
+    if not x_shape or len(w_shape) != 2 or x_shape[-1] != w_shape[1]:
         raise RuntimeError(
-            f"linear: mat1 and mat2 shapes cannot be multiplied: input shape {x.shape}, weight shape "
-            f"{weight.shape} (expected input (..., {weight.shape[-1] if weight.ndim else '?'}))"
+            f"linear: mat1 and mat2 shapes cannot be multiplied: input shape {x_shape}, weight shape "
+            f"{w_shape} (expected input (..., {w_shape[-1] if w_shape else '?'}))"
         )
-    if bias is not None and bias.shape not in ((weight.shape[0],), ()):
-        raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {weight.shape}")
-    if x.ndim == 1:
+    if bias is not None and bias.data.shape not in ((w_shape[0],), ()):
+        raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {w_shape}")
+    if len(x_shape) == 1:
         return linear(x.unsqueeze(0), weight, bias).squeeze(0)
     inputs = (x, weight) if bias is None else (x, weight, bias)
-    dtype = x.dtype
-    if any(t.dtype != dtype for t in inputs) or dtype.kind != "f":
+    dtype = x.data.dtype
+    if dtype.kind != "f" or weight.data.dtype != dtype or (bias is not None and bias.data.dtype != dtype):
         dtype = result_type(*inputs)
         inputs = tuple(t.to(dtype) for t in inputs)
     return apply_op(Linear, inputs)
@@ -161,7 +165,7 @@ class NLLLoss(TensorOp):
     @staticmethod
     def backward(g, out, log_probs, *, needs, index, reduction):
         picked_g = -g / index[-1].size if reduction == "mean" else -g  # broadcast by the scatter
-        return (scatter_add(picked_g, log_probs.shape, index),)
+        return (scatter_add(picked_g, log_probs.shape, index, distinct=True),)  # one class per row
 
 
 def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:

@@ -68,18 +68,19 @@ class SGD(Optimizer):
 
     def step(self) -> None:
         """Update every parameter that has a gradient by one SGD step."""
+        lr, momentum, weight_decay = self.lr, self.momentum, self.weight_decay
         for p, state in zip(self.params, self.state):
             g = _grad_data(p)
             if g is None:
                 continue
-            if self.weight_decay != 0:
-                g = g + self.weight_decay * p.data
-            if self.momentum != 0:
+            if weight_decay != 0:
+                g = g + weight_decay * p.data
+            if momentum != 0:
                 buf = state.get("momentum_buffer")
-                buf = _clone(g) if buf is None else buf * self.momentum + g
+                buf = _clone(g) if buf is None else buf * momentum + g
                 state["momentum_buffer"] = buf
                 g = buf
-            p.data -= self.lr * g  # in place for an array, a new float for a Value
+            p.data -= lr * g  # in place for an array, a new float for a Value
 
 
 class Adam(Optimizer):

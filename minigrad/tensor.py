@@ -22,7 +22,7 @@ from minigrad import floatmath as fm
 from minigrad import tensor_ops as ops
 from minigrad import tensor_shape_ops as shape_ops
 from minigrad.grad_mode import switches
-from minigrad.op import TensorOp
+from minigrad.op import TensorOp, quietly
 from minigrad.tensor_args import (  # noqa: F401 (re-exported: other modules import them from here)
     DimArg,
     Shape,
@@ -280,12 +280,12 @@ def _leaf(array: np.ndarray) -> Tensor:
 def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) -> Tensor:
     """Run `rule.forward` on the inputs' data; record the op when grad mode is on and an input
     requires grad. The way to add an op of your own to minigrad's Tensor."""
+    arrays = [t.data for t in inputs]
     try:
         if rule.arithmetic:
-            with np.errstate(all="ignore"):
-                result = rule.forward(*[t.data for t in inputs], **params)
+            result = quietly(rule.forward, *arrays, **params)
         else:
-            result = rule.forward(*[t.data for t in inputs], **params)
+            result = rule.forward(*arrays, **params)
     except ValueError as error:
         raise RuntimeError(_explain_failure(rule, inputs, error)) from None
     out = _leaf(result if type(result) is np.ndarray else np.asarray(result))

@@ -16,7 +16,7 @@ import numpy as np
 from minigrad import autograd
 from minigrad.elementary import ARRAYS
 from minigrad.grad_mode import switches
-from minigrad.op import TensorOp
+from minigrad.op import TensorOp, quietly
 from minigrad.tensor_args import _check_seed_shape
 from minigrad.tensor_dispatch import sum_to
 
@@ -37,12 +37,11 @@ class AutogradMethods:
         """
         if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        with np.errstate(all="ignore"):  # once for the whole pass instead of once per node
-            _quiet_pass.on, previous = True, _quiet_pass.on
-            try:
-                autograd.backward([self], [gradient])
-            finally:
-                _quiet_pass.on = previous
+        _quiet_pass.on, previous = True, _quiet_pass.on
+        try:
+            quietly(autograd.backward, [self], [gradient])  # once for the whole pass, not per node
+        finally:
+            _quiet_pass.on = previous
 
     def retain_grad(self) -> None:
         """Make backward fill `.grad` of this non-leaf tensor too."""
@@ -60,13 +59,33 @@ class AutogradMethods:
         else:
             out, inputs = self.data, [p.data for p in self._prev]
         if rule.arithmetic and not _quiet_pass.on:
-            with np.errstate(all="ignore"):
-                grads = _call_rule(rule, g, out, inputs, self)
+            grads = quietly(_call_rule, rule, g, out, inputs, self)
         else:
             grads = _call_rule(rule, g, out, inputs, self)
         if switches.anomaly_enabled:
             _check_backward_anomaly(self, g, grads)
         return grads
+
+    @staticmethod
+    def _propagate(order: list[Tensor], create_graph: bool, into_grad: bool = False) -> bool:
+        """The core's propagation (`autograd.propagate`) for a pass on arrays inside
+        `Tensor.backward`: the same walk, calling each node's rule directly instead of through
+        `_local_grads`. Other passes (`create_graph`, anomaly detection, `grad()`) take the core's.
+        `.grad` is left to `_accumulate_grads` (so the answer to `into_grad` is always False)."""
+        if create_graph or switches.anomaly_enabled or not _quiet_pass.on:
+            return autograd.propagate(order, create_graph)
+        for node in reversed(order):
+            g = node._g
+            if g is None or node._rule is None:
+                continue
+            inputs = node._prev
+            for parent, parent_g in zip(
+                inputs, _call_rule(node._rule, g, node.data, [p.data for p in inputs], node)
+            ):
+                if parent_g is not None:
+                    old = parent._g
+                    parent._g = parent_g if old is None else old + parent_g
+        return False
 
     @staticmethod
     def _accumulate_grads(order: list[Tensor]) -> None:
@@ -78,7 +97,8 @@ class AutogradMethods:
             node._g = None
             if not node._requires_grad or (node._rule is not None and not node._retains):
                 continue
-            g = np.asarray(g)
+            if type(g) is not np.ndarray:
+                g = np.asarray(g)
             if g.dtype != node.data.dtype:
                 g = g.astype(node.data.dtype)
             owner = id(g if g.base is None else g.base)

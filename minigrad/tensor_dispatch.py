@@ -76,16 +76,17 @@ def expand_reduced(g: Any, shape: Shape, axes: tuple[int, ...], keepdim: bool) -
     return broadcast_to(g, shape)
 
 
-def scatter_add(g: Any, shape: Shape, index: Any) -> Any:
-    """A zero array of `shape` with g added at `index` (repeats accumulate): getitem's gradient."""
+def scatter_add(g: Any, shape: Shape, index: Any, distinct: bool = False) -> Any:
+    """A zero array of `shape` with g added at `index` (repeats accumulate): getitem's gradient.
+    `distinct` says the index selects each element at most once, so g is simply put there."""
     if isinstance(g, ARRAYS):
-        return scatter_add_array(g, shape, index)
+        return scatter_add_array(g, shape, index, distinct)
     return g._scatter_add(shape, index)
 
 
-def scatter_add_array(g: np.ndarray, shape: Shape, index: Any) -> np.ndarray:
+def scatter_add_array(g: np.ndarray, shape: Shape, index: Any, distinct: bool = False) -> np.ndarray:
     out = np.zeros(shape, dtype=g.dtype)
-    if is_basic_index(index):
+    if distinct or is_basic_index(index):
         out[index] = g  # a basic index selects each element at most once
     else:
         np.add.at(out, index, g)

@@ -250,3 +250,12 @@ def test_inf_and_nan_arise_silently_like_torch(recwarn):
     (g,) = minigrad.grad(y.sum(), x)
     assert np.isnan(x.grad.data[1]) and np.isnan(g.data[1])
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_silencing_numpy_inside_nested_passes_leaves_its_settings_as_they_were(recwarn):
+    before = np.geterr()
+    x = leaf([0.0, 1e308])
+    (g,) = minigrad.grad((x * 10.0).exp().sum(), x, create_graph=True)  # rules run ops inside ops
+    g.sum().backward()
+    assert np.geterr() == before
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
