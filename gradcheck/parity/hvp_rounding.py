@@ -1,15 +1,18 @@
-"""How much rounding a Hessian-vector product carries: its spread under inputs moved by a few ulps.
+"""How much rounding a Hessian-vector product carries: its spread over re-rounded evaluations.
 
 An entry of a Hessian-vector product can be a small difference of large terms (a shift that
 log_softmax cancels, times 1e4, differentiated twice): then any float64 evaluation, the
 engine's or torch's, carries a rounding error that is a large part of the entry, and the two
 differ by percents, or in sign, while both are right to rounding. A fixed tolerance cannot know
-that; this measures it. Torch evaluates the product again at `SAMPLES` copies of the point whose
-inputs are moved by at most `ULPS` units in the last place (an error any float64 evaluation
-may make in its inputs): where the true product barely changes, the rounding does, and the
-spread of the results is the rounding level of that entry. An engine whose difference from
-torch stays within `SPREAD_SAFETY` times it is right to rounding; a wrong second derivative
-differs by the size of the terms, far beyond it.
+that; this measures it. Torch evaluates the product again at `SAMPLES` copies of the point,
+each with its inputs moved by at most `ULPS` units in the last place (an error any float64
+evaluation may make in its inputs) and its cotangent and direction rescaled by factors in
+[0.5, 2] (undone afterwards: the same product, with every product and sum inside rounded
+differently). Where the true product barely changes, the rounding does, and the spread of the
+results is the rounding level of that entry. An engine whose difference from torch stays
+within `SPREAD_SAFETY` times it is right to rounding; a wrong second derivative differs by the
+size of the terms, far beyond it. (Moving the inputs alone is not enough: the rounding of a
+cancelling sum often does not change under a shift of a few ulps.)
 """
 
 from __future__ import annotations
