@@ -175,7 +175,7 @@ class Tanh(Elementwise):
 
     Near out = 0 that product's own derivative (a second derivative of tanh) would be the
     difference of two nearly equal terms, losing digits as out -> 0; there 1 - out * out, whose
-    derivative -2 out out' has no such difference, and which has no cancellation for |out| < 1/2.
+    derivative -2 out out' has no such difference, and which has no cancellation for |out| < 1/4.
     """
 
     name, symbol = "tanh", "tanh"
@@ -183,7 +183,7 @@ class Tanh(Elementwise):
 
     @staticmethod
     def backward(g, out, a):
-        small = abs(data(out)) < 0.5
+        small = abs(data(out)) < 0.25
         return (g * where(small, 1.0 - out * out, (1.0 - out) * (1.0 + out)),)
 
 
