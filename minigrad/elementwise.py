@@ -174,14 +174,20 @@ class ReLU(Elementwise):
 
 
 class Tanh(Elementwise):
-    """tanh; derivative 1 - out², computed as (1 - out)(1 + out), which keeps its digits near |out| = 1."""
+    """tanh; derivative 1 - out², computed as (1 - out)(1 + out), which keeps its digits near |out| = 1.
+
+    Near out = 0 that product's own derivative (a second derivative of tanh) would be the
+    difference of two nearly equal terms, losing digits as out -> 0; there 1 - out * out, whose
+    derivative -2 out out' has no such difference, and which has no cancellation for |out| < 1/4.
+    """
 
     name, symbol = "tanh", "tanh"
     forward = staticmethod(e.tanh)
 
     @staticmethod
     def backward(g, out, a):
-        return (g * ((1.0 - out) * (1.0 + out)),)
+        small = abs(data(out)) < 0.25
+        return (g * where(small, 1.0 - out * out, (1.0 - out) * (1.0 + out)),)
 
 
 class Sigmoid(Elementwise):

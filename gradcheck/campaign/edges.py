@@ -1,11 +1,12 @@
 """The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edges`),
-reported as findings (phase "edges"), one per op, kind and check however many edge cases share it."""
+reported as findings (phase "edges"), one per op, kind, check (and exception raised) however many
+edge cases share it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding, group_findings, raised_type
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.edges import EdgeProblem, check_edges
 
@@ -15,11 +16,12 @@ SHOWN_CASES = 5
 
 def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
     """The engine at every edge case of `ops`, differences from torch grouped into findings."""
-    groups: dict[tuple[str, str, str], list[EdgeProblem]] = {}
+    groups: dict[tuple[str, str, str, str], list[EdgeProblem]] = {}
     for problem in check_edges(adapter, ops):
-        groups.setdefault((problem.op, problem.kind.value, problem.check), []).append(problem)
+        key = (problem.op, problem.kind.value, problem.check, raised_type([problem.message]))
+        groups.setdefault(key, []).append(problem)
     findings = []
-    for (op, _, check), problems in groups.items():
+    for (op, _, check, _), problems in groups.items():
         first = problems[0]
         findings.append(
             Finding(

@@ -8,6 +8,7 @@ finding that covers them all, so one bug reads as one line however many graphs i
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,6 +33,10 @@ _KIND_WORDS = {
     Kind.EXCEPTION: "engine raised",
     Kind.CONVENTION: "convention at a kink",
 }
+# The kinds whose place (`where`) is part of their signature: slopes.
+_PLACED_KINDS = frozenset({Kind.CONVENTION, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
+# How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
+_RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,20 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        """What makes two failing graphs the same problem: kind, minimal ops, check, where."""
-        return (self.kind.value, self.ops, self.check, self.where)
+        """What makes two failing graphs the same problem: kind, minimal ops, check, and where for
+        a slope (a kink's slope is judged apart from the rule elsewhere), or which exception the
+        engine raised (ZeroDivisionError at 0 is one problem whether the edge table, the isolation
+        pass or a random graph met it; an OverflowError of the same op is another)."""
+        if self.kind in _PLACED_KINDS:
+            detail = self.where
+        else:
+            detail = self.raised if self.kind is Kind.EXCEPTION else ""
+        return (self.kind.value, self.ops, self.check, detail)
+
+    @property
+    def raised(self) -> str:
+        """The type of exception the engine raised, as the problems name it ("" if none does)."""
+        return raised_type(self.problems)
 
     @property
     def covers(self) -> str:
@@ -92,8 +109,12 @@ class Finding:
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
         place = f" {self.where}" if self.where else ""
         kind = _KIND_WORDS[self.kind]
+        if self.kind is Kind.EXCEPTION and self.raised:
+            kind += f" {self.raised}"
         if self.check == "second-derivative" and self.kind is not Kind.WRONG_SECOND_DERIVATIVE:
             kind += " (second derivatives)"
+        elif self.check == "forward" and self.kind is Kind.NONFINITE:
+            kind += " (value)"
         return f"{ops}{place} — {kind}"
 
     def is_failure(self, conventions: str = "torch") -> bool:
@@ -140,6 +161,15 @@ class Finding:
             snippet=d.get("snippet"),
             extra=d.get("extra", {}),
         )
+
+
+def raised_type(problems: Iterable[str]) -> str:
+    """The exception type the first "engine raised X: ..." among checker messages names ("" if none)."""
+    for problem in problems:
+        match = _RAISED.search(problem)
+        if match:
+            return match.group(1)
+    return ""
 
 
 def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:

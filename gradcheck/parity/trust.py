@@ -143,11 +143,18 @@ def checked_graph(graph: Graph, engine: str | EngineAdapter, *, seed: int = 0, *
     while True:
         check = check_graph(current, adapter, seed=seed, **options)
         if not oracle_only(check) or confirmed(check, adapter):
-            return dataclasses.replace(check, settled_points=settled) if settled else check
+            if settled:  # besides any Hessian-vector product entries the check itself settled
+                return dataclasses.replace(check, settled_points=settled + check.settled_points)
+            return check
         settled += 1
         assert check.failing_point is not None
         current = without_point(current, check.failing_point)
         if current is None:
             return dataclasses.replace(
-                check, passed=True, problems=[], failure=None, failing_point=None, settled_points=settled
+                check,
+                passed=True,
+                problems=[],
+                failure=None,
+                failing_point=None,
+                settled_points=settled + check.settled_points,
             )

@@ -114,3 +114,16 @@ def test_a_finding_says_what_its_count_counts():
     assert edge.covers == "5 edge-value case(s)"
     assert alone.covers == "3 case(s) of the op-isolation pass"
     assert random.covers == "2 graph(s): graphs 4, 9"
+
+
+def test_an_exception_is_one_finding_wherever_met_and_another_exception_is_another():
+    def raised(name: str, phase: str, where: str = "") -> Finding:
+        problem = f"at x = 0.0: engine raised {name}: boom"
+        return Finding(
+            Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase=phase, where=where, problems=(problem,)
+        )
+
+    zero = [raised("ZeroDivisionError", "edges"), raised("ZeroDivisionError", "isolation", "at 0")]
+    (merged,) = group_findings(zero)
+    assert merged.graphs == 2 and merged.title == "pow_const at 0 — engine raised ZeroDivisionError"
+    assert len(group_findings([*zero, raised("OverflowError", "edges")])) == 2

@@ -2,9 +2,10 @@
 
 import pytest
 
-from gradcheck.campaign import Settings, real_backend, run_campaign
+from gradcheck.campaign import Settings, load_adapter, real_backend, run_campaign
 from gradcheck.campaign.blame import blame_nodes, by_pattern
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.edges import edge_findings
+from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.engines import kind_engines
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
@@ -83,3 +84,21 @@ def test_without_the_isolation_pass_a_kink_convention_goes_unseen():
     )
     result = run_campaign(settings, real_backend())
     assert result.findings == [] and result.passed and result.isolation_seconds < 0.1
+
+
+def test_a_bug_met_by_the_edge_phase_and_by_random_graphs_is_one_finding():
+    # PyPI micrograd differentiates x ** 0 as 0 * x ** -1: ZeroDivisionError at x = 0 in backward.
+    # The edge table meets it at x = +-0 and random graphs where a relu gives 0: the same check.
+    settings = Settings(engine="micrograd", graphs=60, seed=1, ops=("relu", "pow_const", "mul"), max_shrink=2)
+    result = run_campaign(settings, real_backend())
+    edges = edge_findings(load_adapter("micrograd"), ["pow_const"])
+    assert result.failures and any(f.problems and "ZeroDivisionError" in f.problems[0] for f in edges)
+    findings = group_findings([*result.findings, *edges])
+    (zero_power,) = [f for f in findings if any("ZeroDivisionError" in p for p in f.problems)]
+    assert zero_power.kind is Kind.EXCEPTION and zero_power.ops == ("pow_const",)
+    assert zero_power.check == "gradient", "micrograd's forward computes 0 ** 0 = 1; its backward raises"
+    assert set(zero_power.graph_indices) == {r.index for r in result.failures}
+    (zero_edges,) = [f for f in edges if f.raised == "ZeroDivisionError"]
+    assert zero_power.graphs >= zero_edges.graphs + len(result.failures), "edge cases and graphs together"
+    overflow = [f for f in findings if f.raised == "OverflowError"]
+    assert overflow and overflow[0] is not zero_power, "another exception of the same op is another finding"
