@@ -58,10 +58,13 @@ def precise_gradient(graph: Graph, cotangent: list[Any]) -> tuple[np.ndarray, np
 
 
 def _mp_function(graph: Graph) -> Any:
+    """The graph as a function of its inputs, for the mpmath oracle: each op applied to its
+    operands, the node ones and the constant ones (plain floats, which mpmath takes exactly)."""
+
     def f(*xs: Any) -> list[Any]:
         nodes = list(xs)
         for node in graph.nodes:
-            nodes.append(REGISTRY[node.op].apply([nodes[a] for a in node.args], node.attr))
+            nodes.append(REGISTRY[node.op].apply(node.operands(nodes), node.attr))
         return [nodes[o] for o in graph.outputs]
 
     return f

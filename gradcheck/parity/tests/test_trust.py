@@ -3,11 +3,13 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gradcheck.campaign import graph_seed
 from gradcheck.engines import kind_engines
 from gradcheck.engines.adapter import load_engine
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.trust import checked_graph, oracle_only, precise_gradient, without_point
 
@@ -33,6 +35,23 @@ def test_mpmath_gives_the_gradient_to_float64_rounding():
     slope = 1.0 - np.tanh(0.3 * 1.7) ** 2
     assert np.allclose(exact, [1.7 * slope, 0.3 * slope], rtol=1e-15, atol=0)
     assert not error.any()
+
+
+@pytest.mark.parametrize("op, at", [("sub", 0), ("div", 1), ("pow", 0), ("atan2", 1)])
+def test_mpmath_takes_a_graphs_constants(op, at):
+    # `2.5 - x0` and friends: the constant is an operand of its own, not one of the graph's inputs
+    graph = Graph(
+        [Input("x0", 0.7)],
+        [OpNode(op, (0,), consts=(Constant(at, 2.5),)), OpNode("tanh", (1,))],
+        [2],
+    )
+    exact, error = precise_gradient(graph, [1.0])
+    assert not error.any(), "mpmath gave the gradient (Ridders' estimate would carry an error)"
+    h = 1e-6
+    x = np.array([0.7 + h, 0.7 - h])
+    operands = [np.full(2, 2.5), x] if at == 0 else [x, np.full(2, 2.5)]
+    outer = np.tanh(REGISTRY[op].numpy(operands, {}))
+    assert np.isclose(exact[0], (outer[0] - outer[1]) / (2 * h), rtol=1e-6)
 
 
 def test_a_real_bug_is_never_settled():
