@@ -47,6 +47,7 @@ class Result:
     fwd: float
     bwd: float
     free: float
+    collector: float  # of the three, the time the garbage collector's passes took
 
     @property
     def total(self) -> float:
@@ -73,6 +74,15 @@ class EngineServer:
         self.engine = engine_named(name)
         self.make: Callable[[], tuple[Any, list[Any]]] = lambda: ((lambda: None), [])
         self.build: Callable[[], Any] = lambda: None
+        self.collecting = 0.0  # CPU seconds in the collector's passes since the round began
+        self.pass_began = 0.0
+        gc.callbacks.append(self.time_collector)
+
+    def time_collector(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self.pass_began = time.process_time()
+        else:
+            self.collecting += time.process_time() - self.pass_began
 
     def handle(self, command: str, *args: Any) -> Any:
         return getattr(self, command)(*args)
@@ -113,13 +123,15 @@ class EngineServer:
         gc.collect()
         self.round(gc_on)
 
-    def round(self, gc_on: bool) -> tuple[float, float, float]:
-        """Build, backward and free once: process CPU seconds of each. Rounds run back to back as
+    def round(self, gc_on: bool) -> tuple[float, float, float, float]:
+        """Build, backward and free once: process CPU seconds of each, and of the collector's
+        passes among them. Rounds run back to back as
         in a training loop: with the collector on, one round's garbage (micrograd's graphs are
         reference cycles) is collected during the next ones, and counts; with it off, it is
         reclaimed after the round, untimed."""
         clock = time.process_time
         gc.enable() if gc_on else gc.disable()
+        self.collecting = 0.0
         try:
             t0 = clock()
             out = self.build()
@@ -128,11 +140,12 @@ class EngineServer:
             t2 = clock()
             del out
             t3 = clock()
+            collecting = self.collecting
         finally:
             gc.enable()
         if not gc_on:
             gc.collect()
-        return t1 - t0, t2 - t1, t3 - t2
+        return t1 - t0, t2 - t1, t3 - t2, collecting
 
 
 def serve(conn: Any, name: str) -> None:
@@ -240,7 +253,7 @@ def measure_workload(
     rows: dict[tuple[str, bool], Result] = {}
     per = 1e6 / nodes
     for gc_on in (True, False):
-        rounds: dict[str, list[tuple[float, float, float]]] = {name: [] for name in engines}
+        rounds: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in engines}
         groups = [list(engines)] if take_turns else [[name] for name in engines]
         for group in groups:
             for name in group:
@@ -255,19 +268,21 @@ def measure_workload(
 
 def print_workload(console: Console, title: str, nodes: int, rows: dict, memory: dict) -> None:
     table = Table(title=f"{title}: {nodes:,} nodes")
-    for col in ("engine", "GC", "fwd µs/node", "bwd µs/node", "free µs/node", "total µs/node", "bytes/node"):
+    columns = ("engine", "GC", "fwd µs/node", "bwd µs/node", "free µs/node", "total µs/node", "of which GC")
+    for col in (*columns, "bytes/node"):
         table.add_column(col, justify="left" if col in ("engine", "GC") else "right")
     for gc_on in (True, False):
-        for engine in ENGINES:
-            r = rows[engine.name, gc_on]
-            mem = f"{memory[engine.name]:,.0f}" + ("*" if engine.name == "torch" else "")
+        for name in memory:
+            r = rows[name, gc_on]
+            mem = f"{memory[name]:,.0f}" + ("*" if name == "torch" else "")
             table.add_row(
-                engine.name,
+                name,
                 "on" if gc_on else "off",
                 f"{r.fwd:.2f}",
                 f"{r.bwd:.2f}",
                 f"{r.free:.2f}",
                 f"{r.total:.2f}",
+                f"{r.collector:.2f}" if gc_on else "",
                 mem if gc_on else "",
             )
     console.print(table)
