@@ -8,7 +8,7 @@ its own spelling (`Value`, `backward()`, `.grad`).
 
 from __future__ import annotations
 
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Graph, constant_code, literal
 from gradcheck.graphs.registry import REGISTRY
 
 _FIRST_ORDER = {
@@ -43,12 +43,13 @@ def micrograd_snippet(graph: Graph) -> str:
     """The graph in PyPI micrograd's API: Values, one backward() of the weighted outputs, .grad."""
     lines = ["from micrograd.engine import Value", ""]
     for inp in graph.inputs:
-        lines.append(f"{inp.name} = Value({float(inp.value)!r})")
+        lines.append(f"{inp.name} = Value({literal(inp.value)})")
     for i, node in enumerate(graph.nodes):
-        args = [graph.name_of(a) for a in node.args]
+        names = [graph.name_of(k) for k in range(graph.n_inputs + i)]
+        args = node.operands(names, constant_code("minigrad"))
         lines.append(f"v{graph.n_inputs + i} = {REGISTRY[node.op].snippet(args, node.attr, 'minigrad')}")
     cotangent = graph.cotangent if graph.cotangent is not None else [1.0] * len(graph.outputs)
-    terms = " + ".join(f"{graph.name_of(o)} * {float(c)!r}" for o, c in zip(graph.outputs, cotangent))
+    terms = " + ".join(f"{graph.name_of(o)} * {literal(c)}" for o, c in zip(graph.outputs, cotangent))
     lines.append(f"loss = {terms}")
     lines.append("loss.backward()")
     lines.append(f'print("outputs:", [{", ".join(f"{graph.name_of(o)}.data" for o in graph.outputs)}])')

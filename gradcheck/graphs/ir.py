@@ -294,18 +294,18 @@ class Graph:
         lines: list[str] = []
         if target == "torch":
             lines += ["import torch", ""]
-            leaf = lambda v: f"torch.tensor({_literal(v)}, dtype=torch.float64, requires_grad=True)"
+            leaf = lambda v: f"torch.tensor({literal(v)}, dtype=torch.float64, requires_grad=True)"
         elif tensor:
             lines += ["import minigrad", "import minigrad.functional", "from minigrad import Tensor", ""]
-            leaf = lambda v: f"Tensor({_literal(v)}, requires_grad=True, dtype=minigrad.float64)"
+            leaf = lambda v: f"Tensor({literal(v)}, requires_grad=True, dtype=minigrad.float64)"
         else:
             lines += ["import minigrad", "from minigrad import Value", ""]
-            leaf = lambda v: f"Value({_literal(v)})"
+            leaf = lambda v: f"Value({literal(v)})"
         for inp in self.inputs:
             lines.append(f"{inp.name} = {leaf(inp.value)}")
         for i, node in enumerate(self.nodes):
             spec = REGISTRY[node.op]
-            args = node.operands([self.name_of(k) for k in range(self.n_inputs + i)], _constant_code(target))
+            args = node.operands([self.name_of(k) for k in range(self.n_inputs + i)], constant_code(target))
             lines.append(f"v{self.n_inputs + i} = {spec.snippet(args, node.attr, target)}")
         outs = ", ".join(self.name_of(o) for o in self.outputs)
         names = ", ".join(inp.name for inp in self.inputs)
@@ -313,11 +313,11 @@ class Graph:
         lines.append(f"inputs = [{names}]")
         if self.cotangent is not None:
             if target == "torch":
-                cot = ", ".join(f"torch.tensor({_literal(c)}, dtype=torch.float64)" for c in self.cotangent)
+                cot = ", ".join(f"torch.tensor({literal(c)}, dtype=torch.float64)" for c in self.cotangent)
             elif tensor:
-                cot = ", ".join(f"Tensor({_literal(c)}, dtype=minigrad.float64)" for c in self.cotangent)
+                cot = ", ".join(f"Tensor({literal(c)}, dtype=minigrad.float64)" for c in self.cotangent)
             else:
-                cot = ", ".join(_literal(c) for c in self.cotangent)
+                cot = ", ".join(literal(c) for c in self.cotangent)
             lines.append(f"cotangent = [{cot}]")
         else:
             ones = (
@@ -362,16 +362,16 @@ def _node_from_dict(n: Mapping[str, Any]) -> OpNode:
     return OpNode(str(n["op"]), tuple(n["args"]), attrs, tuple(sorted(consts, key=lambda c: c.at)))
 
 
-def _constant_code(target: str) -> Callable[[Constant], str]:
+def constant_code(target: str) -> Callable[[Constant], str]:
     """How a snippet spells a constant operand: a float literal (parenthesised when negative, so
     `(-1.0) ** x` keeps its meaning), or a 0-d float64 tensor."""
 
     def code(c: Constant) -> str:
         if c.tensor:
             if target == "torch":
-                return f"torch.tensor({_literal(c.value)}, dtype=torch.float64)"
-            return f"Tensor({_literal(c.value)}, dtype=minigrad.float64)"
-        text = _literal(c.value)
+                return f"torch.tensor({literal(c.value)}, dtype=torch.float64)"
+            return f"Tensor({literal(c.value)}, dtype=minigrad.float64)"
+        text = literal(c.value)
         return f"({text})" if text.startswith("-") else text
 
     return code
@@ -409,7 +409,9 @@ def _from_json_value(v: Any, shape: tuple[int, ...] | None) -> Any:
     return float(v)
 
 
-def _literal(v: Any) -> str:
+def literal(v: Any) -> str:
+    """`v` as Python source that evaluates back to it: `float('inf')` and `float('nan')` for the
+    non-finite, a list for an array."""
     if isinstance(v, np.ndarray):
         return repr(v.tolist()).replace("inf", "float('inf')").replace("nan", "float('nan')")
     if isinstance(v, (int, float, np.floating)):

@@ -8,7 +8,7 @@ import pytest
 from gradcheck.__main__ import main
 from gradcheck.engines.micrograd import MicrogradAdapter
 from gradcheck.engines.snippets import graph_snippet
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 
 RELU_TWO = "gradcheck.engines.kind_engines:ReluTimesTwo"
@@ -132,6 +132,21 @@ def test_the_micrograd_adapter_spells_its_repro_in_micrograds_api():
     names = {}
     exec(MicrogradAdapter().snippet(graph), names)
     assert [names["x0"].grad, names["x1"].grad] == pytest.approx([1.5 * 1.2, 1.5 * 0.7])
+
+
+def test_the_micrograd_repro_runs_with_non_finite_inputs_and_constants():
+    # relu(inf) and 2.5 - x1: a value micrograd must be given as float('inf'), and a constant operand
+    graph = Graph(
+        [Input("x0", float("inf")), Input("x1", 0.5)],
+        [OpNode("relu", (0,)), OpNode("sub", (1,), consts=(Constant(0, 2.5),))],
+        [2, 3],
+    )
+    code = MicrogradAdapter().snippet(graph)
+    assert "float('inf')" in code and "2.5 - x1" in code
+    names: dict = {}
+    exec(code, names)
+    assert names["v2"].data == float("inf") and names["v3"].data == 2.0
+    assert [names["x0"].grad, names["x1"].grad] == [1.0, -1.0]
 
 
 @pytest.mark.parametrize("target", ["torch", "minigrad"])
