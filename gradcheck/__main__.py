@@ -208,23 +208,29 @@ def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
 OP_TABLE_NOTE = (
     "Errors are over the graphs that used the op (not the op's own error): p99 is what 99% of "
     "them stay below, max the single worst graph, which an ill-conditioned graph can make large "
-    "without any failure. Failures count graphs whose minimal failing graph contains the op."
+    "without any failure. Failures: the graphs whose minimal failing graph contains the op, and the "
+    "findings (distinct problems) whose minimal graph contains it, from any phase (edge values and "
+    "the op-isolation pass too)."
 )
 
 
 def op_table(result: CampaignResult) -> Table:
     table = Table(
-        title="Per op: graphs that used it, their errors (p99 / max), failures", caption=OP_TABLE_NOTE
+        title="Per op: graphs that used it, their errors (p99 / max), failures",
+        caption=OP_TABLE_NOTE,
     )
     table.add_column("op", style="bold", no_wrap=True)
     table.add_column("graphs", justify="right")
     for label in ("abs err\nvs torch", "rel err\nvs torch", "abs err\nvs numeric", "rel err\nvs numeric"):
         table.add_column(label + "\np99 / max", justify="right")
-    table.add_column("failures", justify="right")
+    table.add_column("failures\ngraphs /\nfindings", justify="right")
+    conventions = result.settings.conventions
     for op, st in result.ops.items():
         figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in campaign.GRAD_METRICS]
-        failures = f"[red]{st.failures}[/red]" if st.failures else "0"
-        table.add_row(op, str(st.graphs), *figures, failures)
+        found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
+        failures = f"{st.failures} / {found}"
+        colour = "red" if st.failures or found else "default"
+        table.add_row(op, str(st.graphs), *figures, f"[{colour}]{failures}[/{colour}]")
     return table
 
 

@@ -92,16 +92,34 @@ class Finding:
         return raised_type(self.problems)
 
     @property
+    def cases(self) -> dict[str, int]:
+        """How many cases of each phase this finding covers (a random graph is one case); a finding
+        merged from several phases (`group_findings`) keeps each phase's count apart."""
+        return dict(self.extra.get("cases") or {self.phase: self.graphs})
+
+    @property
     def covers(self) -> str:
-        """What the finding's count counts: "3 graph(s): graphs 7, 76, ..." or the phase's cases."""
-        if self.graph_indices:
-            shown = ", ".join(map(str, self.graph_indices[:20])) + (
-                " ..." if len(self.graph_indices) > 20 else ""
-            )
-            return f"{self.graphs} graph(s): graphs {shown}"
-        if self.phase == "edges":
-            return f"{self.graphs} edge-value case(s)"
-        return f"{self.graphs} case(s) of the op-isolation pass"
+        """What the finding's count counts: "3 graph(s): graphs 7, 76, ..." and/or the other
+        phases' cases ("5 edge-value case(s)")."""
+        parts = []
+        for phase, n in _in_phase_order(self.cases):
+            if phase == "random" and self.graph_indices:
+                shown = ", ".join(map(str, self.graph_indices[:20])) + (
+                    " ..." if len(self.graph_indices) > 20 else ""
+                )
+                parts.append(f"{n} graph(s): graphs {shown}")
+            else:
+                parts.append(f"{n} {_CASE_WORDS.get(phase, phase + ' case(s)')}")
+        return "; ".join(parts)
+
+    @property
+    def count_text(self) -> str:
+        """The count for a one-line summary: "93 graphs", "24 edge-value cases", or both."""
+        parts = []
+        for phase, n in _in_phase_order(self.cases):
+            unit = _CASE_UNITS.get(phase, f"{phase} case")
+            parts.append(f"{n} {unit}{'s' if n != 1 else ''}")
+        return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
 
     @property
     def title(self) -> str:
@@ -193,7 +211,12 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
 def _merge(group: Sequence[Finding]) -> Finding:
     best = min(group, key=lambda f: (graph_size(f.graph), _phase_rank(f.phase), f.graph_indices))
     indices = sorted({i for f in group for i in f.graph_indices})
-    return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices))
+    cases: dict[str, int] = {}
+    for f in group:
+        for phase, n in f.cases.items():
+            cases[phase] = cases.get(phase, 0) + n
+    extra = {**best.extra, "cases": cases} if len(cases) > 1 else best.extra
+    return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
 
 
 def _phase_rank(phase: str) -> int:
@@ -222,7 +245,16 @@ def summary(findings: Sequence[Finding], conventions: str = "torch") -> str:
 
 
 def _line(f: Finding) -> str:
-    return f"{f.title}, {f.graphs} graph{'s' if f.graphs != 1 else ''}"
+    return f"{f.title}, {f.count_text}"
+
+
+# How a phase's cases are named: in a finding's detail (`covers`) and in a one-line summary.
+_CASE_WORDS = {"edges": "edge-value case(s)", "isolation": "case(s) of the op-isolation pass"}
+_CASE_UNITS = {"random": "graph", "edges": "edge-value case", "isolation": "op-isolation case"}
+
+
+def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
+    return sorted(cases.items(), key=lambda item: _phase_rank(item[0]))
 
 
 def replay_command(path: str, engine: str, index: int | None = None) -> str:

@@ -116,6 +116,24 @@ def test_a_finding_says_what_its_count_counts():
     assert random.covers == "2 graph(s): graphs 4, 9"
 
 
+def test_a_finding_met_in_several_phases_counts_each_phase_in_its_own_unit():
+    def raised(phase: str, graphs: int, indices: tuple[int, ...] = ()) -> Finding:
+        problems = ("engine raised ZeroDivisionError: 0.0 cannot be raised to a negative power",)
+        return Finding(
+            Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase, "at 0", graphs, indices, problems
+        )
+
+    edges_only = raised("edges", 5)
+    assert summary([edges_only]).endswith("ZeroDivisionError, 5 edge-value cases")
+    (merged,) = group_findings([raised("random", 2, (4, 9)), edges_only, raised("isolation", 1)])
+    assert merged.graphs == 8 and merged.cases == {"random": 2, "edges": 5, "isolation": 1}
+    assert merged.covers == (
+        "1 case(s) of the op-isolation pass; 2 graph(s): graphs 4, 9; 5 edge-value case(s)"
+    )
+    assert summary([merged]).endswith(", 1 op-isolation case, 2 graphs and 5 edge-value cases")
+    assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).cases == merged.cases
+
+
 def test_an_exception_is_one_finding_wherever_met_and_another_exception_is_another():
     def raised(name: str, phase: str, where: str = "") -> Finding:
         problem = f"at x = 0.0: engine raised {name}: boom"
