@@ -25,6 +25,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs import corpus
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.classify import classify_check, torch_at
+from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
 from gradcheck.parity.trust import checked_graph, precise_gradient
 from gradcheck.printable import printable
@@ -71,7 +72,7 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
         )
     entry = findings[index]
     try:
-        graph = corpus.parse(json.dumps(entry["graph"]))
+        graph = corpus.parse(json.dumps(entry["graph"]), non_finite=True)
     except (GraphFormatError, KeyError, TypeError) as e:
         raise CampaignError(f"{path}: finding {index}: graph: {e}") from None
     engine = report.get("settings", {}).get("engine")
@@ -88,6 +89,8 @@ def replay(saved: Saved, engine: str | None, console: Console, conventions: str 
         raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")
     if saved.graph.is_tensor and not adapter.tensor:
         raise CampaignError(f"engine {adapter.name!r} has no tensors; {saved.label} is a tensor graph")
+    if saved.graph.meta.get("edge"):
+        return _replay_edge(saved, adapter, console)
     kink = bool(saved.graph.meta.get("kink"))
     check = checked_graph(saved.graph, adapter, numeric=not kink, second_order=not kink)
     point = check.failure if check.failure is not None else saved.graph.instance(0)
@@ -106,8 +109,25 @@ def replay(saved: Saved, engine: str | None, console: Console, conventions: str 
     return 1
 
 
-def numbers_table(graph: Graph, adapter: EngineAdapter) -> Table:
-    """Forward values and cotangent-weighted gradients: engine, torch, precise oracle."""
+def _replay_edge(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
+    """An edge-value case is judged as the edge phase judged it: against torch alone, nan and inf
+    included (central differences say nothing at inf or nan)."""
+    problems = check_edge(adapter, saved.graph)
+    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"))
+    with np.errstate(all="ignore"):
+        console.print(numbers_table(saved.graph, adapter, oracle_column=False))
+    if not problems:
+        console.print(Text("agrees: the engine matches torch at this edge value (fixed)", style="green"))
+        return 0
+    for problem in problems:
+        console.print(Text(f"  {printable(problem.message)}"))
+    console.print(Text(f"still fails: {problems[0].kind}", style="red bold"))
+    return 1
+
+
+def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = True) -> Table:
+    """Forward values and cotangent-weighted gradients: engine, torch, precise oracle (left empty
+    without `oracle_column`: at an edge value there is none)."""
     cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
     values = graph.input_values(0)
     table = Table(title="at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values)))
@@ -120,10 +140,12 @@ def numbers_table(graph: Graph, adapter: EngineAdapter) -> Table:
     except Exception as e:
         fwd_e = grad_e = None
         table.caption = f"engine raised {type(e).__name__}: {e}"
-    try:
-        oracle, _ = precise_gradient(graph, cotangent)
-    except Exception:
-        oracle = np.full(reference.grads.shape[0], np.nan)
+    oracle = None
+    if oracle_column:
+        try:
+            oracle, _ = precise_gradient(graph, cotangent)
+        except Exception:
+            oracle = np.full(reference.grads.shape[0], np.nan)
     for j, o in enumerate(graph.outputs):
         table.add_row(f"value {graph.name_of(o)}", _num(fwd_e, j), _num(reference.forward[:, 0], j), "")
     labels = [f"{i.name}{list(ix) if i.shape else ''}" for i in graph.inputs for ix in np.ndindex(*i.shape)]

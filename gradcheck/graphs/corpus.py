@@ -39,9 +39,10 @@ def load(path: Path) -> Graph:
         raise CorpusFileError(f"corpus file {path}: {e}") from e
 
 
-def parse(text: str) -> Graph:
-    """A corpus graph from JSON text: checked field by field, then built (GraphFormatError)."""
-    data = check_graph_data(text)
+def parse(text: str, non_finite: bool = False) -> Graph:
+    """A corpus graph from JSON text: checked field by field, then built (GraphFormatError);
+    `non_finite` admits inf and nan inputs (a report's edge-value findings)."""
+    data = check_graph_data(text, non_finite)
     try:
         return Graph.from_dict(data)
     except (GraphFormatError, RecursionError) as e:

@@ -16,7 +16,7 @@ import re
 import string
 from typing import Any
 
-from gradcheck.graphs.ir import GraphFormatError
+from gradcheck.graphs.ir import NONFINITE_SPELLINGS, GraphFormatError
 from gradcheck.graphs.registry import REGISTRY
 
 MAX_BYTES = 4_000_000
@@ -45,8 +45,12 @@ RESERVED = frozenset(
 _NODE_NAME = re.compile(r"v\d+")
 
 
-def check_graph_data(text: str) -> dict[str, Any]:
-    """The JSON object in `text` if every field is sound, else GraphFormatError naming the field."""
+def check_graph_data(text: str, non_finite: bool = False) -> dict[str, Any]:
+    """The JSON object in `text` if every field is sound, else GraphFormatError naming the field.
+
+    Inputs and points must be finite, as a regression corpus entry's are; `non_finite` also
+    admits inf and nan (spelled "inf", "-inf", "nan"), which an edge-value finding of a report
+    carries."""
     if len(text) > MAX_BYTES:
         raise GraphFormatError(f"file is {len(text)} bytes; a corpus graph is at most {MAX_BYTES}")
     try:
@@ -62,14 +66,14 @@ def check_graph_data(text: str) -> dict[str, Any]:
         raise GraphFormatError(f"'meta' must be an object, got {type(data['meta']).__name__}")
     inputs, nodes = data.get("inputs"), data.get("nodes")
     if isinstance(inputs, list):
-        _check_inputs(inputs)
+        _check_inputs(inputs, non_finite)
     if isinstance(nodes, list):
         if len(nodes) > MAX_NODES:
             raise GraphFormatError(f"'nodes': {len(nodes)} nodes; at most {MAX_NODES}")
         for i, node in enumerate(nodes):
             _check_node(i, node, len(inputs) if isinstance(inputs, list) else 0)
     if data.get("points") is not None:
-        _check_points(data["points"], len(inputs) if isinstance(inputs, list) else 0)
+        _check_points(data["points"], len(inputs) if isinstance(inputs, list) else 0, non_finite)
     if data.get("cotangent") is not None:
         _check_finite("cotangent", data["cotangent"])
     return data
@@ -86,7 +90,7 @@ def _check_depth(value: Any, depth: int) -> None:
             _check_depth(v, depth + 1)
 
 
-def _check_inputs(inputs: list[Any]) -> None:
+def _check_inputs(inputs: list[Any], non_finite: bool) -> None:
     if len(inputs) > MAX_INPUTS:
         raise GraphFormatError(f"'inputs': {len(inputs)} inputs; at most {MAX_INPUTS}")
     names: set[str] = set()
@@ -108,10 +112,10 @@ def _check_inputs(inputs: list[Any]) -> None:
         names.add(name)
         if "value" not in inp:
             raise GraphFormatError(f"inputs[{k}].value: missing")
-        _check_finite(f"inputs[{k}].value", inp["value"])
+        _check_finite(f"inputs[{k}].value", inp["value"], non_finite)
 
 
-def _check_points(points: Any, n_inputs: int) -> None:
+def _check_points(points: Any, n_inputs: int, non_finite: bool) -> None:
     if not isinstance(points, list) or len(points) != n_inputs:
         raise GraphFormatError(
             f"'points': expected one array per input ({n_inputs}), got {_describe(points)}"
@@ -121,7 +125,7 @@ def _check_points(points: Any, n_inputs: int) -> None:
         if not isinstance(p, list):
             raise GraphFormatError(f"points[{i}]: expected an array of input points, got {_describe(p)}")
         lengths.append(len(p))
-        _check_finite(f"points[{i}]", p)
+        _check_finite(f"points[{i}]", p, non_finite)
     if lengths and min(lengths) == 0:
         raise GraphFormatError("'points': an entry must carry at least one input point, got an empty array")
     if len(set(lengths)) > 1:
@@ -186,11 +190,16 @@ def _check_attr(where: str, name: str, value: Any) -> None:
         )
 
 
-def _check_finite(where: str, value: Any) -> None:
-    """Numbers or nested lists of numbers, all finite (no NaN, Infinity or huge integers)."""
+def _check_finite(where: str, value: Any, non_finite: bool = False) -> None:
+    """Numbers or nested lists of numbers, all finite (no NaN, Infinity or huge integers); with
+    `non_finite`, inf and nan pass too (huge integers never do)."""
     if isinstance(value, list):
         for v in value:
-            _check_finite(where, v)
+            _check_finite(where, v, non_finite)
+        return
+    if non_finite and (
+        value in NONFINITE_SPELLINGS or (isinstance(value, float) and not math.isfinite(value))
+    ):
         return
     if not _is_number(value):
         raise GraphFormatError(f"{where}: expected numbers, got {_describe(value)}")

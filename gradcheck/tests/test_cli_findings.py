@@ -157,3 +157,20 @@ def test_a_second_derivative_repro_is_second_order_code(target):
     one = np.array([[1.0]])
     expected = torch_reference.run_torch_batch(graph, [np.array([0.4])], one, one).hvp[0, 0]
     assert float(names["hvp"][0]) == pytest.approx(expected)
+
+
+def test_an_edge_value_finding_replays_against_torch_with_its_inf_inputs(tmp_path, capsys):
+    # micrograd's d(x/y)/dy at x = inf is nan where torch gives -inf: an edge-phase finding
+    status, _, _ = run(capsys, "run", "--engine", "micrograd", "--graphs", "5", "--out", str(tmp_path))
+    assert status == 1
+    report = tmp_path / "report.json"
+    findings = json.loads(report.read_text())["findings"]
+    index = next(
+        k
+        for k, f in enumerate(findings)
+        if f["phase"] == "edges" and f["kind"] == "nonfinite" and "inf" in json.dumps(f["graph"]["inputs"])
+    )
+    status, out, err = run(capsys, "replay", str(report), "--engine", "micrograd", "--finding", str(index))
+    assert status == 1 and "still fails: nonfinite" in out and "torch" in out, err
+    status, out, _ = run(capsys, "replay", str(report), "--engine", "minigrad", "--finding", str(index))
+    assert status == 0 and "matches torch at this edge value" in out
