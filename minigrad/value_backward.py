@@ -53,33 +53,38 @@ def _place_in_order(stack: list[Any], order: list[Any]) -> None:
     goes straight on into the last of those inputs instead of through the stack. Constants in the
     operand slots are floats and are skipped; a node whose inputs are all placed (a leaf, or a
     weight times an activation reached before) is placed at once."""
+    reached, opened = REACHED, _OPEN  # locals are read faster than globals
     while stack:
         node = stack.pop()
         state = node._g
         if state is not None:
-            if state is _OPEN:  # its inputs are placed now
-                node._g = REACHED
+            if state is opened:  # its inputs are placed now
+                node._g = reached
                 order.append(node)
             continue  # placed already (a node reached twice before it was opened)
         while True:  # `node` is unreached
             a = node._a
             if a is None:
                 if node._rule is None:  # a leaf
-                    node._g = REACHED
+                    node._g = reached
                     order.append(node)
                 else:  # an op made the micrograd way
-                    node._g = _OPEN
+                    node._g = opened
                     stack.append(node)
                     stack.extend(node._prev)
                 break
             b = node._b
-            open_a = type(a) is not float and a._g is None
-            open_b = b is not None and type(b) is not float and b._g is None
+            if type(a) is type(b):  # two Values (two constants make no node)
+                open_a = a._g is None
+                open_b = b._g is None
+            else:
+                open_a = type(a) is not float and a._g is None
+                open_b = b is not None and type(b) is not float and b._g is None
             if not (open_a or open_b):  # a reached input is never still open: a graph has no cycles
-                node._g = REACHED
+                node._g = reached
                 order.append(node)
                 break
-            node._g = _OPEN
+            node._g = opened
             stack.append(node)
             if open_a and open_b:
                 stack.append(a)
@@ -104,6 +109,7 @@ def propagate_floats(order: list[Any], create_graph: bool, into_grad: bool = Fal
 
 
 def _propagate(order: list[Any], into_grad: bool) -> None:
+    reached = REACHED  # locals are read faster than globals
     for node in reversed(order):
         g = node._g
         if into_grad:
@@ -114,23 +120,26 @@ def _propagate(order: list[Any], into_grad: bool) -> None:
             if a is not None:
                 grad = node._rule.scalar_backward(g, node.data, a.data)[0]
                 old = a._g
-                a._g = grad if old is REACHED else old + grad
+                a._g = grad if old is reached else old + grad
             elif node._rule is not None:  # an op made the micrograd way
                 _through_protocol(node, g)
-        elif type(b) is float:  # a constant on the right: its gradient is dropped
-            grad = node._rule.scalar_backward(g, node.data, a.data, b)[0]
-            old = a._g
-            a._g = grad if old is REACHED else old + grad
-        elif type(a) is float:  # a constant on the left
-            grad = node._rule.scalar_backward(g, node.data, a, b.data)[1]
-            old = b._g
-            b._g = grad if old is REACHED else old + grad
-        else:
-            grad_a, grad_b = node._rule.scalar_backward(g, node.data, a.data, b.data)
-            old = a._g
-            a._g = grad_a if old is REACHED else old + grad_a
-            old = b._g
-            b._g = grad_b if old is REACHED else old + grad_b
+            continue
+        if type(a) is not type(b):  # (two Values are of one type but for subclasses)
+            if type(b) is float:  # a constant on the right: its gradient is dropped
+                grad = node._rule.scalar_backward(g, node.data, a.data, b)[0]
+                old = a._g
+                a._g = grad if old is reached else old + grad
+                continue
+            if type(a) is float:  # a constant on the left
+                grad = node._rule.scalar_backward(g, node.data, a, b.data)[1]
+                old = b._g
+                b._g = grad if old is reached else old + grad
+                continue
+        grad_a, grad_b = node._rule.scalar_backward(g, node.data, a.data, b.data)
+        old = a._g
+        a._g = grad_a if old is reached else old + grad_a
+        old = b._g
+        b._g = grad_b if old is reached else old + grad_b
 
 
 def _through_protocol(node: Any, g: Any) -> None:

@@ -299,3 +299,20 @@ def test_random_graphs_with_reused_nodes_match_torch(graph) -> None:
     for v, t in zip(values, tensors):
         ref = 0.0 if t.grad is None else t.grad.item()
         assert math.isclose(v.grad, ref, rel_tol=1e-9, abs_tol=1e-9 * max(1.0, abs(total.data)))
+
+
+class TaggedValue(Value):
+    """A subclass of Value, so that an op's two operands can be of different types."""
+
+    __slots__ = ()
+
+
+@given(graph=random_graphs())
+def test_values_of_a_subclass_mixed_with_plain_values_get_the_same_gradients(graph) -> None:
+    leaves, steps = graph
+    plain = [Value(v) for v in leaves]
+    mixed = [TaggedValue(v) if i % 2 else Value(v) for i, v in enumerate(leaves)]
+    for values in (plain, mixed):
+        out = evaluate(values, steps)
+        (out[-1] + out[0] * 2.0).backward()
+    assert [v.grad for v in mixed] == [v.grad for v in plain]
