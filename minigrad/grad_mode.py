@@ -7,15 +7,38 @@ from collections.abc import Iterator
 
 
 class _Switches:
-    """Mutable flags read by every op; one instance, so reads stay a single attribute lookup."""
+    """Mutable flags read by every op; one instance, so reads stay a single attribute lookup.
 
-    __slots__ = ("grad_enabled", "anomaly_enabled", "closures_allowed")
+    `unusual` is True while grad mode is off or anomaly detection on: a Value op then asks one
+    flag instead of two (it is read once per node, on the engine's hottest path).
+    """
+
+    __slots__ = ("_grad_enabled", "_anomaly_enabled", "closures_allowed", "unusual")
 
     def __init__(self) -> None:
-        self.grad_enabled = True
-        self.anomaly_enabled = False
+        self._grad_enabled = True
+        self._anomaly_enabled = False
+        self.unusual = False
         # True only inside backward(): micrograd-style `_backward` closures may run (not in grad()).
         self.closures_allowed = False
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self._grad_enabled
+
+    @grad_enabled.setter
+    def grad_enabled(self, on: bool) -> None:
+        self._grad_enabled = on
+        self.unusual = not on or self._anomaly_enabled
+
+    @property
+    def anomaly_enabled(self) -> bool:
+        return self._anomaly_enabled
+
+    @anomaly_enabled.setter
+    def anomaly_enabled(self, on: bool) -> None:
+        self._anomaly_enabled = on
+        self.unusual = on or not self._grad_enabled
 
 
 switches = _Switches()

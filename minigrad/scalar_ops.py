@@ -18,7 +18,7 @@ from minigrad.op import ScalarOp
 class RPowConst(ScalarOp):
     """c ** a for a number c; zero gradient at c == 0 with a >= 0, as torch."""
 
-    name = "**"
+    name = symbol = "**"
     forward = staticmethod(lambda a, c: fm.pow(c, a))
 
     @staticmethod
