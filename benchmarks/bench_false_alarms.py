@@ -3,7 +3,7 @@
 Runs campaigns of random scalar and tensor graphs (split over parts, each its own seed, so a long
 measurement can stop and resume), and counts, side by side, the graphs that would have failed on
 central differences alone or on a Hessian-vector product entry within its rounding spread (points
-settled by the precise oracle or by `gradcheck.parity.hvp_rounding`) and the graphs still reported as
+settled by the precise oracle or by `gradcheck.parity.rounding`) and the graphs still reported as
 failing after the trust step (every one a false alarm, or a minigrad bug to look at).
 
     python benchmarks/bench_false_alarms.py --scalar 200000 --tensor 20000 --parts 4 \

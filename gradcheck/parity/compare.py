@@ -5,7 +5,8 @@ every batch point of the graph it checks: forward values equal torch's; the engi
 cotangent-weighted input gradients equal torch's; both equal central differences (within the
 differences' own error estimate plus the gradcheck tolerance policy); and, for engines with
 second derivatives, a Hessian-vector product equals torch's (to the product's own rounding
-level where they differ: `hvp_rounding`). Torch runs once for all points.
+level where they differ: `rounding`). Torch runs once for all points. A gradient entry that
+differs from torch's only by its own rounding (a difference of large terms) is no failure either.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors
-from gradcheck.parity.hvp_rounding import rounding_only, rounding_spread
 from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
+from gradcheck.parity.rounding import gradient_spread, rounding_only, rounding_spread
 
 
 @dataclass
@@ -58,7 +59,8 @@ class GraphCheck:
     failure: Graph | None = None
     timings: dict[str, float] = field(default_factory=dict)
     # points where a disagreement was cleared: one only with central differences (by a precise
-    # oracle, `trust`), or Hessian-vector product entries that differ by rounding (`hvp_rounding`)
+    # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
+    # their rounding (`rounding`)
     settled_points: int = 0
 
     @property
@@ -175,6 +177,10 @@ def check_graph(
         )
     failing, problems = None, [crash] if crash else []
     for errors, start in _error_blocks(policy, columns, reference, numbers, checkable):
+        for c in errors.torch_only():  # an entry may be a difference of large terms: rounding
+            i = start + int(c)
+            if errors.settle(int(c), gradient_spread(graph, points[i], cotangents[i])):
+                result.settled_points += 1
         bad = np.flatnonzero(errors.bad)
         if start == 0 and hvp_problems:
             bad = np.union1d(bad, [0])

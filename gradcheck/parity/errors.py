@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerance import Tolerance
+from gradcheck.parity.rounding import rounding_only
 
 # Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
 # numerical oracle; errors are measured against the point's gradient scale (its largest entry).
@@ -74,7 +75,8 @@ class PointErrors:
         )
         abs_t_max = _column_nanmax(self.abs_t)
         figures = [self.fwd_err, abs_t_max, abs_t_max / unit]
-        bad = ~(self.fwd_err <= FORWARD_RTOL) | _any_column(~(self.abs_t <= self.allowed_t))
+        self.bad_torch = _any_column(~(self.abs_t <= self.allowed_t))
+        bad = ~(self.fwd_err <= FORWARD_RTOL)
 
         self.numeric = numeric is not None
         if self.numeric:
@@ -89,7 +91,22 @@ class PointErrors:
             bad |= _any_column(~(self.abs_n <= self.allowed_n))
             bad |= _any_column(~(self.abs_tn <= self.allowed_n))
         self.figures = figures
-        self.bad = bad
+        self.bad_elsewhere = bad  # forward values, or against central differences
+        self.bad = bad | self.bad_torch
+
+    def torch_only(self) -> np.ndarray:
+        """The columns whose only failures are gradient entries outside the torch tolerance."""
+        return np.flatnonzero(self.bad_torch & ~self.bad_elsewhere)
+
+    def settle(self, c: int, spread: np.ndarray) -> bool:
+        """Clear column `c` when every gradient entry outside the torch tolerance differs from
+        torch by no more than its rounding spread (`rounding.rounding_only`); whether it did."""
+        failing = ~(self.abs_t[:, c] <= self.allowed_t[:, c])
+        if not rounding_only(self.grad_e[failing, c], self.grad_t[failing, c], spread[failing]).all():
+            return False
+        self.bad_torch[c] = False
+        self.bad[c] = self.bad_elsewhere[c]
+        return True
 
     def fold_into(self, result: Any, upto: int) -> None:
         """Raise `result`'s maxima to this block's figures at columns 0..upto-1 (in point order,
