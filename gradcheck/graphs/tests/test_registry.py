@@ -8,8 +8,10 @@ import torch
 
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.opspec import BOUNDED_BY
 from gradcheck.graphs.registry import (
     KINK_MARGIN,
+    MAX_MAGNITUDE,
     POLE_MARGIN,
     REGISTRY,
     SCALAR_OPS,
@@ -140,3 +142,24 @@ def test_tensor_shapes_follow_torch_rules():
     assert REGISTRY["sum"].out_shape([(2, 3, 4)], {"dims": (-1, -3)}) == (3,)
     assert REGISTRY["transpose"].out_shape([(2, 3, 4)], {"dims": (-3, -1)}) == (4, 3, 2)
     assert REGISTRY["reshape"].out_shape([(2, 3)], {"shape": (3, 2), "ndim_in": 2}) == (3, 2)
+
+
+BOUNDED = [name for name in SCALAR_OPS if REGISTRY[name].bounded]
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_a_bounded_op_stays_finite_and_within_its_bound_on_sane_arguments(name):
+    """The generator skips the magnitude test of a bounded op: this is what makes that sound."""
+    spec = REGISTRY[name]
+    edge = [0.0, -0.0, 5e-324, 1e-300, -1e-300, np.pi, -np.pi, MAX_MAGNITUDE, -MAX_MAGNITUDE]
+    values = np.concatenate([edge, np.random.default_rng(0).uniform(-MAX_MAGNITUDE, MAX_MAGNITUDE, 600)])
+    grid = np.array(np.meshgrid(*[values] * spec.arity)).reshape(spec.arity, -1)
+    args = [grid[i] for i in range(spec.arity)]
+    with np.errstate(all="ignore"):
+        out = spec.numpy(args, {})
+    bound = np.maximum(BOUNDED_BY, np.abs(grid).max(axis=0))
+    assert np.isfinite(out).all() and (np.abs(out) <= bound).all()
+
+
+def test_the_ops_with_unbounded_results_are_not_marked_bounded():
+    assert set(BOUNDED) == {"neg", "relu", "abs", "tanh", "sigmoid", "sin", "cos", "atan", "atan2"}
