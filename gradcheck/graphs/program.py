@@ -55,9 +55,16 @@ class Program:
         nodes = list(leaves)
         append = nodes.append
         for apply, args, attrs, constants in self.steps:
-            operands = [nodes[i] for i in args]
-            for at, c in constants:
-                operands.insert(at, constant(c))
+            if constants:
+                operands = [nodes[i] for i in args]
+                for at, c in constants:
+                    operands.insert(at, constant(c))
+            elif len(args) == 1:  # spelled out: a comprehension costs a call of its own
+                operands = [nodes[args[0]]]
+            elif len(args) == 2:
+                operands = [nodes[args[0]], nodes[args[1]]]
+            else:
+                operands = [nodes[i] for i in args]
             append(apply(operands, attrs))
         return nodes
 
