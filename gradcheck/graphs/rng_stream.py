@@ -58,10 +58,13 @@ class StreamChooser:
             return lo  # numpy draws nothing for a single value
         if not 1 < size <= _MASK32:
             raise ValueError(f"StreamChooser.integer: range [{lo}, {hi}] must span 2..2**32-1 values")
-        if self._next == len(self._words):
+        i = self._next
+        try:
+            product = self._words[i] * size
+        except IndexError:  # once every 64 words
             self._more_words()
-        product = self._words[self._next] * size
-        self._next += 1
+            product = self._words[i] * size
+        self._next = i + 1
         if (product & _MASK32) < size:  # rarely: Lemire's rejection step
             threshold = (_MASK32 - size + 1) % size
             while (product & _MASK32) < threshold:
