@@ -121,8 +121,13 @@ class OpSpec:
         template = self.torch_template if target == "torch" and self.torch_template else self.template
         return template.format(*args, **{k: repr(v) for k, v in attrs.items()})
 
+    @property
+    def torch_rule(self) -> Callable[[Args, Attrs], Any]:
+        """The op on torch tensors: `torch_apply`, else `apply`."""
+        return self.torch_apply or self.apply
+
     def apply_torch(self, args: Args, attrs: Attrs) -> Any:
-        return (self.torch_apply or self.apply)(args, attrs)
+        return self.torch_rule(args, attrs)
 
     def apply_torch_batched(self, args: Args, attrs: Attrs) -> Any:
         return (self.torch_batched or self.torch_apply or self.apply)(args, attrs)

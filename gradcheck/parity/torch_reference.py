@@ -81,8 +81,8 @@ def _leaf(values: np.ndarray) -> Any:
 
 
 def _torch_apply(op: str) -> Apply:
-    """Registry op `op` on torch tensors (`OpSpec.apply_torch`)."""
-    return REGISTRY[op].apply_torch
+    """Registry op `op` on torch tensors (`OpSpec.torch_rule`, without `apply_torch`'s extra call)."""
+    return REGISTRY[op].torch_rule
 
 
 def run_torch_tensor_batch(
