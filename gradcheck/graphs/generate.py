@@ -185,8 +185,8 @@ def _row_ok(
     spec: Any, args: list[Any], attr: dict[str, Any], out: np.ndarray, magnitude: bool = True
 ) -> bool:
     """`in_domain` at every point of a (1, K) row, in as few numpy calls as may be (each costs
-    more than the arithmetic here). `magnitude=False` skips `_sane` (a bounded op on sane
-    arguments is)."""
+    more than the arithmetic here). `magnitude=False` skips `_sane`: a bounded op's result on
+    sane arguments inside its domain is sane."""
     if magnitude and not _sane(out):
         return False
     return spec.domain is None or _all(spec.domain(args, attr))
