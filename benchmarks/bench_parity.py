@@ -80,6 +80,7 @@ def measure(
         "per_s": checked / total,
         "cpu_per_s": checked / cpu,  # this process's CPU time: other jobs on the machine do not count
         "checked": checked,
+        "structures": structures,
         "failed": failed,
         "total": total,
         **split,
@@ -147,6 +148,17 @@ def print_goals(goal_rows: dict[int, dict[str, float]], campaign_share: float) -
             f"(goal ≥ {GOAL_RATIO:g}x), {_verdict(ratio >= GOAL_RATIO)}; "
             f"by CPU time {r['cpu_per_s']:,.0f}/s"
         )
+    for points, r in sorted(goal_rows.items(), reverse=True):
+        phases = ", ".join(
+            f"{label} {r[key] / r['structures'] * 1e3:.2f} ms"
+            for key, label in (
+                ("generation", "generation"),
+                ("numeric", "central differences"),
+                ("torch", "torch"),
+                ("engine", "engine and comparison"),
+            )
+        )
+        print(f"  K={points}, per graph: {phases}")
     for points, r in sorted(goal_rows.items(), reverse=True):
         share = r["generation"] / r["total"]
         print(

@@ -231,7 +231,8 @@ def batch_extrapolate(f: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndar
     fine (+-h/4, +-h/2) Richardson estimates of its derivative along each coordinate, each (n, K).
     The gap between them bounds the fine estimate's truncation error."""
     n, r = h.shape[0], len(BATCH_OFFSETS)
-    row = [f[1 + np.arange(n) * r + j] for j in range(r)]  # each (n, K)
+    by_offset = f[1:].reshape(n, r, -1)  # row 1 + r * i + j is coordinate i moved by offset j
+    row = [by_offset[:, j] for j in range(r)]  # each (n, K)
     d_h = (row[0] - row[1]) / (2 * h)
     d_2h = (row[2] - row[3]) / (4 * h)
     d_q = (row[4] - row[5]) / (0.5 * h)

@@ -106,8 +106,7 @@ def family_of(op_name: str) -> str | None:
 def policy_for(op_names: Iterable[str]) -> Tolerance:
     """The tolerance for a graph built from these ops: the loosest of their families'."""
     tolerance: Tolerance | None = None
-    for name in op_names:
-        family = family_of(name)
+    for family in {family_of(name) for name in op_names}:  # each family once
         found = FAMILIES[family] if family is not None else DEFAULT
         tolerance = found if tolerance is None else tolerance | found
     return tolerance if tolerance is not None else FAMILIES["arithmetic"]

@@ -48,7 +48,11 @@ def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.nd
     for _ in range(n_inputs):
         scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
         values = rng.uniform(-2.0, 2.0, size=k) * scale
-        values[rng.integers(ZERO_EVERY, size=k) == 0] = 0.0
+        if k == 1:  # the same draw as with size=1, at a quarter of numpy's cost
+            if rng.integers(ZERO_EVERY) == 0:
+                values[0] = 0.0
+        else:
+            values[rng.integers(ZERO_EVERY, size=k) == 0] = 0.0
         points.append(values)
     return points
 
@@ -79,9 +83,12 @@ def build_graph(
     specs = [REGISTRY[op] for op in ops]
     residual = [REGISTRY[op] for op in ("add", "sub") if op in ops] if chain else []
     block_input = n_in - 1
+    # with sane inputs every value is (nodes by their checks), and so is a bounded op's result
+    # inside its domain (outside it the domain test rejects the candidate anyway)
+    sane = _sane(buf[:n_in])
     attempts = 0
     begin_node = getattr(chooser, "begin_node", None)  # a chooser that can (hypothesis) draws a node at once
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # out-of-domain candidates are computed, then rejected
         while len(nodes) < n_nodes and attempts < 4 * n_nodes + 8:
             attempts += 1
             if begin_node is not None:
@@ -92,13 +99,16 @@ def build_graph(
                 block_input = n - 1
                 continue
             spec = chooser.choice(specs)
-            attrs = spec.draw_attrs(chooser) if spec.attrs else ()
-            attr = dict(attrs)
+            if spec.attrs:
+                attrs = spec.draw_attrs(chooser)
+                attr = dict(attrs)
+            else:
+                attrs, attr = (), _NO_ATTRS
             first = n - 1 if chain else _pick_recent(chooser, n)
             row = buf[first : first + 1]
             if spec.arity == 1:
                 out = spec.numpy([row], attr)
-                if not _row_ok(spec, [row], attr, out):
+                if not _row_ok(spec, [row], attr, out, not (sane and spec.bounded)):
                     continue
                 args: tuple[int, ...] = (first,)
                 new = out[0]
@@ -118,7 +128,7 @@ def build_graph(
                 outs = spec.numpy(pair, attr)
                 if outs.shape != values.shape:
                     outs = np.broadcast_to(outs, values.shape)
-                candidates = _rows_ok(spec, pair, attr, outs).nonzero()[0]
+                candidates = _valid_rows(spec, pair, attr, outs, not (sane and spec.bounded))
                 if candidates.size == 0:
                     continue
                 other = int(candidates[-1 - chooser.integer(0, candidates.size - 1)])
@@ -142,15 +152,18 @@ def build_graph(
     return Graph(inputs, nodes, outputs, batch if batch[0].shape[0] > 1 else None)
 
 
+# The attributes of an op without any (shared: the ops only read them).
+_NO_ATTRS: dict[str, Any] = {}
+
+
 def _with_constant(spec: Any, row: np.ndarray, c: Constant, attr: dict[str, Any]) -> np.ndarray | None:
     """The op on a (1, K) argument row and constant `c` (values (K,)), None when out of domain."""
     pair = [row, c.value] if c.at == 1 else [c.value, row]
-    with np.errstate(all="ignore"):
-        out = spec.numpy(pair, attr)
-        if np.shape(out) != row.shape:
-            out = np.broadcast_to(out, row.shape)
-        if not _row_ok(spec, pair, attr, out):
-            return None
+    out = spec.numpy(pair, attr)
+    if np.shape(out) != row.shape:
+        out = np.broadcast_to(out, row.shape)
+    if not _row_ok(spec, pair, attr, out):
+        return None
     return out[0]
 
 
@@ -160,22 +173,36 @@ def _append_residual(
     """Append `block_input +/- newest` when that stays well-conditioned; False when neither does."""
     for spec in residual:
         pair = [buf[block_input : block_input + 1], buf[n - 1 : n]]
-        with np.errstate(all="ignore"):
-            out = spec.numpy(pair, {})
-            if _row_ok(spec, pair, {}, out):
-                nodes.append(OpNode(spec.name, (block_input, n - 1)))
-                buf[n] = out[0]
-                return True
+        out = spec.numpy(pair, _NO_ATTRS)
+        if _row_ok(spec, pair, _NO_ATTRS, out):
+            nodes.append(OpNode(spec.name, (block_input, n - 1)))
+            buf[n] = out[0]
+            return True
     return False
 
 
-def _row_ok(spec: Any, args: list[Any], attr: dict[str, Any], out: np.ndarray) -> bool:
-    """`in_domain` at every point of a (1, K) row, in few numpy calls (each costs more than the
-    arithmetic here): NaN and inf fail the magnitude test too, as NaN compares false."""
-    ok = np.abs(out) <= MAX_MAGNITUDE
-    if spec.domain is not None:
-        ok = ok & spec.domain(args, attr)
-    return np.count_nonzero(ok) == ok.size
+def _row_ok(
+    spec: Any, args: list[Any], attr: dict[str, Any], out: np.ndarray, magnitude: bool = True
+) -> bool:
+    """`in_domain` at every point of a (1, K) row, in as few numpy calls as may be (each costs
+    more than the arithmetic here). `magnitude=False` skips `_sane`: a bounded op's result on
+    sane arguments inside its domain is sane."""
+    if magnitude and not _sane(out):
+        return False
+    return spec.domain is None or _all(spec.domain(args, attr))
+
+
+def _sane(values: np.ndarray) -> bool:
+    """Every value finite and at most MAX_MAGNITUDE in size (NaN compares false)."""
+    if values.size == 1:  # one point: a float comparison, no numpy call
+        return -MAX_MAGNITUDE <= values.item() <= MAX_MAGNITUDE
+    return np.count_nonzero(np.abs(values) <= MAX_MAGNITUDE) == values.size
+
+
+def _all(mask: Any) -> bool:
+    """Every element of a boolean array (or bool) true, by the cheapest test for its size."""
+    size = getattr(mask, "size", 1)
+    return bool(mask) if size == 1 else np.count_nonzero(mask) == size
 
 
 def _begin_node(chooser: Chooser) -> None:
@@ -198,12 +225,22 @@ def _pick_recent(chooser: Chooser, n: int) -> int:
     return n - 1 - chooser.integer(0, n - 1)
 
 
-def _rows_ok(spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray) -> np.ndarray:
-    """For a (candidates, K) batch: which candidate rows are valid at every point (`_row_ok` per row)."""
-    ok = np.abs(outs) <= MAX_MAGNITUDE
-    if spec.domain is not None:
-        ok = ok & spec.domain(args, attr)
-    return ok.all(axis=1)
+def _valid_rows(
+    spec: Any, args: list[np.ndarray], attr: dict[str, Any], outs: np.ndarray, magnitude: bool = True
+) -> np.ndarray:
+    """For a (candidates, K) batch: the indices of the candidate rows valid at every point
+    (`_row_ok` per row)."""
+    if magnitude:
+        ok = np.abs(outs) <= MAX_MAGNITUDE
+        if spec.domain is not None:
+            ok &= spec.domain(args, attr)
+    elif spec.domain is not None:
+        ok = np.broadcast_to(spec.domain(args, attr), outs.shape)
+    else:
+        ok = np.ones(outs.shape, dtype=bool)
+    if ok.shape[1] > 1:
+        ok = np.logical_and.reduce(ok, axis=1)
+    return ok.nonzero()[0]
 
 
 def random_graph(

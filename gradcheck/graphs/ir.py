@@ -143,7 +143,7 @@ class Graph:
         """The longest input-to-output path, counted in op nodes."""
         depths = [0] * self.n_inputs
         for node in self.nodes:
-            depths.append(1 + max(depths[a] for a in node.args))
+            depths.append(1 + max(map(depths.__getitem__, node.args)))
         return max((depths[o] for o in self.outputs), default=0)
 
     def use_counts(self) -> list[int]:

@@ -86,6 +86,8 @@ class OpSpec:
     edges: (argument values, attributes) at the edges of float64 (signed zeros, subnormals, huge
         values, inf, nan, overflow points, kinks and poles), where the engine's value and gradient
         must match torch's (`gradcheck.parity.edges`); built with `gradcheck.graphs.edges`.
+    bounded: arguments at most MAX_MAGNITUDE in size and inside the domain give a finite result
+        within MAX_MAGNITUDE too (sin, tanh, relu, log...): the generator skips its magnitude test.
     """
 
     name: str
@@ -103,6 +105,7 @@ class OpSpec:
     edges: tuple[tuple[tuple[Any, ...], Attrs], ...] = ()
     grads: Callable[[Sequence[Any], Attrs, Any], tuple[Any, ...]] | None = None
     family: str | None = None
+    bounded: bool = False
     mpmath: Callable[..., Any] | None = None
     array: Callable[[Any, Args, Attrs], Any] | None = None
     torch_template: str | None = None
@@ -118,8 +121,13 @@ class OpSpec:
         template = self.torch_template if target == "torch" and self.torch_template else self.template
         return template.format(*args, **{k: repr(v) for k, v in attrs.items()})
 
+    @property
+    def torch_rule(self) -> Callable[[Args, Attrs], Any]:
+        """The op on torch tensors: `torch_apply`, else `apply`."""
+        return self.torch_apply or self.apply
+
     def apply_torch(self, args: Args, attrs: Attrs) -> Any:
-        return (self.torch_apply or self.apply)(args, attrs)
+        return self.torch_rule(args, attrs)
 
     def apply_torch_batched(self, args: Args, attrs: Attrs) -> Any:
         return (self.torch_batched or self.torch_apply or self.apply)(args, attrs)

@@ -39,10 +39,15 @@ class Program:
 
     def __init__(self, graph: Graph, resolve: Callable[[str], Apply] = registry_apply) -> None:
         self.outputs = tuple(graph.outputs)
-        self.steps = tuple(
-            Step(resolve(node.op), node.args, node.attr, _constants(node.consts) if node.consts else ())
-            for node in graph.nodes
-        )
+        applies: dict[str, Apply] = {}  # each distinct op resolved once
+        steps = []
+        for node in graph.nodes:
+            apply = applies.get(node.op)
+            if apply is None:
+                apply = applies[node.op] = resolve(node.op)
+            attrs = dict(node.attrs) if node.attrs else {}
+            steps.append(Step(apply, node.args, attrs, _constants(node.consts) if node.consts else ()))
+        self.steps = tuple(steps)
 
     def run(self, leaves: Sequence[Any], constant: Callable[[Constant], Any]) -> list[Any]:
         """Every node's value: the leaves, then each step's result; `constant(c)` makes the
@@ -50,9 +55,16 @@ class Program:
         nodes = list(leaves)
         append = nodes.append
         for apply, args, attrs, constants in self.steps:
-            operands = [nodes[i] for i in args]
-            for at, c in constants:
-                operands.insert(at, constant(c))
+            if constants:
+                operands = [nodes[i] for i in args]
+                for at, c in constants:
+                    operands.insert(at, constant(c))
+            elif len(args) == 1:  # spelled out: a comprehension costs a call of its own
+                operands = [nodes[args[0]]]
+            elif len(args) == 2:
+                operands = [nodes[args[0]], nodes[args[1]]]
+            else:
+                operands = [nodes[i] for i in args]
             append(apply(operands, attrs))
         return nodes
 

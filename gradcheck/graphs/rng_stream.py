@@ -19,7 +19,7 @@ import numpy as np
 
 _MASK32 = 0xFFFFFFFF
 
-_CHUNK = 128  # raw outputs drawn at a time (a 30-node graph uses about 60)
+_CHUNK = 32  # raw outputs drawn at a time (a 30-node graph uses about 60: converting unused ones costs)
 
 
 class RngChooser:
@@ -42,40 +42,36 @@ class StreamChooser:
     def __init__(self, rng: np.random.Generator) -> None:
         self._bitgen = rng.bit_generator
         self._start = self._bitgen.state
-        self._has_half = self._start["has_uint32"]
-        self._half = self._start["uinteger"]
-        self._raw: list[int] = []
-        self._next = 0
-        self._used = 0  # raw outputs consumed, of those drawn
+        # numpy's 32-bit draws in order: the saved upper half of the last 64-bit output if any,
+        # then each new output's lower half followed by its upper half (little-endian words)
+        self._saved = 1 if self._start["has_uint32"] else 0
+        self._words: list[int] = [self._start["uinteger"]] if self._saved else []
+        self._next = 0  # index of the next word to use
 
-    def _uint32(self) -> int:
-        """numpy's next 32-bit draw: the saved upper half of the last 64-bit output, else the
-        lower half of a new one (whose upper half is saved)."""
-        if self._has_half:
-            self._has_half = 0
-            return self._half
-        if self._next == len(self._raw):
-            self._raw = self._bitgen.random_raw(_CHUNK).tolist()
-            self._next = 0
-        x = self._raw[self._next]
-        self._next += 1
-        self._used += 1
-        self._has_half, self._half = 1, x >> 32
-        return x & _MASK32
+    def _more_words(self) -> None:
+        self._words += self._bitgen.random_raw(_CHUNK).astype("<u8", copy=False).view("<u4").tolist()
 
     def integer(self, lo: int, hi: int) -> int:
         """`Generator.integers(lo, hi + 1)`: uniform in [lo, hi]."""
-        span = hi - lo
-        if span == 0:
+        size = hi - lo + 1
+        if size == 1:
             return lo  # numpy draws nothing for a single value
-        if not 0 < span < _MASK32:
+        if not 1 < size <= _MASK32:
             raise ValueError(f"StreamChooser.integer: range [{lo}, {hi}] must span 2..2**32-1 values")
-        size = span + 1
-        product = self._uint32() * size
-        if (product & _MASK32) < size:
-            threshold = (_MASK32 - span) % size
+        i = self._next
+        try:
+            product = self._words[i] * size
+        except IndexError:  # once every 64 words
+            self._more_words()
+            product = self._words[i] * size
+        self._next = i + 1
+        if (product & _MASK32) < size:  # rarely: Lemire's rejection step
+            threshold = (_MASK32 - size + 1) % size
             while (product & _MASK32) < threshold:
-                product = self._uint32() * size
+                if self._next == len(self._words):
+                    self._more_words()
+                product = self._words[self._next] * size
+                self._next += 1
         return lo + (product >> 32)
 
     def choice(self, options: Sequence[Any]) -> Any:
@@ -83,11 +79,18 @@ class StreamChooser:
 
     def close(self) -> None:
         """Put the Generator where numpy's own draws would have left it."""
-        state = self._start
-        self._bitgen.state = state
-        self._bitgen.advance(self._used)  # (advancing also clears the saved half)
+        if self._next == 0:
+            self._bitgen.state = self._start
+            return
+        fresh = self._next - self._saved  # words taken from new 64-bit outputs
+        self._bitgen.state = self._start
+        self._bitgen.advance((fresh + 1) // 2)
         state = self._bitgen.state
-        state["has_uint32"], state["uinteger"] = self._has_half, self._half
+        # numpy's saved half: a used output's upper half, still pending when an odd number of
+        # fresh words was used (else the last one handed out, kept but flagged as used)
+        pending = fresh % 2
+        state["has_uint32"] = pending
+        state["uinteger"] = self._words[self._next] if pending else self._words[self._next - 1]
         self._bitgen.state = state
 
 

@@ -44,17 +44,18 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarra
     with np.errstate(all="ignore"):
         for node in graph.nodes:
             spec = REGISTRY[node.op]
-            args = node.operands(nodes)
-            attr = node.attr
+            args = node.operands(nodes) if node.consts else [nodes[i] for i in node.args]
+            attr = dict(node.attrs) if node.attrs else {}
             out = spec.numpy(args, attr)
             if spec.branch is not None:
                 b = spec.branch(args, attr)
                 if b.ndim > 1:
-                    valid &= (b == b[:1]).all(axis=tuple(range(b.ndim - 1)))
+                    valid &= np.logical_and.reduce(b == b[:1], axis=tuple(range(b.ndim - 1)))
             nodes.append(out)
     for o in graph.outputs:
         out = nodes[o]
-        valid &= np.isfinite(out).all(axis=tuple(range(out.ndim - 1))) if out.ndim > 1 else np.isfinite(out)
+        finite = np.isfinite(out)
+        valid &= np.logical_and.reduce(finite, axis=tuple(range(out.ndim - 1))) if out.ndim > 1 else finite
     return nodes, valid
 
 

@@ -12,7 +12,7 @@ from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference as tb
-from gradcheck.parity.compare import GraphCheck, check_graph, check_kinks, kink_graphs
+from gradcheck.parity.compare import GraphCheck, check_graph, check_kinks, kink_graphs, random_cotangent
 
 
 def graph_with_everything() -> Graph:
@@ -172,3 +172,13 @@ def test_relative_errors_use_the_tolerance_scale_so_tiny_gradients_do_not_inflat
     assert result.passed, result.problems
     assert result.max_abs_err_torch == pytest.approx(1e-11, rel=1e-3)
     assert result.max_rel_err_torch == pytest.approx(1e-11, rel=1e-3)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 16), (2, 3, 4)])
+def test_random_cotangents_are_numpys_uniform_times_choice_of_sign(shape):
+    """The cotangents (and so every figure of the gate) are those numpy's `choice` draws make."""
+    for seed in range(50):
+        fast, plain = np.random.default_rng(seed), np.random.default_rng(seed)
+        expected = plain.uniform(0.5, 1.5, size=shape) * plain.choice([-1.0, 1.0], size=shape)
+        assert np.array_equal(random_cotangent(fast, shape), expected)
+        assert fast.bit_generator.state == plain.bit_generator.state
