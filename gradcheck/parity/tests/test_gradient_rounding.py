@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from gradcheck.engines import kind_engines
 from gradcheck.engines.adapter import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity import errors
@@ -59,3 +60,15 @@ def test_a_wrong_gradient_on_the_cancelling_graph_still_fails(seed):
     check = check_graph(CANCELLING, OffByAMillionth(), seed=seed, second_order=False)
     assert not check.passed
     assert any("gradient of x1" in p for p in check.problems)
+
+
+def test_a_convention_at_a_kink_is_not_taken_for_rounding():
+    # relu(x0 - 0.5) at x0 = 0.5, an engine with relu'(0) = 1/2 where torch takes 0: an input
+    # moved by an ulp would cross the kink and spread torch's own gradient over 0..1, excusing it
+    graph = Graph(
+        [Input("x0", 0.5)], [OpNode("sub", (0,), consts=(Constant(1, 0.5),)), OpNode("relu", (1,))], [2]
+    )
+    for seed in SEEDS:
+        check = check_graph(graph, kind_engines.ReluHalfAtZero(), seed=seed, numeric=False)
+        assert not check.passed and check.settled_points == 0
+        assert any("gradient of x0: engine" in p and "torch 0.0" in p for p in check.problems)
