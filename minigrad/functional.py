@@ -1,8 +1,8 @@
 """Functions of Tensors used to build and train networks (torch.nn.functional's spelling).
 
-softmax, log_softmax, linear, nll_loss and binary_cross_entropy_with_logits are ops of their own,
-with a numerically stable forward and a derivative rule written once for ndarrays and Tensors
-(see `tensor_ops`); cross_entropy (log_softmax then nll_loss) and mse_loss are compositions.
+softmax, log_softmax, linear, nll_loss, cross_entropy and binary_cross_entropy_with_logits are
+ops of their own, with a numerically stable forward and a derivative rule written once for
+ndarrays and Tensors (see `tensor_ops`); mse_loss is a composition.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -145,9 +145,10 @@ def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of `logits` (N, C) or (C,) against integer class indices `target`
-    (N,) or () (torch.nn.functional.cross_entropy with class-index targets)."""
+    (N,) or () (torch.nn.functional.cross_entropy with class-index targets): nll_loss of
+    log_softmax, as one op."""
     classes = _class_indices(logits, target, "cross_entropy")
-    return _nll(log_softmax(logits, dim=-1), classes, reduction, "cross_entropy")
+    return _nll(logits, classes, reduction, "cross_entropy", CrossEntropy)
 
 
 class NLLLoss(TensorOp):
@@ -166,6 +167,32 @@ class NLLLoss(TensorOp):
     def backward(g, out, log_probs, *, needs, index, reduction):
         picked_g = -g / index[-1].size if reduction == "mean" else -g  # broadcast by the scatter
         return (scatter_add(picked_g, log_probs.shape, index, distinct=True),)  # one class per row
+
+
+class CrossEntropy(TensorOp):
+    """nll_loss of log_softmax(x) along the last axis in one op: its derivative is softmax(x)
+    less the one-hot target, times the gradient of each picked term (one pass of backward, not two)."""
+
+    name = "cross_entropy"
+
+    @staticmethod
+    def forward(x, *, index, reduction):
+        return NLLLoss.forward(LogSoftmax.forward(x, axis=-1), index=index, reduction=reduction)
+
+    @staticmethod
+    def backward(g, out, x, *, needs, index, reduction):
+        picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
+        row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
+        return (_softmax_last(x) * row_g - scatter_add(picked_g, x.shape, index, distinct=True),)
+
+
+def _softmax_last(x: Any) -> Any:
+    """softmax along the last axis of an array or a Tensor; the max is subtracted as a constant
+    (softmax does not depend on it), so the Tensor form stays differentiable."""
+    if data(x).size == 0:
+        return x * 0.0
+    e = exp(x - data(x).max(axis=-1, keepdims=True))
+    return e / sum_over(e, (-1,), True)
 
 
 def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
@@ -188,10 +215,13 @@ def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
     return classes
 
 
-def _nll(log_probs: Tensor, classes: np.ndarray, reduction: str, op: str) -> Tensor:
+def _nll(
+    log_probs: Tensor, classes: np.ndarray, reduction: str, op: str, rule: type[TensorOp] = NLLLoss
+) -> Tensor:
+    """`rule` (nll_loss, or cross_entropy on logits) picking each row's class, reduced."""
     _check_reduction(reduction, op)
     index = (classes,) if log_probs.ndim == 1 else (np.arange(len(classes)), classes)
-    return apply_op(NLLLoss, (_floating(log_probs),), index=index, reduction=reduction)
+    return apply_op(rule, (_floating(log_probs),), index=index, reduction=reduction)
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
