@@ -1,8 +1,8 @@
 """Functions of Tensors used to build and train networks (torch.nn.functional's spelling).
 
-softmax, log_softmax, linear, nll_loss, cross_entropy and binary_cross_entropy_with_logits are
-ops of their own, with a numerically stable forward and a derivative rule written once for
-ndarrays and Tensors (see `tensor_ops`); mse_loss is a composition.
+softmax, log_softmax, linear, linear_relu, nll_loss, cross_entropy and
+binary_cross_entropy_with_logits are ops of their own, with a numerically stable forward and a
+derivative rule written once for ndarrays and Tensors (see `tensor_ops`); mse_loss is a composition.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
 from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
 from minigrad.tensor_ops import TensorOp
@@ -81,6 +82,22 @@ class Linear(TensorOp):
         return grads
 
 
+class LinearReLU(TensorOp):
+    """relu(x @ weight.T + bias) in one op, a hidden layer: relu's rule, then linear's, in one
+    backward node, and no array kept for the product in between."""
+
+    name = "linear_relu"
+
+    @staticmethod
+    def forward(x, weight, *bias):
+        return ReLU.forward(Linear.forward(x, weight, *bias))
+
+    @staticmethod
+    def backward(g, out, x, weight, *bias, needs):
+        (grad_product,) = ReLU.backward(g, out, None)  # relu's rule reads only its output
+        return Linear.backward(grad_product, None, x, weight, *bias, needs=needs)
+
+
 class BinaryCrossEntropyWithLogits(TensorOp):
     """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, torch's overflow-free formula."""
 
@@ -119,6 +136,16 @@ def log_softmax(x: Tensor, dim: int) -> Tensor:
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, as torch.nn.functional.linear."""
+    return _linear(Linear, x, weight, bias)
+
+
+def linear_relu(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """relu(linear(x, weight, bias)) as one op: the hidden layers of `nn.TensorMLP`."""
+    return _linear(LinearReLU, x, weight, bias)
+
+
+def _linear(rule: type[TensorOp], x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """`rule` (linear, or linear then relu) on inputs checked and promoted as torch's linear does."""
     x_shape, w_shape = x.data.shape, weight.data.shape
     if not x_shape or len(w_shape) != 2 or x_shape[-1] != w_shape[1]:
         raise RuntimeError(
@@ -128,13 +155,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.data.shape not in ((w_shape[0],), ()):
         raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {w_shape}")
     if len(x_shape) == 1:
-        return linear(x.unsqueeze(0), weight, bias).squeeze(0)
+        return _linear(rule, x.unsqueeze(0), weight, bias).squeeze(0)
     inputs = (x, weight) if bias is None else (x, weight, bias)
     dtype = x.data.dtype
     if dtype.kind != "f" or weight.data.dtype != dtype or (bias is not None and bias.data.dtype != dtype):
         dtype = result_type(*inputs)
         inputs = tuple(t.to(dtype) for t in inputs)
-    return apply_op(Linear, inputs)
+    return apply_op(rule, inputs)
 
 
 def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean") -> Tensor:
