@@ -13,7 +13,7 @@ import numpy as np
 
 from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -75,7 +75,7 @@ class Linear(TensorOp):
         if needs[1]:
             g2 = g if g.ndim == 2 else g.reshape((-1, g.shape[-1]))
             x2 = x if x.ndim == 2 else x.reshape((-1, x.shape[-1]))
-            grad_w = swap_last(g2) @ x2
+            grad_w = g2.T @ x2
         grads = (grad_x, grad_w)
         if bias:
             grads += (sum_to(g, bias[0]) if needs[2] else None,)
@@ -230,12 +230,13 @@ def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
             f"{op}: expected integer class indices as target, got dtype {classes.dtype} "
             "(probability targets are not supported)"
         )
-    if log_probs.ndim not in (1, 2) or classes.shape != log_probs.shape[:-1]:
+    shape = log_probs.data.shape
+    if len(shape) not in (1, 2) or classes.shape != shape[:-1]:
         raise ValueError(
             f"{op}: expected input (N, C) with target (N,) or input (C,) with a 0-d target, "
             f"got input {log_probs.shape} and target {classes.shape}"
         )
-    n_classes = log_probs.shape[-1]
+    n_classes = shape[-1]
     if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
         bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
         raise IndexError(f"{op}: Target {bad} is out of bounds for {n_classes} classes")
@@ -247,7 +248,7 @@ def _nll(
 ) -> Tensor:
     """`rule` (nll_loss, or cross_entropy on logits) picking each row's class, reduced."""
     _check_reduction(reduction, op)
-    index = (classes,) if log_probs.ndim == 1 else (np.arange(len(classes)), classes)
+    index = (classes,) if log_probs.data.ndim == 1 else (np.arange(len(classes)), classes)
     return apply_op(rule, (_floating(log_probs),), index=index, reduction=reduction)
 
 
@@ -277,7 +278,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, reduction: str 
 
 
 def _floating(x: Tensor) -> Tensor:
-    return x if x.dtype.kind == "f" else x.float()
+    return x if x.data.dtype.kind == "f" else x.float()
 
 
 def _check_reduction(reduction: str, op: str) -> None:

@@ -121,7 +121,7 @@ class AutogradMethods:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs (output has shape {self.shape})"
                 )
-            seed = np.ones(self.shape, dtype=self.dtype)
+            seed = np.ones(self.data.shape, dtype=self.data.dtype)
         else:
             if create_graph and isinstance(gradient, type(self)):
                 _check_seed_shape(gradient.shape, self.shape)
