@@ -1,8 +1,8 @@
 """Functions of Tensors used to build and train networks (torch.nn.functional's spelling).
 
-softmax, log_softmax, linear, nll_loss and binary_cross_entropy_with_logits are ops of their own,
-with a numerically stable forward and a derivative rule written once for ndarrays and Tensors
-(see `tensor_ops`); cross_entropy (log_softmax then nll_loss) and mse_loss are compositions.
+softmax, log_softmax, linear, linear_relu, nll_loss, cross_entropy and
+binary_cross_entropy_with_logits are ops of their own, with a numerically stable forward and a
+derivative rule written once for ndarrays and Tensors (see `tensor_ops`); mse_loss is a composition.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to, swap_last
+from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -74,11 +75,27 @@ class Linear(TensorOp):
         if needs[1]:
             g2 = g if g.ndim == 2 else g.reshape((-1, g.shape[-1]))
             x2 = x if x.ndim == 2 else x.reshape((-1, x.shape[-1]))
-            grad_w = swap_last(g2) @ x2
+            grad_w = g2.T @ x2
         grads = (grad_x, grad_w)
         if bias:
             grads += (sum_to(g, bias[0]) if needs[2] else None,)
         return grads
+
+
+class LinearReLU(TensorOp):
+    """relu(x @ weight.T + bias) in one op, a hidden layer: relu's rule, then linear's, in one
+    backward node, and no array kept for the product in between."""
+
+    name = "linear_relu"
+
+    @staticmethod
+    def forward(x, weight, *bias):
+        return ReLU.forward(Linear.forward(x, weight, *bias))
+
+    @staticmethod
+    def backward(g, out, x, weight, *bias, needs):
+        (grad_product,) = ReLU.backward(g, out, None)  # relu's rule reads only its output
+        return Linear.backward(grad_product, None, x, weight, *bias, needs=needs)
 
 
 class BinaryCrossEntropyWithLogits(TensorOp):
@@ -119,6 +136,16 @@ def log_softmax(x: Tensor, dim: int) -> Tensor:
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, as torch.nn.functional.linear."""
+    return _linear(Linear, x, weight, bias)
+
+
+def linear_relu(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """relu(linear(x, weight, bias)) as one op: the hidden layers of `nn.TensorMLP`."""
+    return _linear(LinearReLU, x, weight, bias)
+
+
+def _linear(rule: type[TensorOp], x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """`rule` (linear, or linear then relu) on inputs checked and promoted as torch's linear does."""
     x_shape, w_shape = x.data.shape, weight.data.shape
     if not x_shape or len(w_shape) != 2 or x_shape[-1] != w_shape[1]:
         raise RuntimeError(
@@ -128,13 +155,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and bias.data.shape not in ((w_shape[0],), ()):
         raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {w_shape}")
     if len(x_shape) == 1:
-        return linear(x.unsqueeze(0), weight, bias).squeeze(0)
+        return _linear(rule, x.unsqueeze(0), weight, bias).squeeze(0)
     inputs = (x, weight) if bias is None else (x, weight, bias)
     dtype = x.data.dtype
     if dtype.kind != "f" or weight.data.dtype != dtype or (bias is not None and bias.data.dtype != dtype):
         dtype = result_type(*inputs)
         inputs = tuple(t.to(dtype) for t in inputs)
-    return apply_op(Linear, inputs)
+    return apply_op(rule, inputs)
 
 
 def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean") -> Tensor:
@@ -145,9 +172,10 @@ def nll_loss(log_probs: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of `logits` (N, C) or (C,) against integer class indices `target`
-    (N,) or () (torch.nn.functional.cross_entropy with class-index targets)."""
+    (N,) or () (torch.nn.functional.cross_entropy with class-index targets): nll_loss of
+    log_softmax, as one op."""
     classes = _class_indices(logits, target, "cross_entropy")
-    return _nll(log_softmax(logits, dim=-1), classes, reduction, "cross_entropy")
+    return _nll(logits, classes, reduction, "cross_entropy", CrossEntropy)
 
 
 class NLLLoss(TensorOp):
@@ -168,6 +196,32 @@ class NLLLoss(TensorOp):
         return (scatter_add(picked_g, log_probs.shape, index, distinct=True),)  # one class per row
 
 
+class CrossEntropy(TensorOp):
+    """nll_loss of log_softmax(x) along the last axis in one op: its derivative is softmax(x)
+    less the one-hot target, times the gradient of each picked term (one pass of backward, not two)."""
+
+    name = "cross_entropy"
+
+    @staticmethod
+    def forward(x, *, index, reduction):
+        return NLLLoss.forward(LogSoftmax.forward(x, axis=-1), index=index, reduction=reduction)
+
+    @staticmethod
+    def backward(g, out, x, *, needs, index, reduction):
+        picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
+        row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
+        return (_softmax_last(x) * row_g - scatter_add(picked_g, x.shape, index, distinct=True),)
+
+
+def _softmax_last(x: Any) -> Any:
+    """softmax along the last axis of an array or a Tensor; the max is subtracted as a constant
+    (softmax does not depend on it), so the Tensor form stays differentiable."""
+    if data(x).size == 0:
+        return x * 0.0
+    e = exp(x - data(x).max(axis=-1, keepdims=True))
+    return e / sum_over(e, (-1,), True)
+
+
 def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
     """The target as an array of class indices, checked against the (N, C) or (C,) input like torch."""
     classes = target.data if isinstance(target, Tensor) else np.asarray(target)
@@ -176,22 +230,26 @@ def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
             f"{op}: expected integer class indices as target, got dtype {classes.dtype} "
             "(probability targets are not supported)"
         )
-    if log_probs.ndim not in (1, 2) or classes.shape != log_probs.shape[:-1]:
+    shape = log_probs.data.shape
+    if len(shape) not in (1, 2) or classes.shape != shape[:-1]:
         raise ValueError(
             f"{op}: expected input (N, C) with target (N,) or input (C,) with a 0-d target, "
             f"got input {log_probs.shape} and target {classes.shape}"
         )
-    n_classes = log_probs.shape[-1]
+    n_classes = shape[-1]
     if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
         bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
         raise IndexError(f"{op}: Target {bad} is out of bounds for {n_classes} classes")
     return classes
 
 
-def _nll(log_probs: Tensor, classes: np.ndarray, reduction: str, op: str) -> Tensor:
+def _nll(
+    log_probs: Tensor, classes: np.ndarray, reduction: str, op: str, rule: type[TensorOp] = NLLLoss
+) -> Tensor:
+    """`rule` (nll_loss, or cross_entropy on logits) picking each row's class, reduced."""
     _check_reduction(reduction, op)
-    index = (classes,) if log_probs.ndim == 1 else (np.arange(len(classes)), classes)
-    return apply_op(NLLLoss, (_floating(log_probs),), index=index, reduction=reduction)
+    index = (classes,) if log_probs.data.ndim == 1 else (np.arange(len(classes)), classes)
+    return apply_op(rule, (_floating(log_probs),), index=index, reduction=reduction)
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
@@ -220,7 +278,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, reduction: str 
 
 
 def _floating(x: Tensor) -> Tensor:
-    return x if x.dtype.kind == "f" else x.float()
+    return x if x.data.dtype.kind == "f" else x.float()
 
 
 def _check_reduction(reduction: str, op: str) -> None:

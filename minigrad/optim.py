@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.nn.module import reset_grad
+from minigrad.nn.module import reset_grads
 
 
 class Optimizer:
@@ -44,8 +44,7 @@ class Optimizer:
 
     def zero_grad(self) -> None:
         """Reset every parameter's gradient: 0.0 for a Value, None for a Tensor (like torch)."""
-        for p in self.params:
-            reset_grad(p)
+        reset_grads(self.params)
 
     def step(self) -> None:
         raise NotImplementedError
@@ -69,8 +68,7 @@ class SGD(Optimizer):
     def step(self) -> None:
         """Update every parameter that has a gradient by one SGD step."""
         lr, momentum, weight_decay = self.lr, self.momentum, self.weight_decay
-        for p, state in zip(self.params, self.state):
-            g = _grad_data(p)
+        for p, state, g in zip(self.params, self.state, _grad_data(self.params)):
             if g is None:
                 continue
             if weight_decay != 0:
@@ -110,8 +108,7 @@ class Adam(Optimizer):
     def step(self) -> None:
         """Update every parameter that has a gradient by one Adam step."""
         beta1, beta2 = self.betas
-        for p, state in zip(self.params, self.state):
-            g = _grad_data(p)
+        for p, state, g in zip(self.params, self.state, _grad_data(self.params)):
             if g is None:
                 continue
             if self.weight_decay != 0:
@@ -138,12 +135,10 @@ def _lerp(start: Any, end: Any, weight: float) -> Any:
     return end - (end - start) * (1 - weight)
 
 
-def _grad_data(p: Any) -> Any:
-    """The gradient as a float or array, or None: a Value's grad is a float, a Tensor's a Tensor or None."""
-    g = p.grad
-    if g is None or isinstance(g, (int, float)):
-        return g
-    return g.data
+def _grad_data(params: list[Any]) -> list[Any]:
+    """Each gradient as a float or array, or None: a Value's grad is a float, a Tensor's a Tensor or None."""
+    grads = [p.grad for p in params]
+    return [g if g is None or isinstance(g, (int, float)) else g.data for g in grads]
 
 
 def _clone(x: Any) -> Any:

@@ -166,10 +166,6 @@ class Tensor(ElementwiseMethods, ShapeMethods, ReductionMethods, AutogradMethods
         return apply_op(rule, (self,), **params)
 
     @staticmethod
-    def _leaf(array: np.ndarray) -> Tensor:
-        return _leaf(array)
-
-    @staticmethod
     def _binary(rule: type[TensorOp], a: Any, b: Any, floating: bool = False) -> Tensor:
         return _binary(rule, a, b, floating)
 
@@ -275,6 +271,9 @@ def _leaf(array: np.ndarray) -> Tensor:
     out._g = None
     out._retains = False
     return out
+
+
+Tensor._leaf = staticmethod(_leaf)  # type: ignore[attr-defined] (the mixins make leaves through it)
 
 
 def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) -> Tensor:

@@ -76,12 +76,16 @@ class AutogradMethods:
             return autograd.propagate(order, create_graph)
         for node in reversed(order):
             g = node._g
-            if g is None or node._rule is None:
+            rule = node._rule
+            if g is None or rule is None:
                 continue
             inputs = node._prev
-            for parent, parent_g in zip(
-                inputs, _call_rule(node._rule, g, node.data, [p.data for p in inputs], node)
-            ):
+            arrays = [p.data for p in inputs]
+            if rule.elementwise:
+                grads = _elementwise_grads(rule, g, node.data, arrays, node._needs, node._params)
+            else:
+                grads = rule.backward(g, node.data, *arrays, needs=node._needs, **node._params)
+            for parent, parent_g in zip(inputs, grads):
                 if parent_g is not None:
                     old = parent._g
                     parent._g = parent_g if old is None else old + parent_g
@@ -117,7 +121,7 @@ class AutogradMethods:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs (output has shape {self.shape})"
                 )
-            seed = np.ones(self.shape, dtype=self.dtype)
+            seed = np.ones(self.data.shape, dtype=self.data.dtype)
         else:
             if create_graph and isinstance(gradient, type(self)):
                 _check_seed_shape(gradient.shape, self.shape)
@@ -141,12 +145,18 @@ def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], no
     """The rule's gradients; a shared elementwise rule's are summed back to each input's shape."""
     if not rule.elementwise:
         return rule.backward(g, out, *inputs, needs=node._needs, **node._params)
-    needs = node._needs
+    return _elementwise_grads(rule, g, out, inputs, node._needs, node._params)
+
+
+def _elementwise_grads(
+    rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], needs: tuple[bool, ...], params: dict
+) -> Sequence[Any]:
+    """A shared elementwise rule's gradients, each summed back to its input's shape and dtype."""
     if rule.arity == 2:
         grads = rule.backward(g, out, *inputs, needs=needs)
-    else:
-        grads = rule.backward(g, out, *inputs, **node._params)  # PowConst's exponent c
-    return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
+        return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
+    (grad,) = rule.backward(g, out, *inputs, **params)  # PowConst's exponent c
+    return (sum_to(grad, inputs[0]),)  # one input: the core only asks when it needs a gradient
 
 
 class _QuietPass:

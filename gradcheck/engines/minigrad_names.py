@@ -26,6 +26,7 @@ MINIGRAD_OP_NAMES: dict[str, str] = {
     "rdivconst": "div",
     "rpowconst": "pow",
     "linear": "matmul",
+    "linearrelu": "matmul",  # relu of linear as one op (a hidden layer): a product's tolerance
     "permute": "transpose",
     "sumtosize": "sum",
     # data movement: exact, checked like reshape

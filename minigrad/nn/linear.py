@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from minigrad.functional import linear
+from minigrad.functional import linear, linear_relu
 from minigrad.nn.module import Module
 from minigrad.tensor import Tensor
 from minigrad.tensor_creation import uniform
@@ -75,9 +75,10 @@ class TensorMLP(Module):
         ]
 
     def __call__(self, x: Tensor) -> Tensor:
-        for layer in self.layers[:-1]:
-            x = layer(x).relu()
-        return self.layers[-1](x)
+        *hidden, last = self.layers
+        for layer in hidden:
+            x = linear_relu(x, layer.weight, layer.bias)  # layer(x).relu() as one op
+        return last(x)
 
     def __repr__(self) -> str:
         return f"TensorMLP({', '.join(repr(layer) for layer in self.layers)})"

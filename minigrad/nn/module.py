@@ -7,7 +7,7 @@ need no `parameters()` of their own; defining one (micrograd style) still works.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 
@@ -18,9 +18,10 @@ def is_parameter(obj: Any) -> bool:
     return bool(getattr(obj, "requires_grad", True))
 
 
-def reset_grad(param: Any) -> None:
-    """Forget a parameter's gradient: a Value's float grad becomes 0.0, a Tensor's grad None (torch)."""
-    param.grad = 0.0 if isinstance(param.grad, (int, float)) else None
+def reset_grads(params: Iterable[Any]) -> None:
+    """Forget each parameter's gradient: a Value's float grad becomes 0.0, a Tensor's grad None (torch)."""
+    for param in params:
+        param.grad = 0.0 if isinstance(param.grad, (int, float)) else None
 
 
 class Module:
@@ -38,8 +39,7 @@ class Module:
 
     def zero_grad(self) -> None:
         """Reset the gradient of every parameter before the next backward pass."""
-        for param in self.parameters():
-            reset_grad(param)
+        reset_grads(self.parameters())
 
 
 def _walk(root: Any) -> Iterator[Any]:

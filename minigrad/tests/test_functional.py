@@ -1,6 +1,6 @@
-"""minigrad.functional against torch.nn.functional: softmax, log_softmax, linear, cross_entropy,
-mse_loss and binary_cross_entropy_with_logits; values, gradients, second derivatives, stability
-at extreme logits and torch's errors."""
+"""minigrad.functional against torch.nn.functional: softmax, log_softmax, linear (and
+linear_relu against relu of linear), cross_entropy, mse_loss and binary_cross_entropy_with_logits;
+values, gradients, second derivatives, stability at extreme logits and torch's errors."""
 
 from __future__ import annotations
 
@@ -59,6 +59,27 @@ def test_linear_second_derivatives_match_torch():
         (lambda x, w, b: F.linear(x, w, b).tanh(), lambda x, w, b: TF.linear(x, w, b).tanh()),
         [sample((4, 3), 6), sample((2, 3), 7), sample((2,), 8)],
     )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("x_shape", [(4, 3), (3,), (2, 5, 3)], ids=str)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_relu_matches_torch_relu_of_linear(x_shape, bias, dtype):
+    arrays = [sample(x_shape, 3), sample((2, 3), 4)] + ([sample((2,), 5)] if bias else [])
+    check((F.linear_relu, lambda *ts: TF.linear(*ts).relu()), arrays, dtype)
+
+
+def test_linear_relu_is_one_op_with_second_derivatives_and_relu_edges_of_torch():
+    assert F.linear_relu(*(minigrad.tensor(a, requires_grad=True) for a in [[[1.0]], [[2.0]]])).grad_fn == (
+        "linear_relu"
+    )
+    check_second(
+        (lambda x, w, b: F.linear_relu(x, w, b).tanh(), lambda x, w, b: TF.linear(x, w, b).relu().tanh()),
+        [sample((4, 3), 6), sample((2, 3), 7), sample((2,), 8)],
+    )
+    # an output of exactly 0 gets no gradient, nan passes it on, an infinite product is kept
+    x = np.array([[1.0, -1.0], [np.nan, 0.0], [1e308, 1e308]])
+    check((F.linear_relu, lambda *ts: TF.linear(*ts).relu()), [x, np.array([[1.0, 1.0], [2.0, 0.0]])])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
