@@ -2,7 +2,8 @@
 
 Runs campaigns of random scalar and tensor graphs (split over parts, each its own seed, so a long
 measurement can stop and resume), and counts, side by side, the graphs that would have failed on
-central differences alone or on a Hessian-vector product entry within its rounding spread (points
+central differences alone or on a gradient or Hessian-vector product entry within its rounding
+spread (points
 settled by the precise oracle or by `gradcheck.parity.rounding`) and the graphs still reported as
 failing after the trust step (every one a false alarm, or a minigrad bug to look at).
 
@@ -72,7 +73,7 @@ def main() -> None:
             write_text(args.results, json.dumps(done, indent=1) + "\n")
             print(
                 f"{kind} seed {seed}: {result['graphs']} graphs, {result['false_alarms']} false alarms, "
-                f"{result['settled_points']} points settled (precise oracle or Hessian rounding), "
+                f"{result['settled_points']} points settled (precise oracle or rounding spread), "
                 f"{result['seconds']} s",
                 flush=True,
             )
