@@ -13,7 +13,7 @@ import numpy as np
 
 from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import data, exp, scatter_add, sigmoid, sum_over, sum_to
+from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -214,12 +214,11 @@ class CrossEntropy(TensorOp):
 
 
 def _softmax_last(x: Any) -> Any:
-    """softmax along the last axis of an array or a Tensor; the max is subtracted as a constant
-    (softmax does not depend on it), so the Tensor form stays differentiable."""
-    if data(x).size == 0:
-        return x * 0.0
-    e = exp(x - data(x).max(axis=-1, keepdims=True))
-    return e / sum_over(e, (-1,), True)
+    """softmax along the last axis: Softmax's own forward on an array, the differentiable op on a
+    Tensor (a backward pass building a graph)."""
+    if isinstance(x, Tensor):
+        return softmax(x, dim=-1)
+    return Softmax.forward(x, axis=-1)
 
 
 def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:

@@ -73,7 +73,7 @@ def _spreads(
 
 
 def _spread(samples: np.ndarray) -> np.ndarray:
-    """Per row: the largest distance of a sample from the first (the point itself)."""
+    """Per row: the largest distance of a sample from the first (the unscaled evaluation)."""
     with np.errstate(invalid="ignore"):
         return np.max(np.abs(samples - samples[:, :1]), axis=1)
 
