@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.elementary import relu_array
 from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
 from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to
@@ -84,13 +85,14 @@ class Linear(TensorOp):
 
 class LinearReLU(TensorOp):
     """relu(x @ weight.T + bias) in one op, a hidden layer: relu's rule, then linear's, in one
-    backward node, and no array kept for the product in between."""
+    backward node, and no array kept for the product in between (relu overwrites it)."""
 
     name = "linear_relu"
 
     @staticmethod
     def forward(x, weight, *bias):
-        return ReLU.forward(Linear.forward(x, weight, *bias))
+        product = Linear.forward(x, weight, *bias)
+        return relu_array(product, out=product)  # ReLU's forward on an array
 
     @staticmethod
     def backward(g, out, x, weight, *bias, needs):
