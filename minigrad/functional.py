@@ -14,7 +14,7 @@ import numpy as np
 from minigrad.elementary import relu_array
 from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to
+from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, subtract_at, sum_over, sum_to
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -212,7 +212,7 @@ class CrossEntropy(TensorOp):
     def backward(g, out, x, *, needs, index, reduction):
         picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
         row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
-        return (_softmax_last(x) * row_g - scatter_add(picked_g, x.shape, index, distinct=True),)
+        return (subtract_at(_softmax_last(x) * row_g, index, picked_g),)  # one class per row
 
 
 def _softmax_last(x: Any) -> Any:

@@ -84,6 +84,15 @@ def scatter_add(g: Any, shape: Shape, index: Any, distinct: bool = False) -> Any
     return g._scatter_add(shape, index)
 
 
+def subtract_at(x: Any, index: Any, values: Any) -> Any:
+    """x less `values` at `index`, which selects each element at most once. An array x is changed
+    in place (the caller made it and hands it over); a Tensor gets a new, differentiable one."""
+    if isinstance(x, ARRAYS):
+        x[index] -= values
+        return x
+    return x - scatter_add(values, x.shape, index, distinct=True)
+
+
 def scatter_add_array(g: np.ndarray, shape: Shape, index: Any, distinct: bool = False) -> np.ndarray:
     out = np.zeros(shape, dtype=g.dtype)
     if distinct or is_basic_index(index):
