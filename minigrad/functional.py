@@ -29,8 +29,8 @@ class Softmax(TensorOp):
     def forward(x, *, axis):
         if x.size == 0:
             return x.copy()
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        e /= e.sum(axis=axis, keepdims=True)
+        e = np.exp(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # x.max without its wrapper
+        e /= np.add.reduce(e, axis=axis, keepdims=True)
         return e
 
     @staticmethod
@@ -47,8 +47,8 @@ class LogSoftmax(TensorOp):
     def forward(x, *, axis):
         if x.size == 0:
             return x.copy()
-        shifted = x - x.max(axis=axis, keepdims=True)
-        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # as in Softmax
+        shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
         return shifted
 
     @staticmethod
@@ -190,7 +190,8 @@ class NLLLoss(TensorOp):
         picked = -log_probs[index]
         if reduction == "none":
             return picked
-        return picked.sum() if reduction == "sum" else picked.sum() / picked.size
+        total = np.add.reduce(picked, axis=None)
+        return total if reduction == "sum" else total / picked.size
 
     @staticmethod
     def backward(g, out, log_probs, *, needs, index, reduction):
@@ -238,7 +239,9 @@ def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
             f"got input {log_probs.shape} and target {classes.shape}"
         )
     n_classes = shape[-1]
-    if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
+    if classes.size and (
+        np.minimum.reduce(classes, axis=None) < 0 or np.maximum.reduce(classes, axis=None) >= n_classes
+    ):
         bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
         raise IndexError(f"{op}: Target {bad} is out of bounds for {n_classes} classes")
     return classes

@@ -29,7 +29,8 @@ def broadcast_axes(from_shape: Shape, to_shape: Shape) -> tuple[int, ...]:
 def sum_array_to(x: np.ndarray, shape: Shape) -> np.ndarray:
     """Sum an array over the axes that broadcasting added or stretched, giving `shape`."""
     if x.ndim == len(shape) + 1 and x.shape[1:] == shape:
-        return np.asarray(x.sum(axis=0))  # one leading axis added, the common case (a bias)
+        # one leading axis added, the common case (a bias); np.add.reduce is x.sum without its wrapper
+        return np.asarray(np.add.reduce(x, axis=0))
     return np.asarray(x.sum(axis=broadcast_axes(x.shape, shape), keepdims=True)).reshape(shape)
 
 
