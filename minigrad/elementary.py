@@ -43,13 +43,13 @@ def sigmoid_array(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def relu_array(x: np.ndarray) -> np.ndarray:
+def relu_array(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """max(x, 0), taken against a row of zeros for floats: numpy's vectorised loop for maximum needs
     both operands running along the row, and against the number 0 it takes one about 3x slower
-    (same results, bit for bit)."""
+    (same results, bit for bit). `out=x` overwrites x, for a caller that owns it."""
     if x.dtype.kind != "f":
-        return np.maximum(x, 0)
-    return np.maximum(x, np.zeros(x.shape[-1:], dtype=x.dtype))
+        return np.maximum(x, 0, out=out)
+    return np.maximum(x, np.zeros(x.shape[-1:], dtype=x.dtype), out=out)
 
 
 exp = _elementary(fm.exp, np.exp, "exp")

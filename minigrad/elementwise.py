@@ -162,7 +162,8 @@ class Neg(Elementwise):
 
 
 class ReLU(Elementwise):
-    """max(a, 0); derivative 0 where the output is <= 0 (so at a == 0), g at nan, as torch."""
+    """max(a, 0); derivative 0 where the output is <= 0 (so at a == 0), g at nan, as torch. The
+    output is never negative, so that is where it is 0: one comparison, no negated mask."""
 
     name, symbol = "relu", "ReLU"
     arithmetic = False  # it only selects: numpy has nothing to warn about
@@ -170,7 +171,7 @@ class ReLU(Elementwise):
 
     @staticmethod
     def backward(g, out, a):
-        return (where(data(out) <= 0, 0.0, g),)
+        return (where(data(out) != 0, g, 0.0),)
 
 
 class Tanh(Elementwise):

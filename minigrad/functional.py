@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from minigrad.elementary import relu_array
 from minigrad.elementwise import ReLU
 from minigrad.tensor import Tensor, _dims, _leaf, apply_op, result_type
-from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, sum_over, sum_to
+from minigrad.tensor_dispatch import exp, scatter_add, sigmoid, subtract_at, sum_over, sum_to
 from minigrad.tensor_ops import TensorOp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -28,8 +29,8 @@ class Softmax(TensorOp):
     def forward(x, *, axis):
         if x.size == 0:
             return x.copy()
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        e /= e.sum(axis=axis, keepdims=True)
+        e = np.exp(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # x.max without its wrapper
+        e /= np.add.reduce(e, axis=axis, keepdims=True)
         return e
 
     @staticmethod
@@ -46,8 +47,8 @@ class LogSoftmax(TensorOp):
     def forward(x, *, axis):
         if x.size == 0:
             return x.copy()
-        shifted = x - x.max(axis=axis, keepdims=True)
-        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # as in Softmax
+        shifted -= np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
         return shifted
 
     @staticmethod
@@ -84,13 +85,14 @@ class Linear(TensorOp):
 
 class LinearReLU(TensorOp):
     """relu(x @ weight.T + bias) in one op, a hidden layer: relu's rule, then linear's, in one
-    backward node, and no array kept for the product in between."""
+    backward node, and no array kept for the product in between (relu overwrites it)."""
 
     name = "linear_relu"
 
     @staticmethod
     def forward(x, weight, *bias):
-        return ReLU.forward(Linear.forward(x, weight, *bias))
+        product = Linear.forward(x, weight, *bias)
+        return relu_array(product, out=product)  # ReLU's forward on an array
 
     @staticmethod
     def backward(g, out, x, weight, *bias, needs):
@@ -188,7 +190,8 @@ class NLLLoss(TensorOp):
         picked = -log_probs[index]
         if reduction == "none":
             return picked
-        return picked.sum() if reduction == "sum" else picked.sum() / picked.size
+        total = np.add.reduce(picked, axis=None)
+        return total if reduction == "sum" else total / picked.size
 
     @staticmethod
     def backward(g, out, log_probs, *, needs, index, reduction):
@@ -210,7 +213,7 @@ class CrossEntropy(TensorOp):
     def backward(g, out, x, *, needs, index, reduction):
         picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
         row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
-        return (_softmax_last(x) * row_g - scatter_add(picked_g, x.shape, index, distinct=True),)
+        return (subtract_at(_softmax_last(x) * row_g, index, picked_g),)  # one class per row
 
 
 def _softmax_last(x: Any) -> Any:
@@ -236,7 +239,9 @@ def _class_indices(log_probs: Tensor, target: Any, op: str) -> np.ndarray:
             f"got input {log_probs.shape} and target {classes.shape}"
         )
     n_classes = shape[-1]
-    if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
+    if classes.size and (
+        np.minimum.reduce(classes, axis=None) < 0 or np.maximum.reduce(classes, axis=None) >= n_classes
+    ):
         bad = classes[(classes < 0) | (classes >= n_classes)].flat[0]
         raise IndexError(f"{op}: Target {bad} is out of bounds for {n_classes} classes")
     return classes

@@ -288,7 +288,8 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
     except ValueError as error:
         raise RuntimeError(_explain_failure(rule, inputs, error)) from None
     out = _leaf(result if type(result) is np.ndarray else np.asarray(result))
-    if switches.grad_enabled:
+    unusual = switches.unusual  # grad mode off or anomaly detection on: one read for the common case
+    if not unusual or switches.grad_enabled:
         needs = tuple([t._requires_grad for t in inputs])
         if True in needs:
             out._requires_grad = True
@@ -296,7 +297,7 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
             out._rule = rule
             out._params = params
             out._needs = needs
-    if switches.anomaly_enabled:
+    if unusual and switches.anomaly_enabled:
         check_forward_anomaly(rule, out.data, inputs)
     return out
 

@@ -29,7 +29,8 @@ def broadcast_axes(from_shape: Shape, to_shape: Shape) -> tuple[int, ...]:
 def sum_array_to(x: np.ndarray, shape: Shape) -> np.ndarray:
     """Sum an array over the axes that broadcasting added or stretched, giving `shape`."""
     if x.ndim == len(shape) + 1 and x.shape[1:] == shape:
-        return np.asarray(x.sum(axis=0))  # one leading axis added, the common case (a bias)
+        # one leading axis added, the common case (a bias); np.add.reduce is x.sum without its wrapper
+        return np.asarray(np.add.reduce(x, axis=0))
     return np.asarray(x.sum(axis=broadcast_axes(x.shape, shape), keepdims=True)).reshape(shape)
 
 
@@ -82,6 +83,15 @@ def scatter_add(g: Any, shape: Shape, index: Any, distinct: bool = False) -> Any
     if isinstance(g, ARRAYS):
         return scatter_add_array(g, shape, index, distinct)
     return g._scatter_add(shape, index)
+
+
+def subtract_at(x: Any, index: Any, values: Any) -> Any:
+    """x less `values` at `index`, which selects each element at most once. An array x is changed
+    in place (the caller made it and hands it over); a Tensor gets a new, differentiable one."""
+    if isinstance(x, ARRAYS):
+        x[index] -= values
+        return x
+    return x - scatter_add(values, x.shape, index, distinct=True)
 
 
 def scatter_add_array(g: np.ndarray, shape: Shape, index: Any, distinct: bool = False) -> np.ndarray:

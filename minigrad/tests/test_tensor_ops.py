@@ -337,7 +337,30 @@ def test_relu_of_a_float_array_is_numpy_maximum_with_zero_bit_for_bit(dtype, dat
     if x.ndim >= 2 and data.draw(st.booleans()):
         x = x.swapaxes(0, -1)  # a non-contiguous layout
     expected = np.maximum(x, 0)
-    got = relu_array(x)
-    assert got.dtype == expected.dtype and got.shape == expected.shape
-    bits = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in (got, expected)]
-    np.testing.assert_array_equal(*bits)
+    overwritten = x.copy()
+    for got in (relu_array(x), relu_array(overwritten, out=overwritten)):  # new, and in place
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        bits = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in (got, expected)]
+        np.testing.assert_array_equal(*bits)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+def test_choosing_gradient_values_or_zero_is_np_where_with_nan_and_infinities(dtype, data):
+    """`where(keep, g, 0.0)` on arrays (relu's gradient, clamp's, ...) multiplies by the mask
+    unless that would turn a dropped inf or nan into nan: it must equal np.where everywhere, a kept
+    nan staying nan and a dropped one giving 0, and warn about nothing (relu's rule runs outside
+    np.errstate in a grad() pass)."""
+    import warnings
+
+    from minigrad.elementary import where
+
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))
+    g = data.draw(hnp.arrays(dtype, shape, elements=st.floats(width=np.dtype(dtype).itemsize * 8)))
+    keep = data.draw(hnp.arrays(np.bool_, shape))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = where(keep, g, 0.0)
+    expected = np.where(keep, g, 0.0)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(np.abs(got), np.abs(expected))  # (the product may give -0.0)
