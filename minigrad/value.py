@@ -229,6 +229,8 @@ class Value:
         rule, a, b = self._rule, self._a, self._b
         if a is None:
             return rule.local_grads(self, g, create_graph)
+        if create_graph and not switches.unusual:  # grad mode on, no anomaly detection: nothing to switch
+            return _call_rule(rule, g, self, a, b, a, b)
         if create_graph:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False
