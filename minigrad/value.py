@@ -62,8 +62,9 @@ def _binary_method(
 
 
 def _unary_method(rule: Any) -> Callable[[Value], Value]:
-    """Value's method for the one-input `rule`."""
-    forward = rule.forward
+    """Value's method for the one-input `rule`. A Value's data is a float, so a forward that
+    dispatches on its argument's type (`elementary`) is called at its float implementation."""
+    forward = getattr(rule.forward, "on_float", rule.forward)
 
     def method(self: Value) -> Value:
         return _record(rule, forward(self.data), self)
