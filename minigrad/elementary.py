@@ -35,6 +35,7 @@ def _elementary(on_float: Callable[[float], float], on_array: Callable[[Any], An
 
     apply.__name__ = apply.__qualname__ = method
     apply.__doc__ = f"{method}(x) for a float, an array, a Value or a Tensor."
+    apply.on_float = on_float  # type: ignore[attr-defined]  # for callers that only ever hold floats
     return apply
 
 

@@ -62,8 +62,9 @@ def _binary_method(
 
 
 def _unary_method(rule: Any) -> Callable[[Value], Value]:
-    """Value's method for the one-input `rule`."""
-    forward = rule.forward
+    """Value's method for the one-input `rule`. A Value's data is a float, so a forward that
+    dispatches on its argument's type (`elementary`) is called at its float implementation."""
+    forward = getattr(rule.forward, "on_float", rule.forward)
 
     def method(self: Value) -> Value:
         return _record(rule, forward(self.data), self)
@@ -229,6 +230,8 @@ class Value:
         rule, a, b = self._rule, self._a, self._b
         if a is None:
             return rule.local_grads(self, g, create_graph)
+        if create_graph and not switches.unusual:  # grad mode on, no anomaly detection: nothing to switch
+            return _call_rule(rule, g, self, a, b, a, b)
         if create_graph:
             # A nan made inside the rule is reported below as this node's backward, not as a forward op.
             anomaly, switches.anomaly_enabled = switches.anomaly_enabled, False

@@ -142,8 +142,10 @@ class Graph:
     def depth(self) -> int:
         """The longest input-to-output path, counted in op nodes."""
         depths = [0] * self.n_inputs
+        depth_of = depths.__getitem__
         for node in self.nodes:
-            depths.append(1 + max(map(depths.__getitem__, node.args)))
+            args = node.args  # most nodes have one argument: no max() call for them
+            depths.append(1 + (depth_of(args[0]) if len(args) == 1 else max(map(depth_of, args))))
         return max((depths[o] for o in self.outputs), default=0)
 
     def use_counts(self) -> list[int]:

@@ -10,7 +10,7 @@ attributes. `run(leaves, constant)` then makes one call per node.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
@@ -19,15 +19,10 @@ from gradcheck.graphs.registry import REGISTRY
 Apply = Callable[[list[Any], dict[str, Any]], Any]
 
 
-class Step(NamedTuple):
-    """One node: `apply(operands, attrs)`; operands are `args` (node ids) with each constant
-    inserted at its position (`constants`, ascending positions)."""
-
-    apply: Apply
-    args: tuple[int, ...]
-    attrs: dict[str, Any]
-    constants: tuple[tuple[int, Constant], ...]
-
+# One node: `apply(operands, attrs)`; operands are the node ids `args` with each constant inserted
+# at its position (`constants`: (position, constant) pairs, ascending). A plain tuple: a NamedTuple
+# costs 4x as much to make, and a check compiles a graph three times (engine, HVP, torch).
+Step = tuple[Apply, tuple[int, ...], dict[str, Any], tuple[tuple[int, Constant], ...]]
 
 def registry_apply(op: str) -> Apply:
     """The registry's spelling of `op` on autograd values (`OpSpec.apply`)."""
@@ -40,13 +35,13 @@ class Program:
     def __init__(self, graph: Graph, resolve: Callable[[str], Apply] = registry_apply) -> None:
         self.outputs = tuple(graph.outputs)
         applies: dict[str, Apply] = {}  # each distinct op resolved once
-        steps = []
+        steps: list[Step] = []
         for node in graph.nodes:
             apply = applies.get(node.op)
             if apply is None:
                 apply = applies[node.op] = resolve(node.op)
             attrs = dict(node.attrs) if node.attrs else {}
-            steps.append(Step(apply, node.args, attrs, _constants(node.consts) if node.consts else ()))
+            steps.append((apply, node.args, attrs, _constants(node.consts) if node.consts else ()))
         self.steps = tuple(steps)
 
     def run(self, leaves: Sequence[Any], constant: Callable[[Constant], Any]) -> list[Any]:

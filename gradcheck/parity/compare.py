@@ -166,17 +166,18 @@ def check_graph(
     t2 = time.perf_counter()
     result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
 
-    checkable = [p for p in range(k) if numbers is None or numbers.valid[p]]
-    points, cotangents = [run.values(p) for p in checkable], [run.cotangent(p) for p in checkable]
-    columns, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
+    checkable = list(range(k)) if numbers is None else np.flatnonzero(numbers.valid[:k]).tolist()
+    points, cotangents = run.values(checkable), run.cotangents(checkable)
+    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
+    blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable)
     hvp_problems: list[str] = []
-    if columns and run.direction is not None and reference.hvp is not None:  # at the first point
+    if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
         hvp_problems = _compare_hvp(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
         )
     failing, problems = None, [crash] if crash else []
-    for errors, start in _error_blocks(policy, columns, reference, numbers, checkable):
+    for errors, start in blocks:
         for c in errors.torch_only():  # an entry may be a difference of large terms: rounding
             i = start + int(c)
             if errors.settle(int(c), gradient_spread(graph, points[i], cotangents[i])):
@@ -192,7 +193,7 @@ def check_graph(
             break
         errors.fold_into(result, len(errors.bad))
     if failing is None and crash:
-        failing = len(columns)  # the point where the engine raised
+        failing = sum(len(errors.bad) for errors, _ in blocks)  # the point where the engine raised
     if failing is None:
         result.points_checked = len(checkable)
         result.points_skipped = k - len(checkable)
@@ -205,40 +206,66 @@ def check_graph(
     return result
 
 
-def _evaluate(
-    evaluations: Iterator[tuple[list[Any], list[Any]]], n: int
-) -> tuple[list[tuple[np.ndarray, np.ndarray]], str | None]:
-    """The engine's (forward, gradients) at each of `n` points, flattened, up to the first point
-    where it raised; and that exception in words (None if it never did). An engine that raises is
-    a finding, not a crash of the harness."""
-    columns: list[tuple[np.ndarray, np.ndarray]] = []
+def _evaluate(evaluations: Iterator[tuple[list[Any], list[Any]]], n: int) -> tuple[list[Any], str | None]:
+    """The engine's (forward, gradients) at each of `n` points, as it gave them, up to the first
+    point where it raised; and that exception in words (None if it never did). An engine that
+    raises is a finding, not a crash of the harness."""
+    results: list[Any] = []
     try:
-        for _, (fwd, grads) in zip(range(n), evaluations):
-            columns.append((_flat(fwd), _flat(grads)))
+        for _, result in zip(range(n), evaluations):
+            results.append(result)
     except Exception as e:
-        return columns, f"engine raised {type(e).__name__}: {e}"
-    return columns, None
+        return results, _raised(e)
+    return results, None
+
+
+def _raised(e: Exception) -> str:
+    return f"engine raised {type(e).__name__}: {e}"
 
 
 def _error_blocks(
     policy: Tolerance,
-    columns: list[tuple[np.ndarray, np.ndarray]],
+    results: list[Any],
+    crash: str | None,
     reference: Any,
     numbers: Any,
     checkable: list[int],
-) -> Iterator[tuple[PointErrors, int]]:
+) -> tuple[list[tuple[PointErrors, int]], str | None]:
     """The errors at the evaluated points, with the index of each block's first point: one block
-    for all points, or one per point when the engine's results differ in shape between points."""
-    if not columns:
-        return
-    shapes = {(f.shape, g.shape) for f, g in columns}
-    if len(shapes) == 1:
-        fwd = np.stack([f for f, _ in columns], axis=1)
-        grads = np.stack([g for _, g in columns], axis=1)
-        yield PointErrors(policy, fwd, grads, reference, numbers, np.asarray(checkable[: len(columns)])), 0
-        return
-    for i, (f, g) in enumerate(columns):
-        yield PointErrors(policy, f[:, None], g[:, None], reference, numbers, np.asarray([checkable[i]])), i
+    for all points, or one per point when the engine's results differ in shape between points;
+    and the engine's exception in words (also when a result is no number, as `_flat` finds)."""
+    matrices, columns = _matrices(results), []
+    if matrices is None:  # some point gave no plain numbers, or not as many as the others
+        for fwd, grads in results:
+            try:
+                columns.append((_flat(fwd), _flat(grads)))
+            except Exception as e:
+                crash = _raised(e)
+                break
+        if len({(f.shape, g.shape) for f, g in columns}) == 1:
+            matrices = np.stack([f for f, _ in columns], axis=1), np.stack([g for _, g in columns], axis=1)
+    if matrices is not None:
+        cols = np.asarray(checkable[: matrices[0].shape[1]])
+        return [(PointErrors(policy, *matrices, reference, numbers, cols), 0)], crash
+    return [
+        (PointErrors(policy, f[:, None], g[:, None], reference, numbers, np.asarray([checkable[i]])), i)
+        for i, (f, g) in enumerate(columns)
+    ], crash
+
+
+def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """A scalar engine's results at all points as forward (outputs, m) and gradients (inputs, m),
+    one numpy call each; None unless every point gave the same number of numbers."""
+    if not results:
+        return None
+    try:
+        fwd = np.array([f for f, _ in results], dtype=np.float64)
+        grads = np.array([g for _, g in results], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if fwd.ndim != 2 or grads.ndim != 2:
+        return None
+    return fwd.T, grads.T
 
 
 def _flat(values: Sequence[Any]) -> np.ndarray:
@@ -284,15 +311,22 @@ class _ScalarRun:
     def torch(self) -> Any:
         return torch_reference.run_torch_batch(self.graph, self.batch, self.cot, self.direction)
 
-    def values(self, p: int) -> list[Any]:
-        return [float(b[p]) for b in self.batch]
+    def values(self, points: list[int]) -> list[list[Any]]:
+        """The inputs' values at each of `points` (ascending), as floats."""
+        return _at(np.array(self.batch), points).T.tolist()
 
-    def cotangent(self, p: int) -> list[Any]:
-        return self.cot[:, p].tolist()
+    def cotangents(self, points: list[int]) -> list[list[Any]]:
+        return _at(self.cot, points).T.tolist()
 
     def direction_at(self, p: int) -> list[Any]:
         assert self.direction is not None
         return self.direction[:, p].tolist()
+
+
+def _at(matrix: np.ndarray, points: list[int]) -> np.ndarray:
+    """The columns `points` (ascending, distinct) of `matrix`: all of it without a copy when they
+    are all its columns (indexing by a list costs a few microseconds, about what a point's check does)."""
+    return matrix if len(points) == matrix.shape[1] else matrix[:, points]
 
 
 class _TensorRun:
@@ -326,11 +360,12 @@ class _TensorRun:
     def torch(self) -> Any:
         return torch_reference.run_torch_tensor_batch(self.graph, self.batch, self.cot, self.direction)
 
-    def values(self, p: int) -> list[Any]:
-        return [np.array(b[p]) for b in self.batch]
+    def values(self, points: list[int]) -> list[list[Any]]:
+        """The inputs' arrays at each of `points`."""
+        return [[np.array(b[p]) for b in self.batch] for p in points]
 
-    def cotangent(self, p: int) -> list[Any]:
-        return [np.array(c[p]) for c in self.cot]
+    def cotangents(self, points: list[int]) -> list[list[Any]]:
+        return [[np.array(c[p]) for c in self.cot] for p in points]
 
     def direction_at(self, p: int) -> list[Any]:
         assert self.direction is not None

@@ -150,17 +150,22 @@ class PointErrors:
         return problems
 
 
+# The reductions below call the ufuncs' `reduce` directly: `ndarray.max` and `ndarray.any` go
+# through a Python wrapper that costs about as much again on arrays this small.
+_maximum, _any = np.maximum.reduce, np.logical_or.reduce
+
+
 def _column_max(x: np.ndarray) -> np.ndarray:
     """Each column's largest entry (NaN when it holds a NaN), 0 for no rows."""
-    return x.max(axis=0) if x.shape[0] else np.zeros(x.shape[1])
+    return _maximum(x, axis=0) if x.shape[0] else np.zeros(x.shape[1])
 
 
 def _column_nanmax(x: np.ndarray) -> np.ndarray:
     """Each column's largest entry, inf when it holds a NaN, 0 for no rows."""
     if x.shape[0] == 0:
         return np.zeros(x.shape[1])
-    return np.where(np.isnan(x).any(axis=0), np.inf, x.max(axis=0))
+    return np.where(_any(np.isnan(x), axis=0), np.inf, _maximum(x, axis=0))
 
 
 def _any_column(x: np.ndarray) -> np.ndarray:
-    return x.any(axis=0)
+    return _any(x, axis=0)

@@ -182,3 +182,35 @@ def test_random_cotangents_are_numpys_uniform_times_choice_of_sign(shape):
         expected = plain.uniform(0.5, 1.5, size=shape) * plain.choice([-1.0, 1.0], size=shape)
         assert np.array_equal(random_cotangent(fast, shape), expected)
         assert fast.bit_generator.state == plain.bit_generator.state
+
+
+class _NumpyNumbers(MinigradValue):
+    """minigrad with its forward values as numpy scalars and its gradients as 0-d arrays."""
+
+    def value(self, node):
+        return np.float64(node.data)
+
+    def gradients(self, outputs, inputs, cotangent):
+        return [None if g is None else np.array(g) for g in super().gradients(outputs, inputs, cotangent)]
+
+
+class _NoNumberAtPoint3(MinigradValue):
+    """minigrad, but at the fourth point checked its first gradient is no number."""
+
+    def run_points(self, graph, points, cotangents):
+        for index, (forward, grads) in enumerate(super().run_points(graph, points, cotangents)):
+            yield forward, [{"not": "a number"}, *grads[1:]] if index == 3 else grads
+
+
+def test_results_as_numpy_numbers_are_judged_as_floats_are():
+    g = graph_with_everything()
+    plain, numpy = check_graph(g, "minigrad", seed=3), check_graph(g, _NumpyNumbers(), seed=3)
+    assert numpy.passed and numpy.to_dict() | {"engine": "minigrad"} == plain.to_dict()
+
+
+def test_a_result_that_is_no_number_is_reported_where_it_came():
+    g = graph_with_everything()
+    result = check_graph(g, _NoNumberAtPoint3(), seed=3)
+    assert not result.passed and result.points_checked == 4
+    assert "engine raised TypeError" in result.problems[0]
+    assert result.max_rel_err_torch < 1e-12  # the three points before it were checked
