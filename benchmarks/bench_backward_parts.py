@@ -26,7 +26,7 @@ from rich.table import Table
 from scalar_workloads import ENGINES, mlp_graph, mlp_numbers
 
 from minigrad import value_backward
-from minigrad.elementwise import Mul, ReLU
+from minigrad.elementwise import Add, Mul, ReLU
 from minigrad.value_backward import REACHED
 
 
@@ -46,6 +46,13 @@ def reach_every_node(root: Any) -> list[Any]:
         if b is not None and type(b) is not float and b._g is None:
             stack.append(b)
     return seen
+
+
+def check_inlinable(order: list[Any]) -> None:
+    """`propagate_inlined` knows only the demo's rules, with a constant only on the right."""
+    others = {node._rule for node in order} - {Add, Mul, ReLU, None}
+    if others or any(type(node._a) is float for node in order):
+        raise ValueError(f"propagate_inlined knows Add, Mul and ReLU (constants on the right), not {others}")
 
 
 def propagate_inlined(order: list[Any]) -> None:
@@ -116,6 +123,7 @@ def main() -> None:
             for node in reached:
                 node._g = None
             order = value_backward.topological_order([out], False)
+            check_inlinable(order)
             out._g = 1.0
             t2 = clock()
             propagate_inlined(order)
