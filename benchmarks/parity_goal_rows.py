@@ -9,7 +9,8 @@ turns chunk by chunk, so that both see the same load and the ratio is measured i
 
 After warming up it prints `ready`, then reads lines `K N` from stdin: it checks the next N graphs
 of its stream at K points (one seeded stream per K, the same graphs in both trees) and prints one
-JSON line {"checked": instances, "wall": seconds, "cpu": seconds}. An empty line ends it.
+JSON line {"checked": instances, "wall": seconds, "cpu": seconds, "generation": wall seconds of
+them spent generating the graphs}. An empty line ends it.
 """
 
 from __future__ import annotations
@@ -47,14 +48,17 @@ def main() -> None:
             break
         points, count = map(int, line.split())
         rng, index = streams.setdefault(points, (np.random.default_rng(1), [0]))
-        checked = 0
+        checked, generation = 0, 0.0
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(count):
+            began = time.perf_counter()
             graph = random_graph(rng, ops=ops, points=points, sizes=sizes)
+            generation += time.perf_counter() - began
             checked += check_graph(graph, adapter, seed=index[0], second_order=True).points_checked
             index[0] += 1
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        print(json.dumps({"checked": checked, "wall": wall, "cpu": cpu}), flush=True)
+        row = {"checked": checked, "wall": wall, "cpu": cpu, "generation": generation}
+        print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
