@@ -34,6 +34,7 @@ class Elementwise(ScalarOp):
     domain: ClassVar[tuple[str, ...]] = ("real",)
     arithmetic: ClassVar[bool] = True
     elementwise: ClassVar[bool] = True
+    fresh_grads: ClassVar[bool] = False  # TensorOp's flag: a gradient may be g itself (x + y)
 
 
 BOTH = (True, True)
@@ -170,8 +171,8 @@ class ReLU(Elementwise):
     forward = staticmethod(e.relu)
 
     @staticmethod
-    def backward(g, out, a):
-        return (where(data(out) != 0, g, 0.0),)
+    def backward(g, out, a, *, owned=False):
+        return (where(data(out) != 0, g, 0.0, overwrite=owned),)  # owned: see TensorOp.reuses_grad
 
 
 class Tanh(Elementwise):

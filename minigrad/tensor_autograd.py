@@ -74,21 +74,38 @@ class AutogradMethods:
         `.grad` is left to `_accumulate_grads` (so the answer to `into_grad` is always False)."""
         if create_graph or switches.anomaly_enabled or not _quiet_pass.on:
             return autograd.propagate(order, create_graph)
+        # nodes whose `_g` only this pass holds: made for them alone by a `fresh_grads` rule, or a
+        # sum made here; not a retained node's (it becomes that node's `.grad` as it is)
+        owned: set[Tensor] = set()
         for node in reversed(order):
             g = node._g
             rule = node._rule
             if g is None or rule is None:
                 continue
             inputs = node._prev
+            out = node.data
             arrays = [p.data for p in inputs]
             if rule.elementwise:
-                grads = _elementwise_grads(rule, g, node.data, arrays, node._needs, node._params)
+                grads = _elementwise_grads(rule, g, out, arrays, node._needs, node._params)
+            elif rule.reuses_grad:
+                grads = rule.backward(g, out, *arrays, needs=node._needs, owned=node in owned, **node._params)
             else:
-                grads = rule.backward(g, node.data, *arrays, needs=node._needs, **node._params)
+                grads = rule.backward(g, out, *arrays, needs=node._needs, **node._params)
+            fresh = rule.fresh_grads
             for parent, parent_g in zip(inputs, grads):
-                if parent_g is not None:
-                    old = parent._g
-                    parent._g = parent_g if old is None else old + parent_g
+                if parent_g is None:
+                    continue
+                old = parent._g
+                if old is None:
+                    parent._g = parent_g
+                    if fresh and not parent._retains:
+                        owned.add(parent)
+                elif parent in owned and old.shape == parent_g.shape and old.dtype == parent_g.dtype:
+                    old += parent_g  # the same sum as `old + parent_g`, into the pass's own array
+                else:
+                    parent._g = old + parent_g
+                    if not parent._retains and type(parent._g) is np.ndarray:
+                        owned.add(parent)  # a sum just made
         return False
 
     @staticmethod
