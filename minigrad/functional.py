@@ -217,7 +217,9 @@ class CrossEntropy(TensorOp):
     def backward(g, out, x, *, needs, index, reduction):
         picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
         row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
-        return (subtract_at(_softmax_last(x) * row_g, index, picked_g),)  # one class per row
+        grad = _softmax_last(x)
+        grad *= row_g  # into the array just made (a Tensor is rebound to a new one)
+        return (subtract_at(grad, index, picked_g),)  # one class per row
 
 
 def _softmax_last(x: Any) -> Any:

@@ -66,6 +66,9 @@ class AutogradMethods:
             _check_backward_anomaly(self, g, grads)
         return grads
 
+    # the core's own order, found without the AttributeError that looking for a missing hook raises
+    _topological_order = staticmethod(autograd.cleared_order)
+
     @staticmethod
     def _propagate(order: list[Tensor], create_graph: bool, into_grad: bool = False) -> bool:
         """The core's propagation (`autograd.propagate`) for a pass on arrays inside
