@@ -73,12 +73,14 @@ class AutogradMethods:
     def _propagate(order: list[Tensor], create_graph: bool, into_grad: bool = False) -> bool:
         """The core's propagation (`autograd.propagate`) for a pass on arrays inside
         `Tensor.backward`: the same walk, calling each node's rule directly instead of through
-        `_local_grads`. Other passes (`create_graph`, anomaly detection, `grad()`) take the core's.
-        `.grad` is left to `_accumulate_grads` (so the answer to `into_grad` is always False)."""
+        `_local_grads`, and keeping track of the gradient buffers the pass owns, which a rule may
+        overwrite and a sum may go into (see `TensorOp.fresh_grads`). Other passes (`create_graph`,
+        anomaly detection, `grad()`) take the core's, which overwrites nothing. `.grad` is left to
+        `_accumulate_grads` (so the answer to `into_grad` is always False)."""
         if create_graph or switches.anomaly_enabled or not _quiet_pass.on:
             return autograd.propagate(order, create_graph)
         # nodes whose `_g` only this pass holds: made for them alone by a `fresh_grads` rule, or a
-        # sum made here; not a retained node's (it becomes that node's `.grad` as it is)
+        # sum made here; never a retained node's (it becomes that node's `.grad` as it is)
         owned: set[Tensor] = set()
         for node in reversed(order):
             g = node._g
@@ -101,8 +103,8 @@ class AutogradMethods:
                 old = parent._g
                 if old is None:
                     parent._g = parent_g
-                    if fresh and not parent._retains:
-                        owned.add(parent)
+                    if fresh and parent._rule is not None and not parent._retains:
+                        owned.add(parent)  # (a leaf's is kept as it is: only a sum there is worth owning)
                 elif parent in owned and old.shape == parent_g.shape and old.dtype == parent_g.dtype:
                     old += parent_g  # the same sum as `old + parent_g`, into the pass's own array
                 else:
