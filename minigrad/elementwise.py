@@ -34,7 +34,8 @@ class Elementwise(ScalarOp):
     domain: ClassVar[tuple[str, ...]] = ("real",)
     arithmetic: ClassVar[bool] = True
     elementwise: ClassVar[bool] = True
-    fresh_grads: ClassVar[bool] = False  # TensorOp's flag: a gradient may be g itself (x + y)
+    fresh_grads: ClassVar[bool] = False  # TensorOp's flags: a gradient may be g itself (x + y)
+    reuses_grad: ClassVar[bool] = False
 
 
 BOTH = (True, True)
@@ -168,6 +169,7 @@ class ReLU(Elementwise):
 
     name, symbol = "relu", "ReLU"
     arithmetic = False  # it only selects: numpy has nothing to warn about
+    reuses_grad = True  # Tensor.backward may say g is its own: the mask then goes into g
     forward = staticmethod(e.relu)
 
     @staticmethod

@@ -91,7 +91,8 @@ class AutogradMethods:
             out = node.data
             arrays = [p.data for p in inputs]
             if rule.elementwise:
-                grads = _elementwise_grads(rule, g, out, arrays, node._needs, node._params)
+                owns = rule.reuses_grad and node in owned
+                grads = _elementwise_grads(rule, g, out, arrays, node._needs, node._params, owns)
             elif rule.reuses_grad:
                 grads = rule.backward(g, out, *arrays, needs=node._needs, owned=node in owned, **node._params)
             else:
@@ -172,13 +173,23 @@ def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], no
 
 
 def _elementwise_grads(
-    rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], needs: tuple[bool, ...], params: dict
+    rule: type[TensorOp],
+    g: Any,
+    out: Any,
+    inputs: Sequence[Any],
+    needs: tuple[bool, ...],
+    params: dict,
+    owned: bool = False,
 ) -> Sequence[Any]:
-    """A shared elementwise rule's gradients, each summed back to its input's shape and dtype."""
+    """A shared elementwise rule's gradients, each summed back to its input's shape and dtype.
+    `owned`: g is the pass's own, for a one-input rule that `reuses_grad` (relu)."""
     if rule.arity == 2:
         grads = rule.backward(g, out, *inputs, needs=needs)
         return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
-    (grad,) = rule.backward(g, out, *inputs, **params)  # PowConst's exponent c
+    if owned:
+        (grad,) = rule.backward(g, out, *inputs, owned=True, **params)
+    else:
+        (grad,) = rule.backward(g, out, *inputs, **params)  # PowConst's exponent c
     return (sum_to(grad, inputs[0]),)  # one input: the core only asks when it needs a gradient
 
 

@@ -101,12 +101,13 @@ def test_linear_relu_masking_an_owned_gradient_gives_the_same_bits_even_for_inf_
 
 
 def _net(x, w1, b1, w2, b2, w3, b3):
-    """A graph with fan-out into linear_relu nodes, a shared weight, an add and a matmul."""
+    """A graph with fan-out into linear_relu nodes, a shared weight, an add, matmuls and a relu."""
     h = F.linear_relu(x, w1, b1)
     a = F.linear_relu(h, w2, b2)
     c = F.linear_relu(h, w2)  # h and w2 used twice: their gradients are sums
-    s = F.linear_relu(a + c, w2, b2) @ w3.transpose(0, 1)  # w2 a third time; the add hands g on twice
-    return F.cross_entropy(s + b3, np.array([0, 2, 1, 1, 0]))
+    d = F.linear_relu((a - c).relu() + c, w2, b2)  # w2 a third time; the add gives relu and c one g
+    r = (d @ w2.transpose(0, 1)).relu()  # the elementwise relu, its g from a matmul
+    return F.cross_entropy(r @ w3.transpose(0, 1) + b3, np.array([0, 2, 1, 1, 0]))
 
 
 def _leaves(dtype=np.float64):
@@ -133,8 +134,8 @@ def test_backward_matches_torch_on_the_fan_out_graph():
     x, w1, b1, w2, b2, w3, b3 = ref
     h = torch.relu(tf.linear(x, w1, b1))
     a, c = torch.relu(tf.linear(h, w2, b2)), torch.relu(tf.linear(h, w2))
-    s = torch.relu(tf.linear(a + c, w2, b2)) @ w3.T
-    tf.cross_entropy(s + b3, torch.tensor([0, 2, 1, 1, 0])).backward()
+    r = torch.relu(torch.relu(tf.linear(torch.relu(a - c) + c, w2, b2)) @ w2.T)
+    tf.cross_entropy(r @ w3.T + b3, torch.tensor([0, 2, 1, 1, 0])).backward()
     for leaf, r in zip(leaves, ref):
         np.testing.assert_allclose(leaf.grad.data, r.grad.numpy(), rtol=1e-12, atol=1e-12)
 
