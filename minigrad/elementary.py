@@ -122,25 +122,27 @@ def power_scalar(x: Any, c: float) -> Any:
     return x**c
 
 
-def _kept_or_zero(keep: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`values` where `keep`, else 0. np.where picks element by element with a branch each, many
-    times slower than a multiply on a random mask; multiplying by the mask is the same choice
-    when every value is finite, and only then is it used (inf * 0 would be nan)."""
-    if np.isfinite(values).all():
-        return values * keep
+def _kept_or_zero(keep: np.ndarray, values: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """`values` where `keep`, else 0 (written into `values` when `overwrite`). np.where picks element
+    by element with a branch each, many times slower than a multiply on a random mask; multiplying
+    by the mask is the same choice when every value is finite, and only then is it used (inf * 0
+    would be nan)."""
+    if np.logical_and.reduce(np.isfinite(values), axis=None):  # .all() without its two Python calls
+        return np.multiply(values, keep, out=values) if overwrite else values * keep
     return np.where(keep, values, 0.0)
 
 
-def where(cond: Any, x: Any, y: Any) -> Any:
+def where(cond: Any, x: Any, y: Any, overwrite: bool = False) -> Any:
     """Elementwise `x if cond else y`; x or y may be a number. `cond` is raw data (a bool or a bool array).
 
     Choosing, rather than multiplying by a 0/1 mask, keeps an inf or nan in the unchosen branch
-    out of the result, as torch's rules do.
+    out of the result, as torch's rules do. `overwrite` says x is an array the caller owns: a
+    choice between x and zero may then be written into it instead of a new array.
     """
     if type(cond) is bool:  # floats and Values: one choice
         return x if cond else y
     if isinstance(x, ARRAYS) and type(y) is float and y == 0.0:
-        return _kept_or_zero(cond, x)
+        return _kept_or_zero(cond, x, overwrite)
     if isinstance(y, ARRAYS) and type(x) is float and x == 0.0:
         return _kept_or_zero(~cond, y)
     if isinstance(x, ARRAYS) or isinstance(y, ARRAYS) or (type(x) is float and type(y) is float):

@@ -34,6 +34,8 @@ class Elementwise(ScalarOp):
     domain: ClassVar[tuple[str, ...]] = ("real",)
     arithmetic: ClassVar[bool] = True
     elementwise: ClassVar[bool] = True
+    fresh_grads: ClassVar[bool] = False  # TensorOp's flags: a gradient may be g itself (x + y)
+    reuses_grad: ClassVar[bool] = False
 
 
 BOTH = (True, True)
@@ -167,11 +169,12 @@ class ReLU(Elementwise):
 
     name, symbol = "relu", "ReLU"
     arithmetic = False  # it only selects: numpy has nothing to warn about
+    reuses_grad = True  # Tensor.backward may say g is its own: the mask then goes into g
     forward = staticmethod(e.relu)
 
     @staticmethod
-    def backward(g, out, a):
-        return (where(data(out) != 0, g, 0.0),)
+    def backward(g, out, a, *, owned=False):
+        return (where(data(out) != 0, g, 0.0, overwrite=owned),)  # owned: see TensorOp.reuses_grad
 
 
 class Tanh(Elementwise):

@@ -61,6 +61,7 @@ class Linear(TensorOp):
     weight or of its gradient. x is (..., in), weight (out, in), bias (out,)."""
 
     name = "linear"
+    fresh_grads = True  # products and a sum
 
     @staticmethod
     def forward(x, weight, *bias):
@@ -88,6 +89,8 @@ class LinearReLU(TensorOp):
     backward node, and no array kept for the product in between (relu overwrites it)."""
 
     name = "linear_relu"
+    fresh_grads = True  # linear's
+    reuses_grad = True  # relu's rule masks an owned g in place
 
     @staticmethod
     def forward(x, weight, *bias):
@@ -95,8 +98,8 @@ class LinearReLU(TensorOp):
         return relu_array(product, out=product)  # ReLU's forward on an array
 
     @staticmethod
-    def backward(g, out, x, weight, *bias, needs):
-        (grad_product,) = ReLU.backward(g, out, None)  # relu's rule reads only its output
+    def backward(g, out, x, weight, *bias, needs, owned=False):
+        (grad_product,) = ReLU.backward(g, out, None, owned=owned)  # relu's rule reads only its output
         return Linear.backward(grad_product, None, x, weight, *bias, needs=needs)
 
 
@@ -204,6 +207,7 @@ class CrossEntropy(TensorOp):
     less the one-hot target, times the gradient of each picked term (one pass of backward, not two)."""
 
     name = "cross_entropy"
+    fresh_grads = True  # a softmax just computed
 
     @staticmethod
     def forward(x, *, index, reduction):
@@ -213,7 +217,9 @@ class CrossEntropy(TensorOp):
     def backward(g, out, x, *, needs, index, reduction):
         picked_g = g / index[-1].size if reduction == "mean" else g  # d loss / d (-log_softmax(x)[index])
         row_g = picked_g.reshape((-1, 1)) if picked_g.ndim else picked_g  # one per row under "none"
-        return (subtract_at(_softmax_last(x) * row_g, index, picked_g),)  # one class per row
+        grad = _softmax_last(x)
+        grad *= row_g  # into the array just made (a Tensor is rebound to a new one)
+        return (subtract_at(grad, index, picked_g),)  # one class per row
 
 
 def _softmax_last(x: Any) -> Any:

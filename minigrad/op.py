@@ -55,6 +55,14 @@ class TensorOp:
     # True for the shared elementwise rules: `backward(g, out, *inputs)` then works on unbroadcast
     # math, and the Tensor engine sums each gradient back to its input's shape.
     elementwise: ClassVar[bool] = False
+    # The gradient-buffer protocol of `Tensor.backward`'s walk (`AutogradMethods._propagate`):
+    # True when every array `backward` returns on arrays is new memory made for that one input (not
+    # g, out or an input, not shared with another gradient it returns), so the walk may hand it on
+    # as the pass's own; `tests/test_grad_ownership.py` checks each rule that says so.
+    fresh_grads: ClassVar[bool] = False
+    # True for rules whose backward takes `owned`: the walk passes True when g is the pass's own
+    # (above), and the rule may then overwrite g instead of allocating. Other callers pass nothing.
+    reuses_grad: ClassVar[bool] = False
 
     @staticmethod
     def forward(*args: Any, **params: Any) -> np.ndarray:

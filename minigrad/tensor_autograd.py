@@ -66,29 +66,52 @@ class AutogradMethods:
             _check_backward_anomaly(self, g, grads)
         return grads
 
+    # the core's own order, found without the AttributeError that looking for a missing hook raises
+    _topological_order = staticmethod(autograd.cleared_order)
+
     @staticmethod
     def _propagate(order: list[Tensor], create_graph: bool, into_grad: bool = False) -> bool:
         """The core's propagation (`autograd.propagate`) for a pass on arrays inside
         `Tensor.backward`: the same walk, calling each node's rule directly instead of through
-        `_local_grads`. Other passes (`create_graph`, anomaly detection, `grad()`) take the core's.
-        `.grad` is left to `_accumulate_grads` (so the answer to `into_grad` is always False)."""
+        `_local_grads`, and keeping track of the gradient buffers the pass owns, which a rule may
+        overwrite and a sum may go into (see `TensorOp.fresh_grads`). Other passes (`create_graph`,
+        anomaly detection, `grad()`) take the core's, which overwrites nothing. `.grad` is left to
+        `_accumulate_grads` (so the answer to `into_grad` is always False)."""
         if create_graph or switches.anomaly_enabled or not _quiet_pass.on:
             return autograd.propagate(order, create_graph)
+        # nodes whose `_g` only this pass holds: made for them alone by a `fresh_grads` rule, or a
+        # sum made here; never a retained node's (it becomes that node's `.grad` as it is)
+        owned: set[Tensor] = set()
         for node in reversed(order):
             g = node._g
             rule = node._rule
             if g is None or rule is None:
                 continue
             inputs = node._prev
+            out = node.data
             arrays = [p.data for p in inputs]
             if rule.elementwise:
-                grads = _elementwise_grads(rule, g, node.data, arrays, node._needs, node._params)
+                owns = rule.reuses_grad and node in owned
+                grads = _elementwise_grads(rule, g, out, arrays, node._needs, node._params, owns)
+            elif rule.reuses_grad:
+                grads = rule.backward(g, out, *arrays, needs=node._needs, owned=node in owned, **node._params)
             else:
-                grads = rule.backward(g, node.data, *arrays, needs=node._needs, **node._params)
+                grads = rule.backward(g, out, *arrays, needs=node._needs, **node._params)
+            fresh = rule.fresh_grads
             for parent, parent_g in zip(inputs, grads):
-                if parent_g is not None:
-                    old = parent._g
-                    parent._g = parent_g if old is None else old + parent_g
+                if parent_g is None:
+                    continue
+                old = parent._g
+                if old is None:
+                    parent._g = parent_g
+                    if fresh and parent._rule is not None and not parent._retains:
+                        owned.add(parent)  # (a leaf's is kept as it is: only a sum there is worth owning)
+                elif parent in owned and old.shape == parent_g.shape and old.dtype == parent_g.dtype:
+                    old += parent_g  # the same sum as `old + parent_g`, into the pass's own array
+                else:
+                    parent._g = old + parent_g
+                    if not parent._retains and type(parent._g) is np.ndarray:
+                        owned.add(parent)  # a sum just made
         return False
 
     @staticmethod
@@ -150,13 +173,23 @@ def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], no
 
 
 def _elementwise_grads(
-    rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], needs: tuple[bool, ...], params: dict
+    rule: type[TensorOp],
+    g: Any,
+    out: Any,
+    inputs: Sequence[Any],
+    needs: tuple[bool, ...],
+    params: dict,
+    owned: bool = False,
 ) -> Sequence[Any]:
-    """A shared elementwise rule's gradients, each summed back to its input's shape and dtype."""
+    """A shared elementwise rule's gradients, each summed back to its input's shape and dtype.
+    `owned`: g is the pass's own, for a one-input rule that `reuses_grad` (relu)."""
     if rule.arity == 2:
         grads = rule.backward(g, out, *inputs, needs=needs)
         return [sum_to(grad, x) if need else None for grad, x, need in zip(grads, inputs, needs)]
-    (grad,) = rule.backward(g, out, *inputs, **params)  # PowConst's exponent c
+    if owned:
+        (grad,) = rule.backward(g, out, *inputs, owned=True, **params)
+    else:
+        (grad,) = rule.backward(g, out, *inputs, **params)  # PowConst's exponent c
     return (sum_to(grad, inputs[0]),)  # one input: the core only asks when it needs a gradient
 
 

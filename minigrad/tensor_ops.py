@@ -118,6 +118,7 @@ class MatMul(TensorOp):
     batch dims broadcast, and their gradients are summed back."""
 
     name = "matmul"
+    fresh_grads = True  # products (summed, reshaped)
     forward = staticmethod(np.matmul)
 
     @staticmethod
