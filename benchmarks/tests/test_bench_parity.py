@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,8 +15,7 @@ def _bench_parity() -> ModuleType:
     spec = importlib.util.spec_from_file_location("bench_parity", BENCHMARKS / "bench_parity.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_parity", module)
-    spec.loader.exec_module(module)
+    spec.loader.exec_module(module)  # not put in sys.modules: hypothesis draws constants from those
     return module
 
 
