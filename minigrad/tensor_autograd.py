@@ -104,8 +104,11 @@ class AutogradMethods:
                 old = parent._g
                 if old is None:
                     parent._g = parent_g
-                    if fresh and parent._rule is not None and not parent._retains:
-                        owned.add(parent)  # (a leaf's is kept as it is: only a sum there is worth owning)
+                    mine = fresh and parent._rule is not None and not parent._retains
+                    if mine and type(parent_g) is np.ndarray:
+                        # (a leaf's is kept as it is: only a sum there is worth owning; a numpy
+                        # scalar cannot be written in place, so only arrays are ever owned)
+                        owned.add(parent)
                 elif parent in owned and old.shape == parent_g.shape and old.dtype == parent_g.dtype:
                     old += parent_g  # the same sum as `old + parent_g`, into the pass's own array
                 else:
