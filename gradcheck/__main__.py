@@ -37,7 +37,7 @@ from gradcheck.campaign.report_junit import run_suite, write_junit
 from gradcheck.campaign.report_markdown import run_markdown
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.engines.snippets import graph_snippet
-from gradcheck.gate_command import add_gate_parser, ci_output_options, gate_command
+from gradcheck.gate_command import add_gate_parser, check_output_files, ci_output_options, gate_command
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
 from gradcheck.replay import load_saved, replay
@@ -282,6 +282,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
     corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
     _check_writable(args.out)
+    check_output_files(args.junit_xml, args.summary_md)
     if corpus is not None:
         check_corpus_directory(corpus_dir)
     console.print(header(settings, ops))

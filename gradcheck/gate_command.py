@@ -104,6 +104,13 @@ def ci_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_output_files(*paths: Path | None) -> None:
+    """Fail before the campaign, not after it, when a CI file's directory does not exist."""
+    for path in paths:
+        if path is not None and not path.parent.is_dir():
+            raise CampaignError(f"cannot write {path}: its directory {path.parent} does not exist")
+
+
 def gate_command(args: argparse.Namespace, console: Console) -> int:
     """The `gate` subcommand; returns the exit status."""
     part = part_for(args.engine, args.tensor, args.dtype, args.graphs, args.seed)
@@ -136,9 +143,7 @@ def run_parts_gate(
     if note:
         print(f"gate: {note}", file=sys.stderr)
     announce = lambda text: print(text, file=sys.stderr, flush=True)
-    for path in (junit_xml, summary_md):
-        if path is not None and not path.parent.is_dir():
-            raise CampaignError(f"gate: cannot write {path}: directory {path.parent} does not exist")
+    check_output_files(junit_xml, summary_md)
     if update:
         done = update_baseline(parts, baseline, jobs, accept_findings, announce)
         for finding in done.accepted:

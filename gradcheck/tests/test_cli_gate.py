@@ -150,6 +150,7 @@ def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options):
         (["--engine", "user_engine:Engine", "--graphs", "301"], "graphs 300 (this gate: 301)"),
         (["--engine", "minigrad-tensor", "--tensor"], "this gate runs ['tensor']"),
         (["--engine", "micrograd", "--dtype", "float32"], "--dtype float32 needs --tensor"),
+        (["--engine", "micrograd", "--junit-xml", "no/dir/j.xml"], "its directory no/dir does not exist"),
     ],
 )
 def test_bad_input_is_exit_2_with_one_line(user_ci, argv, message):
