@@ -17,6 +17,7 @@ import pytest
 from gradcheck.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # subprocesses that import torch and run campaigns
 GRAPHS = "300"  # enough to draw each of micrograd's 7 ops many times
 
 # The user's adapter: micrograd, or (GATE_MUTANT set, a later "build") micrograd whose product rule
