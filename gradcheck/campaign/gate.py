@@ -23,6 +23,7 @@ A baseline recorded for another engine or other settings is bad input, found bef
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -37,7 +38,7 @@ from gradcheck.campaign.edges import with_edge_findings
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import run_campaign
 from gradcheck.campaign.records import METRICS
-from gradcheck.campaign.report_json import build_report
+from gradcheck.campaign.report_json import build_report, repeat_command
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.validation import load_adapter, validate
@@ -373,7 +374,11 @@ def run_gate(
     start = time.perf_counter()
     results = run_parts(parts, jobs, announce)
     seconds = time.perf_counter() - start
-    findings_of = {name: result.failing_findings for name, result in results.items()}
+    # a finding's repro: the gate's campaign as `gradcheck run` (its report replays each finding)
+    findings_of = {
+        name: [dataclasses.replace(f, repro=repeat_command(result.settings)) for f in result.failing_findings]
+        for name, result in results.items()
+    }
     outcome = compare(baseline, figures(results), ops, findings_of)
     outcome.seconds = seconds
     outcome.results = results

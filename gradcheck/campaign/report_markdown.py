@@ -23,10 +23,10 @@ def _cell(text: str) -> str:
     return printable(text).replace("|", "\\|")
 
 
-def _finding_block(label: str, finding: Finding, replay: str = "") -> list[str]:
+def _finding_block(label: str, finding: Finding) -> list[str]:
     lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text})"]
-    if replay:
-        lines.append(f"  replay: `{replay}`")
+    if finding.repro:
+        lines.append(f"  reproduce: `{finding.repro}`")
     lines += ["", "  ```python", *("  " + line for line in finding_code(finding).splitlines()), "  ```", ""]
     return lines
 
@@ -96,7 +96,7 @@ def run_markdown(result: CampaignResult) -> str:
     ]
     for i, f in enumerate(result.findings):
         label = f"finding {i}" if f.is_failure(conventions) else f"note {i}"
-        lines += _finding_block(label, f, f.repro)
+        lines += _finding_block(label, f)
     lines += [
         "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
         "| failing graphs | findings |",

@@ -20,12 +20,11 @@ def finding_code(finding: Finding) -> str:
     return graph_snippet(graph, "torch", second_order=finding.check == "second-derivative")
 
 
-def finding_text(finding: Finding, replay: str | None = None) -> str:
-    """The finding as a failure message: title, what it covers, problems, replay command, code."""
+def finding_text(finding: Finding) -> str:
+    """The finding as a failure message: title, what it covers, problems, repro command, code."""
     lines = [f"{finding.title} [{finding.kind.value}, {finding.check}]", finding.covers]
     lines += [printable(p) for p in finding.problems[:SHOWN_PROBLEMS]]
-    command = replay or finding.repro
-    if command:
-        lines.append(f"replay: {command}")
+    if finding.repro:
+        lines.append(f"reproduce: {finding.repro}")
     lines += ["", finding_code(finding)]
     return "\n".join(lines)

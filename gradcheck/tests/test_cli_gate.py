@@ -116,6 +116,8 @@ def test_the_gate_junit_file_has_a_case_per_op_and_per_finding_with_the_repro(us
     new = failed["mul — wrong gradient"]
     assert new.get("type") == "wrong-gradient"
     assert "from micrograd.engine import Value" in new.text, "the repro is in the failure text"
+    rerun = "reproduce: python -m gradcheck run --engine user_engine:Engine --graphs 300 --seed 20240601"
+    assert rerun in new.text, "and the campaign that finds it"
     accepted = [c for c in cases if c.get("name") == "div — engine raised ZeroDivisionError"]
     assert accepted and accepted[0].find("failure") is None
     assert "in the baseline" in accepted[0].find("system-out").text
