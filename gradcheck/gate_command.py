@@ -105,7 +105,7 @@ def ci_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check_output_files(*paths: Path | None) -> None:
-    """Fail before the campaign, not after it, when a CI file's directory does not exist."""
+    """Fail before the campaign, not after it, when an output file's directory does not exist."""
     for path in paths:
         if path is not None and not path.parent.is_dir():
             raise CampaignError(f"cannot write {path}: its directory {path.parent} does not exist")
@@ -143,10 +143,10 @@ def run_parts_gate(
     if note:
         print(f"gate: {note}", file=sys.stderr)
     announce = lambda text: print(text, file=sys.stderr, flush=True)
-    check_output_files(junit_xml, summary_md)
+    check_output_files(junit_xml, summary_md, baseline if update else None)
     if update:
         done = update_baseline(parts, baseline, jobs, accept_findings, announce)
-        for finding in done.accepted:
+        for finding in done.accepted if done.written else ():
             console.print(Text(f"accepted finding: {finding.title} ({finding.count_text})"))
         console.print(Text(f"gate: {done.message}"))
         return 0 if done.written else 1

@@ -154,12 +154,14 @@ def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options):
         (["--engine", "minigrad-tensor", "--tensor"], "this gate runs ['tensor']"),
         (["--engine", "micrograd", "--dtype", "float32"], "--dtype float32 needs --tensor"),
         (["--engine", "micrograd", "--junit-xml", "no/dir/j.xml"], "its directory no/dir does not exist"),
+        (["--engine", "micrograd", "--update-baseline"], "its directory no/dir does not exist"),
     ],
 )
 def test_bad_input_is_exit_2_with_one_line(user_ci, argv, message):
     directory, _ = user_ci
     graphs = [] if "--graphs" in argv else ["--graphs", GRAPHS]
-    done = gradcheck_cli(directory, "gate", *argv, *graphs, "--baseline", "b.json")
+    baseline = "no/dir/b.json" if "--update-baseline" in argv else "b.json"
+    done = gradcheck_cli(directory, "gate", *argv, *graphs, "--baseline", baseline)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and done.stderr.startswith("gradcheck: error:")
 
