@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -28,12 +29,15 @@ from gradcheck.arguments import positive_int as _positive
 from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import add_to_corpus, check_corpus_directory, save_findings
-from gradcheck.campaign.edges import edge_findings
-from gradcheck.campaign.findings import CONVENTIONS, group_findings, replay_command, summary
+from gradcheck.campaign.edges import with_edge_findings as joined_with_edges
+from gradcheck.campaign.findings import CONVENTIONS, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.report_junit import run_suite, write_junit
+from gradcheck.campaign.report_markdown import run_markdown
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.engines.snippets import graph_snippet
+from gradcheck.gate_command import add_gate_parser, check_output_files, ci_output_options, gate_command
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
 from gradcheck.replay import load_saved, replay
@@ -149,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    ci_output_options(run)
 
     replay = sub.add_parser(
         "replay",
@@ -175,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument(
         "--to", type=Path, default=SUITE_CORPUS, help=f"corpus directory (default {SUITE_CORPUS})"
     )
+    add_gate_parser(sub)
     return parser
 
 
@@ -214,19 +220,32 @@ OP_TABLE_NOTE = (
 )
 
 
-def op_table(result: CampaignResult) -> Table:
+# Below this console width the per-op table leaves out the absolute errors (in the reports).
+WIDE_TABLE = 110
+
+
+def op_table(result: CampaignResult, width: int = 80) -> Table:
+    """One line per op: graphs, p99 / max of each error, failures. In fewer than WIDE_TABLE columns
+    (a CI log is 80) only the relative errors are shown; the absolute ones are in the reports."""
+    wide = width >= WIDE_TABLE
+    metrics = campaign.GRAD_METRICS if wide else ("max_rel_err_torch", "max_rel_err_numeric")
+    caption = OP_TABLE_NOTE if wide else OP_TABLE_NOTE + " Absolute errors: in report.json and report.html."
     table = Table(
         title="Per op: graphs that used it, their errors (p99 / max), failures",
-        caption=OP_TABLE_NOTE,
+        caption=caption,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
     table.add_column("op", style="bold", no_wrap=True)
-    table.add_column("graphs", justify="right")
-    for label in ("abs err\nvs torch", "rel err\nvs torch", "abs err\nvs numeric", "rel err\nvs numeric"):
-        table.add_column(label + "\np99 / max", justify="right")
-    table.add_column("failures\ngraphs /\nfindings", justify="right")
+    table.add_column("graphs", justify="right", no_wrap=True)
+    for metric in metrics:
+        label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {metric.split('_')[-1]}"
+        table.add_column(f"{label}\np99 / max", justify="right", no_wrap=True)
+    table.add_column("failures\ngraphs/findings", justify="right", no_wrap=True)
     conventions = result.settings.conventions
     for op, st in result.ops.items():
-        figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in campaign.GRAD_METRICS]
+        figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in metrics]
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
         failures = f"{st.failures} / {found}"
         colour = "red" if st.failures or found else "default"
@@ -263,6 +282,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
     corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
     _check_writable(args.out)
+    check_output_files(args.junit_xml, args.summary_md)
     if corpus is not None:
         check_corpus_directory(corpus_dir)
     console.print(header(settings, ops))
@@ -278,9 +298,13 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     report_path = args.out / "report.json"
     saved = with_repros(saved, report_path)
     print_findings(saved, console)
-    console.print(op_table(saved))
+    console.print(op_table(saved, console.width))
     print_graphs(saved, console)
     report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    if args.junit_xml is not None:
+        write_junit([run_suite(saved)], args.junit_xml)
+    if args.summary_md is not None:
+        args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
     failures = saved.failures
     if not failures:
         verdict = f"[green]all {len(saved.records)} graphs agree[/green]"
@@ -297,12 +321,12 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
-    edges = edge_findings(campaign.load_adapter(result.settings.engine), ops)
+    joined = joined_with_edges(result, campaign.load_adapter(result.settings.engine), ops)
     console.print(
-        f"edge-value phase: {len(edges)} finding(s) over the ops' edge values; "
-        f"{time.perf_counter() - started:.1f} s"
+        f"edge-value phase: {len(joined.findings) - len(result.findings)} new finding(s) over the ops' "
+        f"edge values; {time.perf_counter() - started:.1f} s"
     )
-    return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))
+    return joined
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
@@ -430,6 +454,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return replay_cmd(args, console)
         if args.command == "corpus":
             return corpus_add_command(args, console)
+        if args.command == "gate":
+            return gate_command(args, console)
         return run_command(args, argv, console)
     except CampaignError as exc:
         # unwrapped: logs and tests grep it

@@ -4,9 +4,11 @@ edge cases share it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from gradcheck.campaign.findings import Finding, group_findings, raised_type
+from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.edges import EdgeProblem, check_edges
 
@@ -38,3 +40,9 @@ def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
             )
         )
     return group_findings(findings)
+
+
+def with_edge_findings(result: CampaignResult, adapter: EngineAdapter, ops: Sequence[str]) -> CampaignResult:
+    """`result` with the edge-value phase's findings joined to its own (merged by signature)."""
+    edges = edge_findings(adapter, ops)
+    return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))
