@@ -2,8 +2,9 @@
 
 Any phase of a campaign contributes findings (the op-isolation pass, the random graphs, an
 edge-value table): one `Finding` per failing check, then `group_findings` merges those with the
-same `signature` (kind, the ops of the minimal graph, which check failed, where) into one
-finding that covers them all, so one bug reads as one line however many graphs it broke.
+same `signature` (its root cause: the ops of the minimal graph, the input region, which check
+failed, the kind) into one finding that covers them all, so one bug reads as one line however
+many graphs, edge values or exception types showed it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gradcheck.graphs.regions import PLACES
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
@@ -33,8 +35,6 @@ _KIND_WORDS = {
     Kind.EXCEPTION: "engine raised",
     Kind.CONVENTION: "convention at a kink",
 }
-# The kinds whose place (`where`) is part of their signature: slopes.
-_PLACED_KINDS = frozenset({Kind.CONVENTION, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
 # How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
 _RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
 
@@ -45,6 +45,8 @@ class Finding:
 
     ops: the sorted op names of the minimal graph `graph` (the graph JSON a replay re-runs).
     where: a short place beyond the ops, e.g. "at 0" for a kink or edge value ("" for anywhere).
+    region: the input region of the minimal graph (`gradcheck.graphs.regions`: pole, kink, tie,
+        overflow point, tiny, ordinary...; "" when unknown).
     graphs / graph_indices: how many graphs of the phase this finding covers, and their indices
     (indices of random graphs; an isolation or edge finding covers its own cases).
     problems: the checker's messages on the minimal graph. repro: the command that replays it.
@@ -63,6 +65,7 @@ class Finding:
     repro: str = ""
     snippet: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    region: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -76,20 +79,17 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        """What makes two failing graphs the same problem: kind, minimal ops, check, and where for
-        a slope (a kink's slope is judged apart from the rule elsewhere), or which exception the
-        engine raised (ZeroDivisionError at 0 is one problem whether the edge table, the isolation
-        pass or a random graph met it; an OverflowError of the same op is another)."""
-        if self.kind in _PLACED_KINDS:
-            detail = self.where
-        else:
-            detail = self.raised if self.kind is Kind.EXCEPTION else ""
-        return (self.kind.value, self.ops, self.check, detail)
+        """The root cause that makes two failures the same problem: kind, minimal ops, check and
+        input region. Not the exception type: one rule at a pole raising ZeroDivisionError at 0 and
+        OverflowError at 5e-324 is one problem, whichever phase met it; the same op overflowing
+        at 1e300 is another (another region)."""
+        return (self.kind.value, self.ops, self.check, self.region)
 
     @property
     def raised(self) -> str:
-        """The type of exception the engine raised, as the problems name it ("" if none does)."""
-        return raised_type(self.problems)
+        """The exception type(s) the engine raised, as the problems name them ("" if none does);
+        a merged finding names each type its cases raised ("ZeroDivisionError/OverflowError")."""
+        return "/".join(self.extra.get("raised") or ()) or raised_type(self.problems)
 
     @property
     def cases(self) -> dict[str, int]:
@@ -125,7 +125,8 @@ class Finding:
     def title(self) -> str:
         """A one-line name: "relu — wrong gradient", "pow_const at 0 — engine raised"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
-        place = f" {self.where}" if self.where else ""
+        where = PLACES.get(self.region) or self.where
+        place = f" {where}" if where else ""
         kind = _KIND_WORDS[self.kind]
         if self.kind is Kind.EXCEPTION and self.raised:
             kind += f" {self.raised}"
@@ -149,6 +150,7 @@ class Finding:
             "check": self.check,
             "phase": self.phase,
             "where": self.where,
+            "region": self.region,
             "title": self.title,
             "graphs": self.graphs,
             "graph_indices": list(self.graph_indices),
@@ -172,6 +174,7 @@ class Finding:
             graph=d["graph"],
             phase=d.get("phase", "random"),
             where=d.get("where", ""),
+            region=d.get("region", ""),
             graphs=int(d.get("graphs", 1)),
             graph_indices=tuple(d.get("graph_indices", ())),
             problems=tuple(d.get("problems", ())),
@@ -188,6 +191,11 @@ def raised_type(problems: Iterable[str]) -> str:
         if match:
             return match.group(1)
     return ""
+
+
+def raised_types(findings: Iterable[Finding]) -> list[str]:
+    """The distinct exception types the findings' cases raised, sorted."""
+    return sorted({t for f in findings for t in f.raised.split("/") if t})
 
 
 def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
@@ -215,7 +223,10 @@ def _merge(group: Sequence[Finding]) -> Finding:
     for f in group:
         for phase, n in f.cases.items():
             cases[phase] = cases.get(phase, 0) + n
-    extra = {**best.extra, "cases": cases} if len(cases) > 1 else best.extra
+    extra = {**best.extra, "cases": cases} if len(cases) > 1 else dict(best.extra)
+    raised = raised_types(group)
+    if len(raised) > 1:
+        extra["raised"] = raised
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
 
 

@@ -1,0 +1,108 @@
+"""Input regions: where on an op's domain a graph's point lies (a pole, a kink, a tie, ...).
+
+A finding's root cause is its op, its region, its check and its kind: one rule that fails at a
+pole is one problem whichever exception type or edge value showed it, and a separate problem
+from the same op failing at an overflow point or at ordinary inputs. The region of a graph is the
+most special region any of its op nodes sits in at the graph's first point (numpy reference
+values, so it does not depend on the engine under test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.ir import Graph, OpNode
+from gradcheck.graphs.opspec import MAX_MAGNITUDE, OpSpec
+from gradcheck.graphs.registry import REGISTRY
+
+NONFINITE = "nan/inf"
+POLE = "pole"
+OFF_DOMAIN = "outside the domain"
+OVERFLOW = "overflow point"
+TIE = "tie"
+KINK = "kink"
+TINY = "tiny"
+ORDINARY = "ordinary"
+# Most special first: a node at a pole and at tiny magnitudes is at the pole.
+REGIONS: tuple[str, ...] = (NONFINITE, POLE, OFF_DOMAIN, OVERFLOW, TIE, KINK, TINY, ORDINARY)
+# Nonzero magnitudes below this are tiny: far below what ordinary graphs draw, where formulas that
+# subtract nearly equal numbers (an exp-based tanh) lose their digits.
+TINY_MAGNITUDE = 1e-6
+
+# How a finding's title places a region ("div at a pole — ...").
+PLACES = {
+    NONFINITE: "at nan/inf",
+    POLE: "at a pole",
+    OFF_DOMAIN: "outside its domain",
+    OVERFLOW: "at an overflow point",
+    TIE: "at a tie",
+    KINK: "at a kink",
+    TINY: "at tiny magnitudes",
+    ORDINARY: "",
+}
+
+
+def region_of(graph: Graph) -> str:
+    """The most special region of `graph`'s op nodes at its first point (`ORDINARY` if none)."""
+    values: list[Any] = [np.asarray(v, dtype=np.float64) for v in graph.input_values(0)]
+    found = ORDINARY
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            spec = REGISTRY[node.op]
+            args = [np.asarray(a, dtype=np.float64) for a in node.operands(values)]
+            try:
+                out = np.asarray(spec.numpy(args, node.attr), dtype=np.float64)
+            except (ValueError, TypeError, IndexError):  # shapes the reference cannot take
+                return found
+            region = node_region(spec, node, args, out)
+            if REGIONS.index(region) < REGIONS.index(found):
+                found = region
+            values.append(out)
+    return found
+
+
+def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.ndarray) -> str:
+    """The region of one op node at arguments `args` (its reference output `out`)."""
+    attrs = node.attr
+    if not all(np.isfinite(a).all() for a in args):
+        return NONFINITE
+    if spec.poles is not None and np.asarray(spec.poles(args, attrs)).any():
+        return POLE
+    if np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
+        return OFF_DOMAIN
+    if not np.isfinite(out).all() or not _finite_slopes(spec, args, attrs, out):
+        return OVERFLOW
+    if any((np.abs(a) > MAX_MAGNITUDE).any() for a in args):
+        return OVERFLOW
+    off_kink = spec.domain is None or spec.branch is None or bool(np.asarray(spec.domain(args, attrs)).all())
+    if not off_kink and spec.kinks.startswith("ties"):
+        return TIE
+    if not off_kink or _a_kink_case(spec, args, attrs):
+        return KINK
+    if any(((a != 0) & (np.abs(a) < TINY_MAGNITUDE)).any() for a in args):
+        return TINY
+    return ORDINARY
+
+
+def _finite_slopes(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any], out: np.ndarray) -> bool:
+    if spec.grads is None:
+        return True
+    try:
+        slopes = spec.grads(args, attrs, out)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return True
+    return all(np.isfinite(np.asarray(s, dtype=np.float64)).all() for s in slopes)
+
+
+def _a_kink_case(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any]) -> bool:
+    """Whether `args` are exactly one of the registry's kink cases (scalar arguments)."""
+    if any(a.ndim for a in args):
+        return False
+    return any(
+        case_attrs == attrs and len(case) == len(args) and all(float(a) == c for a, c in zip(args, case))
+        for case, case_attrs in spec.kink_cases
+        if not any(np.ndim(c) for c in case)
+    )
