@@ -26,8 +26,9 @@ TIE = "tie"
 KINK = "kink"
 TINY = "tiny"
 ORDINARY = "ordinary"
-# Most special first: a node at a pole and at tiny magnitudes is at the pole.
-REGIONS: tuple[str, ...] = (NONFINITE, POLE, OFF_DOMAIN, OVERFLOW, TIE, KINK, TINY, ORDINARY)
+# Most special first: a node at a pole and at tiny magnitudes is at the pole (a divisor of 0 is a
+# pole whatever the numerator, nan and inf included).
+REGIONS: tuple[str, ...] = (POLE, NONFINITE, OFF_DOMAIN, OVERFLOW, TIE, KINK, TINY, ORDINARY)
 # Nonzero magnitudes below this are tiny: far below what ordinary graphs draw, where formulas that
 # subtract nearly equal numbers (an exp-based tanh) lose their digits.
 TINY_MAGNITUDE = 1e-6
@@ -67,10 +68,10 @@ def region_of(graph: Graph) -> str:
 def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.ndarray) -> str:
     """The region of one op node at arguments `args` (its reference output `out`)."""
     attrs = node.attr
-    if not all(np.isfinite(a).all() for a in args):
-        return NONFINITE
     if spec.poles is not None and np.asarray(spec.poles(args, attrs)).any():
         return POLE
+    if not all(np.isfinite(a).all() for a in args):
+        return NONFINITE
     if np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
         return OFF_DOMAIN
     if not np.isfinite(out).all() or not _finite_slopes(spec, args, attrs, out):
