@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gradcheck.graphs.regions import PLACES
+from gradcheck.graphs.regions import ORDINARY, PLACES, POLE
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
@@ -206,11 +206,21 @@ def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
 def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Merge findings with the same signature: counts add, indices join, the smallest graph is the repro.
 
+    A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
+    region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
+    the ordinary finding of the same kind, ops and check when there is one, so relu's slope of 2
+    is one finding, not one per edge value. A pole keeps its own finding (a rule raising at a
+    divisor of 0 is another problem than the same op raising everywhere).
+
     Order: failures before notes are the caller's business; here, most graphs first, then by
     title, so the output does not depend on the order findings arrived in (a pool's order).
     """
+    findings = list(findings)
+    ordinary = {(f.kind, f.ops, f.check) for f in findings if f.region == ORDINARY}
     groups: dict[Signature, list[Finding]] = {}
     for f in findings:
+        if f.region not in (ORDINARY, POLE, "") and (f.kind, f.ops, f.check) in ordinary:
+            f = replace(f, region=ORDINARY)
         groups.setdefault(f.signature, []).append(f)
     merged = [_merge(group) for group in groups.values()]
     return sorted(merged, key=lambda f: (-f.graphs, f.title, f.phase))

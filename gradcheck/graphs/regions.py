@@ -27,8 +27,8 @@ KINK = "kink"
 TINY = "tiny"
 ORDINARY = "ordinary"
 # Most special first: a node at a pole and at tiny magnitudes is at the pole (a divisor of 0 is a
-# pole whatever the numerator, nan and inf included).
-REGIONS: tuple[str, ...] = (POLE, NONFINITE, OFF_DOMAIN, OVERFLOW, TIE, KINK, TINY, ORDINARY)
+# pole whatever the numerator, nan and inf included); maximum(1e300, 1e300) is at a tie.
+REGIONS: tuple[str, ...] = (POLE, NONFINITE, OFF_DOMAIN, TIE, KINK, OVERFLOW, TINY, ORDINARY)
 # Nonzero magnitudes below this are tiny: far below what ordinary graphs draw, where formulas that
 # subtract nearly equal numbers (an exp-based tanh) lose their digits.
 TINY_MAGNITUDE = 1e-6
@@ -74,18 +74,38 @@ def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.
         return NONFINITE
     if np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
         return OFF_DOMAIN
+    at_kink = _branches_differ(spec, args, attrs)
+    if at_kink and spec.kinks.startswith("ties"):
+        return TIE
+    if at_kink or _a_kink_case(spec, args, attrs):
+        return KINK
     if not np.isfinite(out).all() or not _finite_slopes(spec, args, attrs, out):
         return OVERFLOW
     if any((np.abs(a) > MAX_MAGNITUDE).any() for a in args):
         return OVERFLOW
-    off_kink = spec.domain is None or spec.branch is None or bool(np.asarray(spec.domain(args, attrs)).all())
-    if not off_kink and spec.kinks.startswith("ties"):
-        return TIE
-    if not off_kink or _a_kink_case(spec, args, attrs):
-        return KINK
     if any(((a != 0) & (np.abs(a) < TINY_MAGNITUDE)).any() for a in args):
         return TINY
     return ORDINARY
+
+
+def _branches_differ(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any]) -> bool:
+    """Whether the op's branch (which side of a kink) changes under the smallest nudges of its
+    arguments: exactly at a kink or a tie, not merely near one. Every element is nudged by a
+    different amount, so tied arguments (maximum(x, x), a row's equal maxima) come apart."""
+    if spec.branch is None:
+        return False
+    here = np.asarray(spec.branch(args, attrs))
+    sizes = [a.size for a in args]
+    pattern = np.arange(1, sum(sizes) + 1, dtype=np.float64)
+    for sign in (1.0, -1.0):
+        nudged, start = [], 0
+        for a, size in zip(args, sizes):
+            steps = pattern[start : start + size].reshape(a.shape)
+            nudged.append(a + sign * steps * (1e-9 * np.abs(a) + 1e-300))
+            start += size
+        if not np.array_equal(np.asarray(spec.branch(nudged, attrs)), here):
+            return True
+    return False
 
 
 def _finite_slopes(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any], out: np.ndarray) -> bool:

@@ -145,7 +145,10 @@ def _weighted_at(graph: Graph, values: list[Any], cotangent: list[Any], rows: np
             size = int(np.prod(inp.shape))
             batch.append(rows[:, start : start + size].reshape(count, *inp.shape))
             start += size
-        cots = [np.broadcast_to(np.asarray(c, dtype=np.float64), (count, *np.shape(c))) for c in cotangent]
+        cots = [
+            np.array(np.broadcast_to(np.asarray(c, dtype=np.float64), (count, *np.shape(c))))
+            for c in cotangent
+        ]
         forward = torch_reference.run_torch_tensor_batch(graph, batch, cots).forward
         weights = np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1) for c in cotangent])
     else:

@@ -97,7 +97,9 @@ def check_edge(adapter: EngineAdapter, graph: Graph) -> list[EdgeProblem]:
         return [EdgeProblem(op, graph, Kind.WRONG_VALUE, "forward", f"engine gave a non-real result: {e}")]
     with np.errstate(all="ignore"):
         problems = _compare(op, graph, "forward", value_e, value_t)
-        if not _at_a_kink(graph):  # slopes at a kink are conventions: the kink cases judge them
+        # slopes at a kink are conventions: the kink cases judge them (a tie of infinities has no
+        # one-sided slopes to judge a share by: the finite ties judge the engine's)
+        if not _at_a_kink(graph) and not _tied_infinities(graph):
             for inp, g_e, g_t in zip(graph.inputs, grads_e, grads_t):
                 problems += _compare(op, graph, "gradient", g_e, g_t, inp.name)
     return [_classified(problem, adapter, cotangent) for problem in problems[:1]]
@@ -129,6 +131,13 @@ def _at_a_kink(graph: Graph) -> bool:
         )
         for kink, attrs in REGISTRY[node.op].kink_cases
     )
+
+
+def _tied_infinities(graph: Graph) -> bool:
+    """Whether an edge case ties a tie-kinked op's arguments at the same infinity (inf, inf)."""
+    args = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
+    tied = len(args) == 2 and bool(np.all(args[0] == args[1]))
+    return tied and REGISTRY[graph.nodes[0].op].kinks.startswith("ties") and bool(np.isinf(args[0]).any())
 
 
 def edge_cases(ops: Sequence[str], tensor: bool = False) -> list[Graph]:
