@@ -7,9 +7,13 @@ import json
 import pytest
 
 from gradcheck.__main__ import main
-from gradcheck.campaign.checking import GraphChecker
+from gradcheck.campaign.checking import FailureBlamer, FailureShrinker, GraphChecker
+from gradcheck.campaign.records import record_of
 from gradcheck.campaign.settings import Settings
-from gradcheck.graphs.ir import Graph
+from gradcheck.campaign.validation import load_adapter
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.trust import checked_graph
 
 ENGINES = "gradcheck.engines.cause_engines"
 
@@ -112,3 +116,14 @@ def test_maximum_with_partials_1_0_at_a_tie_is_a_convention_a_note_under_subgrad
     status, report = campaign(tmp_path, "MaximumFirstAtTie", *options)
     assert status == 0
     assert causes(report) == [(("maximum",), "convention", "tie")]
+
+
+@pytest.mark.parametrize("step", [FailureShrinker, FailureBlamer])
+def test_a_graph_failing_for_one_bug_is_not_blamed_on_another_bug_in_a_node_that_does_not_matter(step):
+    # tanh's value is off (the output); relu's slope of 2 is in a node no output uses: the graph
+    # fails for tanh, and a relu failing alone must not take the blame
+    settings = Settings(engine=f"{ENGINES}:ReluTwoTanhOff")
+    graph = Graph([Input("x0", 0.7)], [OpNode("relu", (0,)), OpNode("tanh", (0,))], [2])
+    record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
+    finding = step(settings)(record).failure.finding
+    assert (finding.ops, finding.kind) == (("tanh",), Kind.WRONG_VALUE)
