@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gradcheck.graphs.regions import ORDINARY, PLACES, POLE
+from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE, TIE
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
@@ -125,7 +125,12 @@ class Finding:
     def title(self) -> str:
         """A one-line name: "relu — wrong gradient", "pow_const at 0 — engine raised"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
-        where = PLACES.get(self.region) or self.where
+        # a kink's or tie's own place ("at 0") says more than the region; the kind says "kink"
+        where = (
+            self.where
+            if self.where and self.region in (KINK, TIE, "")
+            else PLACES.get(self.region) or self.where
+        )
         place = f" {where}" if where else ""
         kind = _KIND_WORDS[self.kind]
         if self.kind is Kind.EXCEPTION and self.raised:
