@@ -171,3 +171,20 @@ def test_an_exception_at_a_pole_is_one_finding_in_every_phase():
     zero = [raised("ZeroDivisionError", "edges"), raised("ZeroDivisionError", "isolation", "at 0")]
     (merged,) = group_findings(zero)
     assert merged.graphs == 2 and merged.title == "pow_const at a pole — engine raised ZeroDivisionError"
+
+
+def test_a_rule_wrong_at_ordinary_inputs_is_one_finding_with_its_special_inputs_but_not_its_pole():
+    def wrong(region: str, phase: str = "edges") -> Finding:
+        return Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, phase=phase, region=region)
+
+    found = [
+        wrong("ordinary", "random"),
+        wrong("overflow point"),
+        wrong("nan/inf"),
+        wrong("tiny"),
+        wrong("kink"),
+    ]
+    (merged,) = group_findings(found)
+    assert merged.region == "ordinary" and merged.cases == {"random": 1, "edges": 4}
+    assert len(group_findings([*found, wrong("pole")])) == 2, "a pole keeps its own finding"
+    assert len(group_findings(found[1:])) == 4, "without an ordinary finding each region stands alone"
