@@ -27,8 +27,9 @@ KINK = "kink"
 TINY = "tiny"
 ORDINARY = "ordinary"
 # Most special first: a node at a pole and at tiny magnitudes is at the pole (a divisor of 0 is a
-# pole whatever the numerator, nan and inf included); maximum(1e300, 1e300) is at a tie.
-REGIONS: tuple[str, ...] = (POLE, NONFINITE, OFF_DOMAIN, TIE, KINK, OVERFLOW, TINY, ORDINARY)
+# pole whatever the numerator, nan and inf included); maximum(1e300, 1e300) is at a tie; a huge
+# finite argument beside an infinite one is an overflow point.
+REGIONS: tuple[str, ...] = (POLE, OFF_DOMAIN, TIE, KINK, OVERFLOW, NONFINITE, TINY, ORDINARY)
 # Nonzero magnitudes below this are tiny: far below what ordinary graphs draw, where formulas that
 # subtract nearly equal numbers (an exp-based tanh) lose their digits.
 TINY_MAGNITUDE = 1e-6
@@ -70,19 +71,20 @@ def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.
     attrs = node.attr
     if spec.poles is not None and np.asarray(spec.poles(args, attrs)).any():
         return POLE
-    if not all(np.isfinite(a).all() for a in args):
-        return NONFINITE
-    if np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
+    finite = all(np.isfinite(a).all() for a in args)
+    if finite and np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
         return OFF_DOMAIN
     at_kink = _branches_differ(spec, args, attrs)
     if at_kink and spec.kinks.startswith("ties"):
         return TIE
     if at_kink or _a_kink_case(spec, args, attrs):
         return KINK
-    if not np.isfinite(out).all() or not _finite_slopes(spec, args, attrs, out):
+    if any((np.abs(a[np.isfinite(a)]) > MAX_MAGNITUDE).any() for a in args):
+        return OVERFLOW  # inf / 1e300: the 1e300 is where formulas overflow, whatever the inf does
+    if finite and (not np.isfinite(out).all() or not _finite_slopes(spec, args, attrs, out)):
         return OVERFLOW
-    if any((np.abs(a) > MAX_MAGNITUDE).any() for a in args):
-        return OVERFLOW
+    if not finite:
+        return NONFINITE
     if any(((a != 0) & (np.abs(a) < TINY_MAGNITUDE)).any() for a in args):
         return TINY
     return ORDINARY
@@ -94,7 +96,7 @@ def _branches_differ(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, 
     different amount, so tied arguments (maximum(x, x), a row's equal maxima) come apart."""
     if spec.branch is None:
         return False
-    here = np.asarray(spec.branch(args, attrs))
+    here = np.asarray(spec.branch(args, attrs), dtype=np.float64)
     sizes = [a.size for a in args]
     pattern = np.arange(1, sum(sizes) + 1, dtype=np.float64)
     for sign in (1.0, -1.0):
@@ -103,7 +105,7 @@ def _branches_differ(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, 
             steps = pattern[start : start + size].reshape(a.shape)
             nudged.append(a + sign * steps * (1e-9 * np.abs(a) + 1e-300))
             start += size
-        if not np.array_equal(np.asarray(spec.branch(nudged, attrs)), here):
+        if not np.array_equal(np.asarray(spec.branch(nudged, attrs), dtype=np.float64), here, equal_nan=True):
             return True
     return False
 

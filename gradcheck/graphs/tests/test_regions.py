@@ -49,3 +49,13 @@ def test_a_graph_is_in_its_most_special_nodes_region():
     inputs = [Input("x0", 0.5), Input("x1", -800.0)]
     nodes = [OpNode("relu", (0,)), OpNode("sigmoid", (1,)), OpNode("div", (2, 3))]
     assert region_of(Graph(inputs, nodes, [4])) == "pole"
+
+
+def test_a_huge_argument_beside_an_infinite_one_is_an_overflow_point():
+    # inf / 1e300: squaring the 1e300 is what overflows in a naive derivative
+    assert region_of(one_op("div", float("inf"), 1e300)) == "overflow point"
+    assert region_of(one_op("div", float("inf"), 2.0)) == "nan/inf"
+
+
+def test_nan_is_no_kink():
+    assert region_of(one_op("relu", float("nan"))) == "nan/inf"
