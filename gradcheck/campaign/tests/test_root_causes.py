@@ -11,7 +11,7 @@ from gradcheck.campaign.checking import FailureBlamer, FailureShrinker, GraphChe
 from gradcheck.campaign.records import record_of
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import load_adapter
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph
 
@@ -127,3 +127,14 @@ def test_a_graph_failing_for_one_bug_is_not_blamed_on_another_bug_in_a_node_that
     record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
     finding = step(settings)(record).failure.finding
     assert (finding.ops, finding.kind) == (("tanh",), Kind.WRONG_VALUE)
+
+
+def test_a_division_of_0_by_a_sigmoid_shrinks_to_the_one_op_division():
+    # `0.0 / sigmoid(x0) + x0` raises in the division: the repro is `0.0 / x0`, not div ∘ sigmoid or add ∘ div
+    settings = Settings(engine=f"{ENGINES}:ReversedQuotientRtruediv")
+    nodes = [OpNode("sigmoid", (0,)), OpNode("div", (1,), consts=(Constant(0, 0.0),)), OpNode("add", (2, 0))]
+    graph = Graph([Input("x0", -1.25)], nodes, [3])
+    record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
+    finding = FailureShrinker(settings)(record).failure.finding
+    assert (finding.ops, finding.kind) == (("div",), Kind.EXCEPTION)
+    assert len(finding.graph["nodes"]) == 1
