@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE, TIE
+from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
@@ -123,13 +123,12 @@ class Finding:
 
     @property
     def title(self) -> str:
-        """A one-line name: "relu — wrong gradient", "pow_const at 0 — engine raised"."""
+        """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink", "pow_const at a
+        pole — engine raised ZeroDivisionError"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
-        # a kink's or tie's own place ("at 0") says more than the region; the kind says "kink"
+        # a kink's own place ("at 0") says more than the region; the kind says "kink"
         where = (
-            self.where
-            if self.where and self.region in (KINK, TIE, "")
-            else PLACES.get(self.region) or self.where
+            self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
         )
         place = f" {where}" if where else ""
         kind = _KIND_WORDS[self.kind]
