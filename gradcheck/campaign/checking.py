@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from gradcheck.campaign.pool import Backend, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.validation import campaign_ops, load_adapter
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
@@ -37,6 +39,20 @@ class GraphChecker:
         seed = graph_seed(self.settings.seed, index)
         check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
+
+
+def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
+    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
+    `checked_graph`'s, e.g. dtype)."""
+    try:
+        check = checked_graph(graph, adapter, **options)
+    except Exception:
+        return None
+    if check.passed or check.points_checked == 0:
+        return None
+    if all("reference disagreement" in p for p in check.problems):
+        return None  # torch and the oracle disagree: the candidate left the checkable domain
+    return check
 
 
 class FailureShrinker:
@@ -81,15 +97,7 @@ class FailureShrinker:
 
     def failing_check(self, graph: Graph) -> GraphCheck | None:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
-        try:
-            check = checked_graph(graph, self.adapter, dtype=self.settings.dtype)
-        except Exception:
-            return None
-        if check.passed or check.points_checked == 0:
-            return None
-        if all("reference disagreement" in p for p in check.problems):
-            return None  # torch and the oracle disagree: the candidate left the checkable domain
-        return check
+        return failing_check(graph, self.adapter, dtype=self.settings.dtype)
 
     def problems(self, graph: Graph) -> list[str] | None:
         """The engine's problems on `graph` if it fails at a checkable point, else None."""
