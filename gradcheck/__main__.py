@@ -32,6 +32,7 @@ from gradcheck.campaign.edges import edge_findings
 from gradcheck.campaign.findings import CONVENTIONS, group_findings, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.structure import with_rates
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
@@ -149,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    run.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
+        "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -256,6 +263,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
+        structure=not args.no_structure,
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
@@ -270,6 +278,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
+    if result.structure is not None:
+        console.print(Text(result.structure.summary()))
     if not args.no_edges:
         result = with_edge_findings(result, ops, console)
     saved = campaign.save_failures(result, corpus) if corpus is not None else result
@@ -297,7 +307,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
-    edges = edge_findings(campaign.load_adapter(result.settings.engine), ops)
+    adapter = campaign.load_adapter(result.settings.engine)
+    edges = with_rates(edge_findings(adapter, ops), adapter, result.settings.dtype)
     console.print(
         f"edge-value phase: {len(edges)} finding(s) over the ops' edge values; "
         f"{time.perf_counter() - started:.1f} s"
@@ -409,6 +420,7 @@ def run_with_progress(settings: Settings, backend: campaign.Backend, console: Co
 
 
 PHASES = {
+    "structure": "checking the graph code (structural phase)",
     "isolate": "checking each op alone",
     "check": "checking graphs",
     "shrink": "shrinking failures",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -14,13 +13,13 @@ from gradcheck.campaign.isolation import make_isolation
 from gradcheck.campaign.pool import Backend, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
+from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
-from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.compare import GraphCheck
-from gradcheck.parity.trust import checked_graph
+from gradcheck.parity.trust import checked_graph, failing_check
 
 
 class GraphChecker:
@@ -39,20 +38,6 @@ class GraphChecker:
         seed = graph_seed(self.settings.seed, index)
         check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
-
-
-def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
-    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
-    `checked_graph`'s, e.g. dtype)."""
-    try:
-        check = checked_graph(graph, adapter, **options)
-    except Exception:
-        return None
-    if check.passed or check.points_checked == 0:
-        return None
-    if all("reference disagreement" in p for p in check.problems):
-        return None  # torch and the oracle disagree: the candidate left the checkable domain
-    return check
 
 
 class FailureShrinker:
@@ -144,4 +129,11 @@ def make_blamer(settings: Settings) -> Shrinker:
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker, make_blamer=make_blamer, make_isolation=make_isolation)
+    return Backend(
+        make_checker,
+        make_shrinker,
+        make_blamer=make_blamer,
+        make_isolation=make_isolation,
+        make_structure=make_structure,
+        settle=settle,
+    )

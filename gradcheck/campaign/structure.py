@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.campaign.checking import failing_check
 from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.validation import load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.torch_engine import TorchRetaining
@@ -39,7 +40,7 @@ from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.trust import checked_graph
+from gradcheck.parity.trust import checked_graph, failing_check
 
 REBUILDS = 8  # how many times a graph is rebuilt and re-checked before a difference is named
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
@@ -94,7 +95,7 @@ class StructureReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 3), "checks": [c.to_dict() for c in self.cases]}
+        return {"checks": [c.to_dict() for c in self.cases]}
 
 
 # --- the graphs -------------------------------------------------------------------------------------
@@ -567,3 +568,13 @@ def settle_findings(
 ) -> list[Finding]:
     """The findings after the rebuild re-checks (`with_rates`) and the folding (`fold_into_sharing`)."""
     return fold_into_sharing(with_rates(findings, adapter, dtype), adapter, dtype)
+
+
+def make_structure(settings: Settings) -> Callable[[], StructureReport]:
+    """The phase as a campaign backend runs it (in the main process, before everything else)."""
+    return lambda: run_structure(load_adapter(settings.engine))
+
+
+def settle(settings: Settings, findings: list[Finding]) -> list[Finding]:
+    """`settle_findings` for a campaign's engine and dtype."""
+    return settle_findings(findings, load_adapter(settings.engine), settings.dtype)

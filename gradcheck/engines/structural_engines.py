@@ -3,8 +3,8 @@
 The structural phase's tests run campaigns on these and expect each bug to be named once, as a
 `structural` (or `nondeterministic`) finding, and never blamed on an op:
 
-- `DoubledSharedAdapter`: the topological order has no visited set, so a node reached along two
-  paths runs its backward twice (a shared node's gradient is counted twice);
+- `DoubledSharedAdapter`: the topological order lists a node again each time it is reached, so a
+  node used twice runs its backward twice (a shared node's gradient is counted twice);
 - `OverwriteAdapter`: the rules assign their gradient (`=`) where they should add (`+=`);
 - `LeafZeroGradAdapter`: backward keeps interior gradients between passes (like micrograd) and the
   engine's `zero_grad` resets only the leaves;
@@ -104,12 +104,14 @@ class Value:
 class DoubledSharedValue(Value):
     def order(self) -> list[Value]:
         order: list[Value] = []
+        seen: set[int] = set()
         stack: list[tuple[Value, bool]] = [(self, False)]
         while stack:
             node, done = stack.pop()
-            if done:
-                order.append(node)
-            else:  # no visited set: a node reached along two paths is listed twice
+            if done or id(node) in seen:
+                order.append(node)  # the bug: a node reached again is listed again
+            else:
+                seen.add(id(node))
                 stack.append((node, True))
                 stack.extend((child, False) for child in node._prev)
         return order
