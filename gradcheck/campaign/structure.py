@@ -16,7 +16,8 @@ rebuilt and re-checked `REBUILDS` times, and one that does not always fail is `n
 with its rate; and a finding is folded into a structural finding about shared nodes when its
 graph reuses a node and the same computation with every reuse removed (`without_reuse`: each use
 a fresh copy, down to the inputs) passes on every rebuild: then no op is wrong alone, only the
-sharing is, which is what the structural finding names.
+sharing is, which is what the structural finding names. A graph whose tree would be too large
+(a flaky failure shrinks badly) is folded when each of its op nodes passes alone instead.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import load_adapter
@@ -42,7 +44,8 @@ from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
-REBUILDS = 8  # how many times a graph is rebuilt and re-checked before a difference is named
+REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
+PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
 MAX_TREE_NODES = 400  # `without_reuse` gives up on graphs whose tree would be larger
 _VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
@@ -203,7 +206,7 @@ def _repeat(
     return CaseResult(name, cause, status, runs, failures, first, ratio, graph)
 
 
-def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS) -> CaseResult:
+def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PHASE_REBUILDS) -> CaseResult:
     """A shared-node graph's gradients against torch's, rebuilt `runs` times."""
     twin, kept = retaining(adapter)
     values = graph.input_values(0)
@@ -519,18 +522,35 @@ def without_reuse(graph: Graph, max_nodes: int = MAX_TREE_NODES) -> Graph | None
 
 
 def explained_by_sharing(f: Finding, adapter: EngineAdapter, dtype: str = "float64") -> bool:
-    """Whether finding `f`'s graph reuses a node and passes on every rebuild once no node is reused."""
+    """Whether finding `f`'s graph reuses a node and no op is wrong without the reuse: the graph as
+    a tree (`without_reuse`) passes on every rebuild, or, when the tree would be too large, each
+    op node passes alone at the values it saw (its repeated arguments made distinct inputs)."""
     graph = Graph.from_dict(f.graph)
     if not reuses(graph):
         return False
     tree = without_reuse(graph)
-    if tree is None:
+    if tree is not None:
+        return passes(tree, adapter, REBUILDS, dtype)
+    if graph.meta.get("edge") or graph.n_points != 1:
         return False
-    if tree.meta.get("edge"):
-        return rebuild_failures(tree, adapter, dtype=dtype) == 0
+    try:
+        values = node_values(graph)
+    except Exception:
+        return False
+    singles = {}
+    for index in range(len(graph.nodes)):
+        single = one_op_graph(graph, index, values)
+        singles[single.to_json(indent=None)] = single
+    return all(passes(without_reuse(single) or single, adapter, 1, dtype) for single in singles.values())
+
+
+def passes(graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: str = "float64") -> bool:
+    """Whether the engine agrees on `graph` (at a checkable point) on each of `runs` fresh builds."""
+    if graph.meta.get("edge"):
+        return rebuild_failures(graph, adapter, runs, dtype) == 0
     twin, kept = retaining(adapter)
     try:
-        checks = [checked_graph(tree, twin, dtype=dtype, **_check_options(tree)) for _ in range(REBUILDS)]
+        checks = [checked_graph(graph, twin, dtype=dtype, **_check_options(graph)) for _ in range(runs)]
     except Exception:
         return False
     finally:
