@@ -88,9 +88,10 @@ class EngineAdapter:
         output.backward()
 
     def zero_grad(self, nodes: Sequence[Any]) -> None:
-        """Reset the stored gradients of `nodes` (leaves and interior nodes) before another backward."""
+        """Reset the stored gradients of `nodes` (leaves and interior nodes) before another backward:
+        a number becomes 0.0, anything else (an array, a tensor) None, as torch resets it."""
         for node in nodes:
-            node.grad = 0.0
+            node.grad = 0.0 if isinstance(node.grad, (int, float)) else None
 
     def constant(self, x: Any) -> Any:
         """A cotangent or direction (float or array) as an engine value; by default a leaf."""
