@@ -149,3 +149,15 @@ def test_without_the_phase_the_same_bug_is_blamed_on_ops(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["structure"] is None
     assert report["findings"] and all(f["ops"] for f in report["findings"])
+
+
+def test_structural_findings_are_not_saved_as_corpus_graphs(tmp_path):
+    # a recursion limit is no graph a corpus could replay; the phase runs again on every campaign
+    engine = f"{ENGINES}:RecursiveSortAdapter"
+    corpus = tmp_path / "corpus"
+    status = main(
+        ["run", "--engine", engine, "--graphs", "3", "--out", str(tmp_path), "--corpus", str(corpus)]
+    )
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert status == 1 and [f["phase"] for f in report["findings"]] == ["structure"]
+    assert not list(corpus.glob("*.json"))
