@@ -233,27 +233,27 @@ def object_style(adapter: EngineAdapter) -> str:
     return ""
 
 
-# An object check: given the adapter and the graph's nodes (inputs first, output last), the
+# An object check: given the adapter, the graph's nodes (its `leaves` first, the output last), the
 # gradients it observes; None for a node whose gradient the engine does not keep.
-Observe = Callable[[EngineAdapter, list[Any]], list[Any]]
+Observe = Callable[[EngineAdapter, list[Any], int], list[Any]]
 
 
-def _backward_twice(adapter: EngineAdapter, nodes: list[Any]) -> list[Any]:
+def _backward_twice(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
     adapter.backward(nodes[-1])
     adapter.backward(nodes[-1])
-    return [adapter.grad_of(n) for n in nodes[:4]]
+    return [adapter.grad_of(n) for n in nodes[:leaves]]
 
 
-def _reset_and_again(adapter: EngineAdapter, nodes: list[Any]) -> list[Any]:
+def _reset_and_again(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
     adapter.backward(nodes[-1])
     adapter.zero_grad(nodes)
     adapter.backward(nodes[-1])
-    return [adapter.grad_of(n) for n in nodes[:4]]
+    return [adapter.grad_of(n) for n in nodes[:leaves]]
 
 
-def _interior(adapter: EngineAdapter, nodes: list[Any]) -> list[Any]:
+def _interior(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
     adapter.backward(nodes[-1])
-    return [adapter.grad_of(n) for n in nodes[4:-1]]
+    return [adapter.grad_of(n) for n in nodes[leaves:-1]]
 
 
 OBJECT_CHECKS: dict[str, tuple[str, Observe]] = {
@@ -267,7 +267,7 @@ def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: list[
     leaves = [adapter.leaf(v) for v in graph.input_values(0)]
     nodes = adapter.program(graph).run(leaves, adapter.operand)
     kept += [nodes, spare_leaves(adapter, len(kept))]
-    return observe(adapter, list(nodes))
+    return observe(adapter, list(nodes), graph.n_inputs)
 
 
 def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS) -> CaseResult:
@@ -279,7 +279,7 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
     reference = TorchRetaining()
     torch = _flat([reference.plain(g) for g in _observe(reference, graph, observe, [])])
     labels = [f"gradient of {graph.name_of(i)}" for i in range(graph.n_inputs + len(graph.nodes))]
-    labels = labels[:4] if cause != "interior" else labels[4:-1]
+    labels = labels[: graph.n_inputs] if cause != "interior" else labels[graph.n_inputs : -1]
     kept: list[Any] = []
     unkept: list[str] = []
 

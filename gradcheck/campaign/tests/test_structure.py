@@ -73,6 +73,10 @@ def test_a_recursion_limit_is_found_to_the_op():
         y = y + 1.0
     y.backward()  # one op less than the limit works here too (the stack here is no deeper)
     assert x.grad == 1.0
+    for _ in range(20):  # a few ops more overflow, whatever the stack's depth here
+        y = y + 1.0
+    with pytest.raises(RecursionError):
+        y.backward()
 
 
 def test_function_style_engines_skip_the_object_checks():
