@@ -133,7 +133,7 @@ def test_replay_says_fixed_only_when_every_rebuild_agrees(capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("adapter", sorted(BUGS))
-def test_a_campaign_names_the_bug_once_and_blames_no_op(adapter, tmp_path):
+def test_a_campaign_names_the_bug_once_and_blames_no_op(adapter, tmp_path, capsys):
     engine = f"{ENGINES}:{adapter}"
     status = main(["run", "--engine", engine, "--graphs", "12", "--out", str(tmp_path), "--no-save"])
     report = json.loads((tmp_path / "report.json").read_text())
@@ -144,6 +144,8 @@ def test_a_campaign_names_the_bug_once_and_blames_no_op(adapter, tmp_path):
     assert finding["kind"] in ("structural", "nondeterministic") and finding["ops"] == []
     assert all(op["failures"] == 0 for op in report["ops"].values())
     assert report["structure"]["checks"] and report["run"]["structure_seconds"] > 0
+    assert "Structural phase" in (tmp_path / "report.html").read_text()
+    assert "structural phase: 9 checks" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -151,7 +153,7 @@ def test_without_the_phase_the_same_bug_is_blamed_on_ops(tmp_path):
     engine = f"{ENGINES}:DoubledSharedAdapter"
     main(["run", "--engine", engine, "--graphs", "12", "--out", str(tmp_path), "--no-save", "--no-structure"])
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["structure"] is None
+    assert report["structure"] is None and "--no-structure" in report["run"]["repeat_command"]
     assert report["findings"] and all(f["ops"] for f in report["findings"])
 
 
