@@ -167,3 +167,14 @@ def test_structural_findings_are_not_saved_as_corpus_graphs(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     assert status == 1 and [f["phase"] for f in report["findings"]] == ["structure"]
     assert not list(corpus.glob("*.json"))
+
+
+def test_a_structural_finding_replays_by_running_the_phase_again(tmp_path, capsys):
+    engine = f"{ENGINES}:RecursiveSortAdapter"
+    main(["run", "--engine", engine, "--graphs", "2", "--out", str(tmp_path), "--no-save", "--no-edges"])
+    capsys.readouterr()
+    report = str(tmp_path / "report.json")
+    assert main(["replay", report, "--finding", "0"]) == 1
+    assert "still fails: structural: recursion limit at depth" in capsys.readouterr().out
+    assert main(["replay", report, "--finding", "0", "--engine", f"{ENGINES}:CorrectAdapter"]) == 0
+    assert "(fixed)" in capsys.readouterr().out
