@@ -154,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     _conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
     ci_output_options(run)
+    run.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
+        "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -275,6 +281,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
+        structure=not args.no_structure,
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
@@ -290,6 +297,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
+    if result.structure is not None:
+        console.print(Text(result.structure.summary()))
     if not args.no_edges:
         result = with_edge_findings(result, ops, console)
     saved = campaign.save_failures(result, corpus) if corpus is not None else result
@@ -321,7 +330,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
-    joined = joined_with_edges(result, campaign.load_adapter(result.settings.engine), ops)
+    settings = result.settings
+    joined = joined_with_edges(result, campaign.load_adapter(settings.engine), ops, settings.dtype)
     console.print(
         f"edge-value phase: {len(joined.findings) - len(result.findings)} new finding(s) over the ops' "
         f"edge values; {time.perf_counter() - started:.1f} s"
@@ -433,6 +443,7 @@ def run_with_progress(settings: Settings, backend: campaign.Backend, console: Co
 
 
 PHASES = {
+    "structure": "checking the graph code (structural phase)",
     "isolate": "checking each op alone",
     "check": "checking graphs",
     "shrink": "shrinking failures",

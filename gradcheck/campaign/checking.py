@@ -13,6 +13,7 @@ from gradcheck.campaign.isolation import make_isolation
 from gradcheck.campaign.pool import Backend, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
+from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import random_graph
@@ -20,7 +21,7 @@ from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
-from gradcheck.parity.trust import checked_graph
+from gradcheck.parity.trust import checked_graph, failing_check
 
 
 class GraphChecker:
@@ -85,15 +86,7 @@ class FailureShrinker:
 
     def failing_check(self, graph: Graph) -> GraphCheck | None:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
-        try:
-            check = checked_graph(graph, self.adapter, dtype=self.settings.dtype)
-        except Exception:
-            return None
-        if check.passed or check.points_checked == 0:
-            return None
-        if all("reference disagreement" in p for p in check.problems):
-            return None  # torch and the oracle disagree: the candidate left the checkable domain
-        return check
+        return failing_check(graph, self.adapter, dtype=self.settings.dtype)
 
     def fails_alike(self, graph: Graph, cause: Difference | None) -> bool:
         """Whether `graph` fails with the difference `cause` (any failure when it is unknown)."""
@@ -156,4 +149,11 @@ def make_blamer(settings: Settings) -> Shrinker:
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker, make_blamer=make_blamer, make_isolation=make_isolation)
+    return Backend(
+        make_checker,
+        make_shrinker,
+        make_blamer=make_blamer,
+        make_isolation=make_isolation,
+        make_structure=make_structure,
+        settle=settle,
+    )

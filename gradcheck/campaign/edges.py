@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from gradcheck.campaign.findings import Finding, group_findings, raised_type
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.structure import with_rates
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.regions import region_of
 from gradcheck.parity.edges import EdgeProblem, check_edges
@@ -46,7 +47,10 @@ def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
     return group_findings(findings)
 
 
-def with_edge_findings(result: CampaignResult, adapter: EngineAdapter, ops: Sequence[str]) -> CampaignResult:
-    """`result` with the edge-value phase's findings joined to its own (merged by signature)."""
-    edges = edge_findings(adapter, ops)
+def with_edge_findings(
+    result: CampaignResult, adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64"
+) -> CampaignResult:
+    """`result` with the edge-value phase's findings joined to its own (merged by signature), each
+    re-checked on rebuilds first (one that does not always fail is nondeterministic)."""
+    edges = with_rates(edge_findings(adapter, ops), adapter, dtype)
     return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))

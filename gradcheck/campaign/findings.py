@@ -21,7 +21,7 @@ from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 # Which part of a check failed (a finding's `check`).
 CHECKS = ("forward", "gradient", "second-derivative")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
-PHASES = ("isolation", "random", "edges", "corpus")
+PHASES = ("structure", "isolation", "random", "edges", "corpus")
 CONVENTIONS = ("torch", "subgradient")
 
 Signature = tuple[str, tuple[str, ...], str, str]
@@ -34,7 +34,11 @@ _KIND_WORDS = {
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
     Kind.CONVENTION: "convention at a kink",
+    Kind.STRUCTURAL: "structural",
+    Kind.NONDETERMINISTIC: "nondeterministic",
 }
+# The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
+_NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
 _RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
 
@@ -83,6 +87,8 @@ class Finding:
         input region. Not the exception type: one rule at a pole raising ZeroDivisionError at 0 and
         OverflowError at 5e-324 is one problem, whichever phase met it; the same op overflowing
         at 1e300 is another (another region)."""
+        if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
+            return (self.kind.value, self.ops, self.check, self.where)
         return (self.kind.value, self.ops, self.check, self.region)
 
     @property
@@ -132,6 +138,10 @@ class Finding:
         )
         place = f" {where}" if where else ""
         kind = _KIND_WORDS[self.kind]
+        if self.kind is Kind.NONDETERMINISTIC and self.extra.get("rate"):
+            kind += f" ({self.extra['rate']})"
+        if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
+            return f"graph code — {self.where}" + ("" if self.kind is Kind.STRUCTURAL else f" — {kind}")
         if self.kind is Kind.EXCEPTION and self.raised:
             kind += f" {self.raised}"
         if self.check == "second-derivative" and self.kind is not Kind.WRONG_SECOND_DERIVATIVE:
@@ -274,8 +284,17 @@ def _line(f: Finding) -> str:
 
 
 # How a phase's cases are named: in a finding's detail (`covers`) and in a one-line summary.
-_CASE_WORDS = {"edges": "edge-value case(s)", "isolation": "case(s) of the op-isolation pass"}
-_CASE_UNITS = {"random": "graph", "edges": "edge-value case", "isolation": "op-isolation case"}
+_CASE_WORDS = {
+    "edges": "edge-value case(s)",
+    "isolation": "case(s) of the op-isolation pass",
+    "structure": "structural check(s)",
+}
+_CASE_UNITS = {
+    "random": "graph",
+    "edges": "edge-value case",
+    "isolation": "op-isolation case",
+    "structure": "structural check",
+}
 
 
 def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:

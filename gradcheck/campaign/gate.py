@@ -355,7 +355,7 @@ def run_parts(
         if announce:
             announce(f"gate: {part.name}: {part.graphs} graphs on {part.engine}, seed {part.seed} ...")
         result = run_campaign(settings, backend)
-        results[part.name] = with_edge_findings(result, load_adapter(settings.engine), ops)
+        results[part.name] = with_edge_findings(result, load_adapter(settings.engine), ops, settings.dtype)
     return results
 
 

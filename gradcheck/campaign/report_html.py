@@ -127,6 +127,25 @@ def _findings(report: dict) -> str:
     return "\n".join(parts)
 
 
+def _structure(report: dict) -> str:
+    """The structural phase's checks, one row each: what it exercises, its outcome, the evidence."""
+    structure = report.get("structure")
+    if not structure:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(c['name'])}</td><td>{escape(c['status'])}</td>"
+        f"<td>{c['failures']} of {c['runs']}</td><td>{escape(c['detail'])}</td></tr>"
+        for c in structure["checks"]
+    )
+    return f"""
+<h2 id="structure">Structural phase: the engine's graph code</h2>
+<p>Shared nodes, diamonds, backward() twice, gradients reset and taken again, interior nodes'
+gradients and deep chains, on the simplest ops the engine has, against torch; each graph rebuilt
+several times with the earlier builds kept alive (so object ids and set orders change).</p>
+<table><tr><th>check</th><th>status</th><th>rebuilds that differ</th><th>detail</th></tr>{rows}</table>
+"""
+
+
 _OP_COLUMNS = (
     *_TABLE_COLUMNS,
     ("p99_rel_err_torch", "rel err vs torch, p99"),
@@ -355,6 +374,7 @@ def render_html(report: dict) -> str:
         [
             _header(report),
             _findings(report),
+            _structure(report),
             _op_table(report),
             _distributions(report),
             _failures(report),

@@ -77,9 +77,21 @@ class EngineAdapter:
         """The plain value of an engine node (float or numpy array)."""
         return node.data
 
-    def grad_of(self, leaf: Any) -> Any:
-        """The gradient stored on a leaf after backward (None or 0 when unused)."""
-        return leaf.grad
+    def grad_of(self, node: Any) -> Any:
+        """The gradient stored on a node after backward (None or 0 when unused; None also where the
+        engine keeps no gradient, as on torch's interior tensors)."""
+        return node.grad
+
+    def backward(self, output: Any) -> None:
+        """Backpropagate from a scalar engine value, adding into the stored gradients (the structural
+        phase calls it twice on one graph, as torch's `backward(retain_graph=True)` allows)."""
+        output.backward()
+
+    def zero_grad(self, nodes: Sequence[Any]) -> None:
+        """Reset the stored gradients of `nodes` (leaves and interior nodes) before another backward:
+        a number becomes 0.0, anything else (an array, a tensor) None, as torch resets it."""
+        for node in nodes:
+            node.grad = 0.0 if isinstance(node.grad, (int, float)) else None
 
     def constant(self, x: Any) -> Any:
         """A cotangent or direction (float or array) as an engine value; by default a leaf."""
@@ -102,7 +114,7 @@ class EngineAdapter:
         loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
             loss = loss + self.weighted(out, c)
-        loss.backward()
+        self.backward(loss)
         return [None if g is None else self.plain(g) for g in (self.grad_of(x) for x in inputs)]
 
     def hvp(

@@ -31,6 +31,13 @@ class Kind(str, Enum):
     CONVENTION = "convention"
     """At a kink the engine's slope lies between the one-sided derivatives but is not torch's."""
 
+    STRUCTURAL = "structural"
+    """The engine's graph code (topological order, accumulation, zero_grad, recursion) differs from
+    torch on the structural phase's graphs, whatever ops they use."""
+
+    NONDETERMINISTIC = "nondeterministic"
+    """A difference that some rebuilds of the same graph show and others do not."""
+
     def __str__(self) -> str:
         return self.value
 

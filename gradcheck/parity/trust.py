@@ -161,3 +161,17 @@ def checked_graph(graph: Graph, engine: str | EngineAdapter, *, seed: int = 0, *
                 failing_point=None,
                 settled_points=settled + check.settled_points,
             )
+
+
+def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
+    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
+    `checked_graph`'s, e.g. dtype)."""
+    try:
+        check = checked_graph(graph, adapter, **options)
+    except Exception:
+        return None
+    if check.passed or check.points_checked == 0:
+        return None
+    if all("reference disagreement" in p for p in check.problems):
+        return None  # torch and the oracle disagree: the candidate left the checkable domain
+    return check

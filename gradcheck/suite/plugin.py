@@ -141,6 +141,10 @@ _settings: dict[str, str] = {"conventions": "torch"}
 
 def pytest_configure(config: pytest.Config) -> None:
     _settings["conventions"] = conventions(config)
+    config.addinivalue_line(  # registered here too, for projects that run the suite as a plugin
+        "markers",
+        "structure: the structural checks of the engine's graph code; deselect with -m 'not structure'",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ def test_every_kind_has_its_report_spelling():
         "nonfinite",
         "exception",
         "convention",
+        "structural",
+        "nondeterministic",
     ]
 
 
