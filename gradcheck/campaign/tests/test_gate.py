@@ -205,15 +205,22 @@ def test_an_op_the_engine_lists_but_no_graph_draws_fails_the_gate():
 
 def test_findings_are_compared_by_signature():
     base = {
-        "parts": {"scalar": {"ops": {}, "findings": [{"signature": ["exception", ["div"], "gradient", "X"]}]}}
+        "parts": {
+            "scalar": {"ops": {}, "findings": [{"signature": ["exception", ["div"], "gradient", "pole"]}]}
+        }
     }
     current = {"parts": {"scalar": {"ops": {}, "findings": []}}}
     graph = {"inputs": [], "nodes": [], "outputs": []}
     known = Finding(
-        kind="exception", ops=("div",), check="gradient", graph=graph, problems=("engine raised X: a",)
+        kind="exception",
+        ops=("div",),
+        check="gradient",
+        graph=graph,
+        problems=("engine raised X: a",),
+        region="pole",
     )
     other = Finding(kind="nonfinite", ops=("div",), check="gradient", graph=graph)
-    assert known.signature == ("exception", ("div",), "gradient", "X")
+    assert known.signature == ("exception", ("div",), "gradient", "pole")
     outcome = gate.compare(base, current, [], {"scalar": [known, other]})
     assert [(f.finding.kind.value, f.accepted) for f in outcome.findings] == [
         ("exception", True),
