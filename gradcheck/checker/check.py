@@ -34,7 +34,8 @@ from gradcheck.checker.flat import FlatFunction
 from gradcheck.checker.inputs import cotangent_leaf, leaves_of, output_nodes, snapshot
 from gradcheck.checker.numerical import DEFAULT_EPS, jacobian_column, stencil_column
 from gradcheck.checker.tolerance import DEFAULT, Tolerance, policy_for
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 
 MAX_REPORTED = 20
 #: mpmath re-measures failing entries only for scalar functions of at most this many inputs.

@@ -3,7 +3,8 @@
 micrograd, JAX, HIPS autograd), the self-check's broken engines, and hypothesis strategies for the
 graphs an engine can evaluate."""
 
-from gradcheck.engines.adapter import BUILTIN_ENGINES, EngineAdapter, UnknownEngineError, load_engine
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
+from gradcheck.engines.loading import BUILTIN_ENGINES, UnknownEngineError, load_engine
 
 __all__ = ["BUILTIN_ENGINES", "EngineAdapter", "FunctionAdapter", "UnknownEngineError", "load_engine"]
