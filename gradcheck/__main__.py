@@ -33,7 +33,10 @@ from gradcheck.campaign.findings import CONVENTIONS, group_findings, replay_comm
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.snippets import graph_snippet
+from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
 from gradcheck.replay import load_saved, replay
@@ -108,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         default=None,
         help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Adapter "
-        "(default minigrad, or minigrad-tensor with --tensor)",
+        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
+        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
     run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
@@ -149,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    run.add_argument(
+        "--print-adapter",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="for an --engine that names a micrograd-style value class (no adapter): write the adapter "
+        "built by inspecting it to FILE, as Python to edit and pass as --engine FILE:CLASS, and stop",
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -259,6 +270,11 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
+    adapter = campaign.load_adapter(settings.engine)
+    if isinstance(adapter, ValueClassAdapter):
+        console.print(Text(adapter.report()))
+    if args.print_adapter is not None:
+        return print_adapter(adapter, args.print_adapter, console)
     ops = campaign.validate(settings)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
     corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
@@ -294,6 +310,24 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     return 0 if saved.passed else 1
 
 
+def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+    """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
+    if not isinstance(adapter, ValueClassAdapter):
+        raise CampaignError(
+            f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
+            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+        )
+    class_name = f"{adapter.value_class.__name__}Adapter"
+    try:
+        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
+    except OSError as exc:
+        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
+    console.print(
+        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+    )
+    return 0
+
+
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
@@ -306,9 +340,12 @@ def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Cons
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
-    """Each finding with its replay command (finding i of the report.json about to be written)."""
+    """Each finding with its replay command (finding i of the report.json about to be written),
+    which names the engine so that it loads from any directory."""
+    engine = canonical_spec(result.settings.engine)
+    root = import_root(engine)
     findings = [
-        dataclasses.replace(f, repro=replay_command(str(report_path), result.settings.engine, i))
+        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)

@@ -315,3 +315,63 @@ def import_lines(spec: str, cls_name: str) -> list[str]:
         return [f"from {where} import {cls_name}"]
     folder, _, file = where.rpartition("/")
     return ["import sys", "", f"sys.path.insert(0, {folder or '.'!r})", f"from {file[:-3]} import {cls_name}"]
+
+
+def adapter_source(adapter: ValueClassAdapter, class_name: str) -> str:
+    """The adapter `adapter` stands for, as a Python file a user can edit and load with
+    `--engine FILE.py:class_name`: the class's import, each op's spelling, the numbers passed as
+    values, and what the inspection left out and why."""
+    cls = adapter.value_class.__name__
+    operands = {"exponent": 'k["exponent"]'}
+    spellings = [
+        f"    {op!r}: lambda a, k: {adapter.spellings[op].template().format('a[0]', 'a[1]', **operands)},"
+        for op in sorted(adapter.ops)
+    ]
+    numbers = {op: s.as_value for op, s in sorted(adapter.spellings.items()) if s.as_value}
+    left_out = [f"    {op}: {why}" for op, why in adapter.left_out.items()]
+    notes = [f"    {note}" for note in adapter.notes]
+    lines = [
+        f'"""Adapter for {cls} of {adapter.spec.rpartition(":")[0]},',
+        "as `gradcheck run --print-adapter` built it by inspecting the class.",
+        "Edit the spellings where your engine differs, then run",
+        f"    python -m gradcheck run --engine THIS_FILE.py:{class_name}",
+        "",
+        "Left out (add them to SPELLINGS once the class has them):",
+        *(left_out or ["    nothing"]),
+        *(["", "Notes:", *notes] if notes else []),
+        '"""',
+        "",
+        *import_lines(adapter.spec, cls),
+        "",
+        "from gradcheck.engines import EngineAdapter",
+        "",
+        "# registry op -> the op computed with the class, from its operands `a` and attributes `k`",
+        "SPELLINGS = {",
+        *spellings,
+        "}",
+        f"# registry op -> operand positions where a constant number is passed as {cls}(number)",
+        f"NUMBERS_AS_VALUES = {numbers!r}",
+        "",
+        "",
+        f"class {class_name}(EngineAdapter):",
+        f'    """{cls} as an engine under test: the ops in SPELLINGS."""',
+        "",
+        f"    name = {class_name!r}",
+        "    ops = frozenset(SPELLINGS)",
+        "",
+        "    def leaf(self, value):",
+        f"        return {cls}(float(value))",
+        "",
+        "    def apply(self, op, args, attrs):",
+        "        wrap = NUMBERS_AS_VALUES.get(op, ())",
+        f"        args = [{cls}(a) if i in wrap and isinstance(a, float) else a for i, a in enumerate(args)]",
+        "        return SPELLINGS[op](args, attrs)",
+    ]
+    if 1 in numbers.get("mul", ()):
+        lines += [
+            "",
+            "    def weighted(self, output, cotangent):",
+            "        # the class refuses a number on the right of *",
+            f"        return output * {cls}(float(cotangent))",
+        ]
+    return "\n".join(lines) + "\n"

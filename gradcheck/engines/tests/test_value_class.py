@@ -1,0 +1,194 @@
+"""Engines without an adapter: a micrograd-style value class is inspected, its adapter built, and
+it is checked with nothing written, with the same findings as its hand-written adapter."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import gradcheck
+from gradcheck.__main__ import main
+from gradcheck.campaign import Settings, real_backend, run_campaign
+from gradcheck.campaign.edges import edge_findings
+from gradcheck.engines import load_engine
+from gradcheck.engines.loading import canonical_spec, import_root
+from gradcheck.engines.micrograd import MicrogradAdapter
+from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.parity.compare import check_graph
+
+DATA = Path(__file__).parent / "data"
+PLAIN = f"{DATA / 'plain_engine.py'}:Value"
+QUIRKY = f"{DATA / 'quirky_engine.py'}:Scalar"
+# engine without an adapter -> its hand-written adapter
+HANDWRITTEN = {
+    "micrograd.engine:Value": "micrograd",
+    PLAIN: f"{DATA / 'adapters.py'}:PlainAdapter",
+    QUIRKY: f"{DATA / 'adapters.py'}:QuirkyAdapter",
+}
+
+
+def test_pypi_micrograd_is_found_to_have_the_ops_of_its_handwritten_adapter():
+    adapter = load_engine("micrograd.engine:Value")
+    assert isinstance(adapter, ValueClassAdapter)
+    assert adapter.ops == MicrogradAdapter.ops
+    assert adapter.left_out["pow"] == "x ** y raised AssertionError: only supporting int/float powers for now"
+    assert adapter.left_out["tanh"] == "no method tanh()"
+    assert adapter.children == "_prev"
+
+
+@pytest.mark.parametrize("engine", [PLAIN, QUIRKY])
+def test_a_one_file_engine_is_found_to_have_the_ops_of_its_handwritten_adapter(engine):
+    assert load_engine(engine).ops == load_engine(HANDWRITTEN[engine]).ops
+
+
+def test_a_number_the_class_refuses_on_the_left_is_passed_as_a_value_and_said_so():
+    adapter = load_engine(QUIRKY)
+    assert adapter.spellings["div"].as_value == (0,)
+    assert adapter.spellings["add"].as_value == ()
+    assert "__rtruediv__ missing: 2.0 / x not checked; the constant is passed as Scalar(2.0)" in adapter.notes
+    assert adapter.left_out["pow"] == "x ** y raised TypeError: exponent must be a number, not Scalar"
+    div = Graph([Input("x0", 0.5)], [OpNode("div", (0,), (), (Constant(0, 2.0),))], [1])
+    assert check_graph(div, adapter).passed
+
+
+class Wrong:
+    """A value class whose ops exist but are wrong: tanh gives the wrong number, exp always raises
+    ValueError, sin returns a plain float (no gradient), cos needs an argument."""
+
+    def __init__(self, data, children=()):
+        self.data, self.grad, self.children = data, 0.0, children
+
+    def __add__(self, other):
+        return Wrong(self.data + other.data, (self, other))
+
+    def __mul__(self, other):
+        return Wrong(self.data * other.data, (self, other))
+
+    def tanh(self):
+        return Wrong(2.0 * math.tanh(self.data), (self,))
+
+    def exp(self):
+        raise ValueError("exp is broken")
+
+    def sin(self):
+        return math.sin(self.data)
+
+    def cos(self, precision):
+        return Wrong(math.cos(self.data), (self,))
+
+    def backward(self):
+        self.grad = 1.0
+
+
+def test_an_op_that_exists_but_is_wrong_is_kept_so_that_it_is_checked():
+    adapter = ValueClassAdapter(Wrong, "test:Wrong")
+    assert {"tanh", "exp"} <= adapter.ops
+    assert "exp: x.exp() raised ValueError at 0.7; kept, to be checked" in adapter.notes
+    assert adapter.left_out["sin"] == "x.sin() returned a float, not a value with backward(): no gradient to check"
+    assert adapter.left_out["cos"].startswith("x.cos() raised TypeError")
+    tanh = Graph([Input("x0", 0.5)], [OpNode("tanh", (0,))], [1])
+    assert not check_graph(tanh, adapter).passed
+
+
+def test_a_class_that_is_no_value_class_is_refused_with_the_reason():
+    with pytest.raises(ValueError, match=r"not a micrograd-style value class \(its values have no `data` attribute\)"):
+        load_engine("fractions:Fraction")
+
+
+def _findings(engine: str) -> set[tuple]:
+    settings = Settings(engine=engine, graphs=60, seed=3, max_shrink=3)
+    result = run_campaign(settings, real_backend())
+    ops = sorted(load_engine(engine).ops)
+    found = [*result.findings, *edge_findings(load_engine(engine), ops)]
+    return {(f.kind, f.ops, f.check, f.where, f.graphs, f.graph_indices, f.problems) for f in found}
+
+
+@pytest.mark.parametrize("engine", list(HANDWRITTEN))
+def test_checked_without_an_adapter_the_findings_are_those_of_the_handwritten_adapter(engine):
+    findings = _findings(engine)
+    assert findings, "each of these engines has real differences from torch"
+    assert findings == _findings(HANDWRITTEN[engine])
+
+
+def test_the_printed_adapter_imports_and_checks_like_the_inspected_one(tmp_path):
+    inspected = load_engine(QUIRKY)
+    path = tmp_path / "quirky_adapter.py"
+    path.write_text(adapter_source(inspected, "ScalarAdapter"), encoding="utf-8")
+    printed = load_engine(f"{path}:ScalarAdapter")
+    assert not isinstance(printed, ValueClassAdapter) and printed.ops == inspected.ops
+    for seed in range(20):
+        graph = random_graph(np.random.default_rng(seed), ops=sorted(inspected.ops), points=2)
+        assert check_graph(graph, printed).problems == check_graph(graph, inspected).problems
+
+
+def test_print_adapter_on_the_command_line_writes_the_file_and_refuses_an_adapter(tmp_path, capsys):
+    path = tmp_path / "micro.py"
+    assert main(["run", "--engine", "micrograd.engine:Value", "--print-adapter", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "left out pow: x ** y raised AssertionError" in out and "wrote" in out
+    assert load_engine(f"{path}:ValueAdapter").ops == MicrogradAdapter.ops
+    assert main(["run", "--engine", "micrograd", "--print-adapter", str(path)]) == 2
+    assert "is an adapter already" in capsys.readouterr().err
+
+
+def test_a_file_loads_from_its_path_even_beside_a_package_of_the_same_name(tmp_path, monkeypatch):
+    (tmp_path / "eng.py").write_text((DATA / "plain_engine.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "eng").mkdir()  # e.g. a campaign's --out folder; a package would win an import
+    (tmp_path / "eng" / "__init__.py").write_text("Value = None\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    adapter = load_engine("eng.py:Value")
+    assert "tanh" in adapter.ops
+    assert adapter.spec == f"{tmp_path.resolve() / 'eng.py'}:Value" == canonical_spec("eng.py:Value")
+
+
+def test_a_module_outside_the_installed_packages_names_its_folder_for_replay():
+    assert import_root("micrograd.engine:Value") is None  # installed: imports anywhere
+    assert import_root(PLAIN) is None  # a file: loaded by its path
+    load_engine("gradcheck.engines.micrograd:MicrogradAdapter")
+    assert import_root("gradcheck.engines.micrograd:MicrogradAdapter") == str(Path(__file__).parents[3])
+
+
+def _run_script(code: str) -> str:
+    root = Path(__file__).parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root, check=True
+    )
+    return done.stdout
+
+
+SQUARE_OF_INVERSE = Graph(
+    [Input("x0", 0.5)],
+    [OpNode("div", (0,), (), (Constant(0, 2.0),)), OpNode("pow_const", (1,), (("exponent", 2.0),))],
+    [2],
+)
+
+
+def test_the_inspected_engines_repro_is_in_its_own_spelling_beside_torch():
+    code = load_engine(QUIRKY).snippet(SQUARE_OF_INVERSE)
+    assert "v1 = Scalar(2.0) / x0" in code and "v2 = v1 ** 2.0" in code
+    out = _run_script(code)
+    assert "engine outputs: [16.0]" in out and "engine grads:   [-64.0]" in out
+    assert "torch outputs: [tensor(16., dtype=torch.float64" in out
+
+
+def test_an_adapter_without_a_snippet_gets_a_repro_through_its_spec():
+    code = load_engine(HANDWRITTEN[QUIRKY]).snippet(SQUARE_OF_INVERSE)
+    assert "v1 = engine.apply('div', [2.0, x0], {})" in code
+    out = _run_script(code)
+    assert "engine outputs: [16.0]" in out and "torch grads:" in out
+
+
+def test_gradcheck_checks_a_function_of_the_class_values_and_leaves_their_grads_alone():
+    engine = load_engine(QUIRKY)
+    x, y = engine.leaf(0.3), engine.leaf(0.8)
+    x.grad = 5.0
+    assert gradcheck(lambda a, b: (a * b - a).sigmoid() / b, [x, y], engine=QUIRKY)
+    assert x.grad == 5.0 and y.grad == 0.0
