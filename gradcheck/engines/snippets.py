@@ -45,11 +45,11 @@ def graph_snippet(graph: Graph, target: str, second_order: bool = False) -> str:
 
 
 def micrograd_snippet(graph: Graph) -> str:
-    """The graph in PyPI micrograd's API (Values, one backward() of the weighted outputs, .grad),
-    then torch's numbers beside it."""
+    """torch's numbers on the graph, then the graph in PyPI micrograd's API (Values, one
+    backward() of the weighted outputs, .grad)."""
     templates = {op: REGISTRY[op].template for op in graph.ops()}
     code = value_snippet(graph, ["from micrograd.engine import Value"], "Value", templates, {})
-    return code + "\n" + torch_beside(graph)
+    return torch_beside(graph) + "\n" + code
 
 
 def value_snippet(
@@ -88,9 +88,9 @@ def _constant_as(cls: str, as_value: tuple[int, ...]) -> Callable[[Constant], st
 
 
 def adapter_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
-    """The graph built through the adapter `spec` names (`load_engine(spec)`: its leaves, `apply`
-    per op, `gradients` or `run_hvp`), printing the engine's numbers, then torch's beside them:
-    the repro of any adapter without a snippet of its own."""
+    """torch's numbers on the graph, then the graph built through the adapter `spec` names
+    (`load_engine(spec)`: its leaves, `apply` per op, `gradients` or `hvp`) and the engine's
+    numbers: the repro of any adapter without a snippet of its own."""
     lines = [
         "import numpy as np",
         "",
@@ -115,15 +115,16 @@ def adapter_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
         lines.append('print("engine hvp:    ", engine.hvp(outputs, inputs, cotangent, ones))')
     else:
         lines.append('print("engine grads:  ", engine.gradients(outputs, inputs, cotangent))')
-    return "\n".join(lines) + "\n\n" + torch_beside(graph, second_order)
+    return torch_beside(graph, second_order) + "\n" + "\n".join(lines) + "\n"
 
 
 def torch_beside(graph: Graph, second_order: bool = False) -> str:
-    """torch's code for the graph (float64), its prints labelled `torch ...` to sit beside an engine's."""
+    """torch's code for the graph (float64), its prints labelled `torch ...`, to go before an
+    engine's code (which then reuses the input names)."""
     code = graph_snippet(graph, "torch", second_order)
     for label in ("outputs", "grads", "hvp"):
         code = code.replace(f'print("{label}:"', f'print("torch {label}:"')
-    return "# torch, float64, on the same graph\n" + code
+    return "# torch, float64, on the same graph\n" + code + "\n# the engine under test\n"
 
 
 def _leaf_value(v: Any, tensor: bool) -> str:

@@ -169,14 +169,14 @@ class ValueClassAdapter(EngineAdapter):
         return import_lines(self.spec, self.value_class.__name__)
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
-        """The graph in the class's own spelling, then torch's numbers beside it."""
+        """torch's numbers on the graph, then the graph in the class's own spelling."""
         if second_order:
             return None
         templates = {op: s.template() for op, s in self.spellings.items()}
         as_value = {op: s.as_value for op, s in self.spellings.items()}
         cls = self.value_class.__name__
         code = value_snippet(graph, import_lines(self.spec, cls), cls, templates, as_value)
-        return code + "\n" + torch_beside(graph)
+        return torch_beside(graph) + "\n" + code
 
     def report(self) -> str:
         """What the inspection found, for the console: the ops kept and those left out, with why."""

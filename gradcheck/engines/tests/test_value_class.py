@@ -91,14 +91,19 @@ def test_an_op_that_exists_but_is_wrong_is_kept_so_that_it_is_checked():
     adapter = ValueClassAdapter(Wrong, "test:Wrong")
     assert {"tanh", "exp"} <= adapter.ops
     assert "exp: x.exp() raised ValueError at 0.7; kept, to be checked" in adapter.notes
-    assert adapter.left_out["sin"] == "x.sin() returned a float, not a value with backward(): no gradient to check"
+    assert (
+        adapter.left_out["sin"]
+        == "x.sin() returned a float, not a value with backward(): no gradient to check"
+    )
     assert adapter.left_out["cos"].startswith("x.cos() raised TypeError")
     tanh = Graph([Input("x0", 0.5)], [OpNode("tanh", (0,))], [1])
     assert not check_graph(tanh, adapter).passed
 
 
 def test_a_class_that_is_no_value_class_is_refused_with_the_reason():
-    with pytest.raises(ValueError, match=r"not a micrograd-style value class \(its values have no `data` attribute\)"):
+    with pytest.raises(
+        ValueError, match=r"not a micrograd-style value class \(its values have no `data` attribute\)"
+    ):
         load_engine("fractions:Fraction")
 
 
@@ -149,11 +154,16 @@ def test_a_file_loads_from_its_path_even_beside_a_package_of_the_same_name(tmp_p
     assert adapter.spec == f"{tmp_path.resolve() / 'eng.py'}:Value" == canonical_spec("eng.py:Value")
 
 
-def test_a_module_outside_the_installed_packages_names_its_folder_for_replay():
+def test_a_module_outside_the_installed_packages_names_its_folder_for_replay(tmp_path, monkeypatch):
     assert import_root("micrograd.engine:Value") is None  # installed: imports anywhere
     assert import_root(PLAIN) is None  # a file: loaded by its path
-    load_engine("gradcheck.engines.micrograd:MicrogradAdapter")
-    assert import_root("gradcheck.engines.micrograd:MicrogradAdapter") == str(Path(__file__).parents[3])
+    assert import_root("gradcheck.engines.micrograd:MicrogradAdapter") is None  # beside gradcheck
+    (tmp_path / "my_engine.py").write_text(
+        (DATA / "plain_engine.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert isinstance(load_engine("my_engine:Value"), ValueClassAdapter)
+    assert import_root("my_engine:Value") == str(tmp_path.resolve())
 
 
 def _run_script(code: str) -> str:
