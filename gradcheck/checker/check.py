@@ -505,11 +505,12 @@ class _Checker:
         return "\n".join(lines)
 
     def _engine_option(self) -> str:
-        """`, engine=...` naming the adapter class, unless it is the default (minigrad)."""
+        """`, engine=...` naming the engine as it was loaded (else its adapter class), unless it is
+        the default (minigrad)."""
         cls = type(self.engine)
         if cls is type(load_engine("minigrad")):
             return ""
-        return f", engine={cls.__module__ + ':' + cls.__qualname__!r}"
+        return f", engine={self.engine.spec or cls.__module__ + ':' + cls.__qualname__!r}"
 
     def single_input_fails(self, j: int) -> bool:
         """Whether checking input j alone, the other inputs held fixed, fails too (so it reproduces)."""

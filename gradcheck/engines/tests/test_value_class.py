@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcheck import gradcheck
+from gradcheck import GradcheckError, gradcheck
 from gradcheck.__main__ import main
 from gradcheck.campaign import Settings, real_backend, run_campaign
 from gradcheck.campaign.edges import edge_findings
@@ -202,3 +202,9 @@ def test_gradcheck_checks_a_function_of_the_class_values_and_leaves_their_grads_
     x.grad = 5.0
     assert gradcheck(lambda a, b: (a * b - a).sigmoid() / b, [x, y], engine=QUIRKY)
     assert x.grad == 5.0 and y.grad == 0.0
+
+
+def test_a_gradcheck_failure_names_the_engine_as_it_was_loaded():
+    engine = load_engine(PLAIN)
+    with pytest.raises(GradcheckError, match=f"engine='{PLAIN}'"):  # a.data is a constant to the engine
+        gradcheck(lambda a: a * a.data, [engine.leaf(0.5)], engine=PLAIN)
