@@ -58,10 +58,12 @@ def value_snippet(
     cls: str,
     templates: Mapping[str, str],
     as_value: Mapping[str, tuple[int, ...]],
+    data: str = "data",
 ) -> str:
     """The graph with a micrograd-style value class `cls`: its leaves `cls(x)`, each op by its
     template (`{0}.tanh()`), constants written `cls(2.0)` at the positions `as_value` names, one
-    backward() of the cotangent-weighted outputs, then the outputs' `data` and the inputs' `grad`."""
+    backward() of the cotangent-weighted outputs, then the outputs' number (attribute `data`) and
+    the inputs' `grad`."""
     lines = [*imports, ""]
     for inp in graph.inputs:
         lines.append(f"{inp.name} = {cls}({literal(inp.value)})")
@@ -75,7 +77,7 @@ def value_snippet(
     lines.append(f"loss = {terms}")
     lines.append("loss.backward()")
     lines.append(
-        f'print("engine outputs:", [{", ".join(f"{graph.name_of(o)}.data" for o in graph.outputs)}])'
+        f'print("engine outputs:", [{", ".join(f"{graph.name_of(o)}.{data}" for o in graph.outputs)}])'
     )
     lines.append(f'print("engine grads:  ", [{", ".join(f"{i.name}.grad" for i in graph.inputs)}])')
     return "\n".join(lines) + "\n"

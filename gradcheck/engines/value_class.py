@@ -1,15 +1,16 @@
 """An adapter built by inspecting a micrograd-style value class: `--engine engine.py:Value` with
 nothing written.
 
-The class must make a value from a float (`Value(0.7)`), hold it in `data` and its gradient in
-`grad`, and differentiate by `backward()`. Each scalar op of the registry is tried once at a normal
-point (0.7 and 1.3: positive, off every kink and pole) in the class's spelling: operators and
-their reflected forms (`2.0 / x`), `**` with a number and with a value exponent, unary `-`, and
-the methods named like the op (`x.tanh()`, `x.relu()`, `abs(x)`). An op is left out only when the
-class lacks it or refuses its operand types (TypeError, AttributeError, NotImplementedError, or an
-`assert isinstance` as micrograd's `__pow__` has); an op that gives a wrong number or raises
-anything else is kept, so the campaign checks it and reports it. A number the class refuses on
-one side of an operator is passed as a value (`Value(2.0) / x`), and the report says so.
+The class must make a value from a float (`Value(0.7)`), keep the number in `data` (or `value`,
+`val`) and its gradient in `grad`, and differentiate by `backward()`. Each scalar op of the
+registry is tried once at a normal point (0.7 and 1.3: positive, off every kink and pole) in the
+class's spelling: operators and their reflected forms (`2.0 / x`), `**` with a number and with a
+value exponent, unary `-`, and the methods named like the op (`x.tanh()`, `x.relu()`, `abs(x)`).
+An op is left out only when the class lacks it or refuses its operand types (TypeError,
+AttributeError, NotImplementedError, or an `assert isinstance` as micrograd's `__pow__` has); an
+op that gives a wrong number or raises anything else is kept, so the campaign checks it and
+reports it. A number the class refuses on one side of an operator is passed as a value
+(`Value(2.0) / x`), and the report says so.
 """
 
 from __future__ import annotations
@@ -39,6 +40,18 @@ BINARY_OPERATORS: dict[str, tuple[str, Callable[[Any, Any], Any], str]] = {
     "div": ("/", operator.truediv, "__rtruediv__"),
     "pow": ("**", operator.pow, "__rpow__"),
 }
+# the method behind each operator op
+OPERATOR_METHODS = {
+    "add": "__add__",
+    "sub": "__sub__",
+    "mul": "__mul__",
+    "div": "__truediv__",
+    "pow": "__pow__",
+    "pow_const": "__pow__",
+    "neg": "__neg__",
+}
+# where a value class may keep its number, in the order they are looked for
+DATA_NAMES = ("data", "value", "val")
 # ops written as a method of the first operand, by the op's own name (matched ignoring case)
 METHOD_OPS = ("relu", "tanh", "sigmoid", "exp", "log", "sin", "atan", "atan2", "cos", "sqrt", "abs")
 
@@ -72,9 +85,10 @@ def not_a_value_class(cls: type) -> str | None:
         x, y = cls(SAMPLE[0]), cls(SAMPLE[1])
     except Exception as e:
         return f"{cls.__name__}({SAMPLE[0]}) raised {type(e).__name__}: {e}"
-    for attr in ("data", "grad"):
-        if not hasattr(x, attr):
-            return f"its values have no `{attr}` attribute"
+    if data_attribute(cls) is None:
+        return f"its values keep {SAMPLE[0]} in none of the attributes {', '.join(DATA_NAMES)}"
+    if not hasattr(x, "grad"):
+        return "its values have no `grad` attribute"
     if not callable(getattr(x, "backward", None)):
         return "its values have no backward() method"
     for symbol, function in (("+", operator.add), ("*", operator.mul)):
@@ -82,6 +96,16 @@ def not_a_value_class(cls: type) -> str | None:
             function(x, y)
         except UNSUPPORTED as e:
             return f"x {symbol} y raised {type(e).__name__}: {e}"
+    return None
+
+
+def data_attribute(cls: type) -> str | None:
+    """The attribute in which the class's values keep their number (`data`, or `value`, `val`)."""
+    x = cls(SAMPLE[0])
+    for name in DATA_NAMES:
+        held = getattr(x, name, None)
+        if isinstance(held, (int, float)) and held == SAMPLE[0]:
+            return name
     return None
 
 
@@ -95,12 +119,16 @@ class ValueClassAdapter(EngineAdapter):
         self.spec = spec
         self.name = spec
         self.value_names = value_class.__name__
+        self.data = data_attribute(value_class) or "data"
         self.spellings, self.left_out, self.notes = inspect(value_class)
         self.ops = frozenset(self.spellings)
         self.children = _children_attribute(value_class)
 
     def leaf(self, value: Any) -> Any:
         return self.value_class(float(value))
+
+    def value(self, node: Any) -> Any:
+        return getattr(node, self.data)
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         spelling = self.spellings[op]
@@ -163,7 +191,7 @@ class ValueClassAdapter(EngineAdapter):
         return list(seen.values())
 
     def source(self, node: Any) -> str:
-        return f"{self.value_class.__name__}({float(node.data)!r})"
+        return f"{self.value_class.__name__}({float(self.value(node))!r})"
 
     def source_imports(self, nodes: Sequence[Any]) -> list[str]:
         return import_lines(self.spec, self.value_class.__name__)
@@ -175,7 +203,7 @@ class ValueClassAdapter(EngineAdapter):
         templates = {op: s.template() for op, s in self.spellings.items()}
         as_value = {op: s.as_value for op, s in self.spellings.items()}
         cls = self.value_class.__name__
-        code = value_snippet(graph, import_lines(self.spec, cls), cls, templates, as_value)
+        code = value_snippet(graph, import_lines(self.spec, cls), cls, templates, as_value, self.data)
         return torch_beside(graph) + "\n" + code
 
     def report(self) -> str:
@@ -231,7 +259,7 @@ def _candidate(cls: type, op: str) -> Spelling | str:
     if op == "pow_const":
         return Spelling(op, "operator", "**")
     if op == "neg":
-        return Spelling(op, "operator", "-") if hasattr(cls, "__neg__") else "no __neg__: -x not checked"
+        return Spelling(op, "operator", "-")
     if op in METHOD_OPS:
         name = _method_named(cls, op)
         if name is not None:
@@ -257,6 +285,9 @@ def _refused(cls: type, spelling: Spelling, notes: list[str]) -> str | None:
     """Why the class refuses `spelling` at the sample point (None: it takes it)."""
     operands = _sample_operands(cls, spelling)
     code = _code(spelling, ["x", "y"][: len(operands)])
+    method = OPERATOR_METHODS.get(spelling.op)
+    if spelling.form == "operator" and not hasattr(cls, method):
+        return f"{method} missing: {code} not checked"
     try:
         out = call(spelling, operands, {"exponent": NUMBER})
     except UNSUPPORTED as e:
@@ -367,6 +398,8 @@ def adapter_source(adapter: ValueClassAdapter, class_name: str) -> str:
         f"        args = [{cls}(a) if i in wrap and isinstance(a, float) else a for i, a in enumerate(args)]",
         "        return SPELLINGS[op](args, attrs)",
     ]
+    if adapter.data != "data":
+        lines += ["", "    def value(self, node):", f"        return node.{adapter.data}"]
     if 1 in numbers.get("mul", ()):
         lines += [
             "",
