@@ -137,7 +137,7 @@ def test_a_class_keeping_its_number_in_val_is_read_there_and_missing_operators_a
     assert adapter.data == "val" and adapter.value(adapter.leaf(1.5)) == 1.5
     assert adapter.left_out["sub"] == "__sub__ missing: x - y not checked"
     assert adapter.left_out["neg"] == "__neg__ missing: -x not checked"
-    assert 'print("engine outputs:", [v2.val])' in adapter.snippet(
+    assert 'print("engine outputs:", [v1.val])' in adapter.snippet(
         Graph([Input("x0", 0.5)], [OpNode("mul", (0, 0))], [1])
     )
 
