@@ -55,6 +55,12 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     where, _, attr = target.rpartition(":")
     module = _module(name, where)
     obj = getattr(module, attr, None)
+    if obj is None and getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
+        raise UnknownEngineError(
+            f"engine {name!r}: {where!r} imported as the folder {', '.join(module.__path__)} (a folder "
+            "without __init__.py, such as a campaign's --out folder), not as your module: put the "
+            "module's folder on PYTHONPATH, or name its file (--engine path/to/file.py:Class)"
+        )
     if obj is None:
         raise UnknownEngineError(f"engine {name!r}: module {where!r} has no attribute {attr!r}")
     if isinstance(obj, type) and issubclass(obj, EngineAdapter):

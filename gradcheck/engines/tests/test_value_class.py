@@ -243,3 +243,12 @@ def test_a_gradcheck_failure_names_the_engine_as_it_was_loaded():
     engine = load_engine(PLAIN)
     with pytest.raises(GradcheckError, match=f"engine='{PLAIN}'"):  # a.data is a constant to the engine
         gradcheck(lambda a: a * a.data, [engine.leaf(0.5)], engine=PLAIN)
+
+
+def test_a_folder_named_like_an_unimportable_module_is_named_as_the_cause(tmp_path, monkeypatch):
+    (tmp_path / "lost_engine").mkdir()  # `--out lost_engine`, while lost_engine.py is not on sys.path
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        ValueError, match=r"'lost_engine' imported as the folder .*lost_engine .*put the module's"
+    ):
+        load_engine("lost_engine:Value")
