@@ -1,7 +1,7 @@
 """Engines under test: the adapter protocols (object-style `EngineAdapter`, function-style
-`FunctionAdapter`), `load_engine`, the built-in adapters (minigrad's Value and Tensor, PyPI
-micrograd, JAX, HIPS autograd), the self-check's broken engines, and hypothesis strategies for the
-graphs an engine can evaluate."""
+`FunctionAdapter`), `load_engine`, adapters built by inspecting a micrograd-style value class, the
+built-in adapters (minigrad's Value and Tensor, PyPI micrograd, JAX, HIPS autograd), the
+self-check's broken engines, and hypothesis strategies for the graphs an engine can evaluate."""
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter

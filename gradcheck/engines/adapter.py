@@ -1,4 +1,5 @@
-"""The engine adapter protocol: how the harness drives any autograd engine, and `load_engine`.
+"""The engine adapter protocol: how the harness drives any autograd engine (`load_engine`, in
+`loading.py`, finds an adapter by name).
 
 A third-party engine plugs in with a few lines; e.g. for a micrograd-like engine::
 
