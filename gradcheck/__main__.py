@@ -257,7 +257,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     if note:
         print(f"gradcheck: {note}", file=sys.stderr)
     settings = Settings(
-        engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
+        engine=canonical_spec(args.engine or ("minigrad-tensor" if args.tensor else "minigrad")),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,
@@ -341,8 +341,8 @@ def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Cons
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
     """Each finding with its replay command (finding i of the report.json about to be written),
-    which names the engine so that it loads from any directory."""
-    engine = canonical_spec(result.settings.engine)
+    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
+    engine = result.settings.engine
     root = import_root(engine)
     findings = [
         dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))

@@ -3,6 +3,7 @@ it is checked with nothing written, with the same findings as its hand-written a
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -252,3 +253,21 @@ def test_a_folder_named_like_an_unimportable_module_is_named_as_the_cause(tmp_pa
         ValueError, match=r"'lost_engine' imported as the folder .*lost_engine .*put the module's"
     ):
         load_engine("lost_engine:Value")
+
+
+def test_run_prints_the_inspection_and_its_repros_load_the_engine_from_anywhere(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(DATA)
+    out = tmp_path / "quirky_engine"  # named like the engine's module: it must not stand in for it
+    assert main(["run", "--engine", "quirky_engine.py:Scalar", "--graphs", "10", "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert (
+        "adapter built by inspecting Scalar" in printed and "left out pow: x ** y raised TypeError" in printed
+    )
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["settings"]["engine"] == QUIRKY
+    assert report["findings"][0]["repro"].startswith(
+        f"python -m gradcheck replay {out / 'report.json'} --engine {QUIRKY}"
+    )
+    assert "from quirky_engine import Scalar" in report["findings"][0]["snippet"]
