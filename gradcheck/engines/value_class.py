@@ -110,7 +110,7 @@ def data_attribute(cls: type) -> str | None:
 
 
 class ValueClassAdapter(EngineAdapter):
-    """The adapter `inspect` builds for a value class: the ops found, spelled as the class spells them."""
+    """The adapter built for a value class: the ops `inspect_class` found, in the class's spelling."""
 
     value_names = "value of the engine's class"
 
@@ -120,7 +120,7 @@ class ValueClassAdapter(EngineAdapter):
         self.name = spec
         self.value_names = value_class.__name__
         self.data = data_attribute(value_class) or "data"
-        self.spellings, self.left_out, self.notes = inspect(value_class)
+        self.spellings, self.left_out, self.notes = inspect_class(value_class)
         self.ops = frozenset(self.spellings)
         self.children = _children_attribute(value_class)
 
@@ -214,6 +214,10 @@ class ValueClassAdapter(EngineAdapter):
         lines.append("  found: " + (", ".join(found) or "none"))
         lines += [f"  left out {op}: {why}" for op, why in self.left_out.items()]
         lines += [f"  note: {note}" for note in self.notes]
+        if self.children is None:
+            lines.append(
+                "  note: no attribute holds a result's operands: gradcheck() resets only the inputs' grad"
+            )
         return "\n".join(lines)
 
 
@@ -233,7 +237,7 @@ def call(spelling: Spelling, operands: Sequence[Any], attrs: dict[str, Any]) -> 
     return BINARY_OPERATORS[spelling.op][1](operands[0], operands[1])
 
 
-def inspect(cls: type) -> tuple[dict[str, Spelling], dict[str, str], list[str]]:
+def inspect_class(cls: type) -> tuple[dict[str, Spelling], dict[str, str], list[str]]:
     """The class's spelling of each registry scalar op it has, the ops left out with why, and
     notes (numbers passed as values; ops kept although they raised at the sample point)."""
     found: dict[str, Spelling] = {}
