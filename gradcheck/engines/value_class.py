@@ -112,8 +112,6 @@ def data_attribute(cls: type) -> str | None:
 class ValueClassAdapter(EngineAdapter):
     """The adapter built for a value class: the ops `inspect_class` found, in the class's spelling."""
 
-    value_names = "value of the engine's class"
-
     def __init__(self, value_class: type, spec: str) -> None:
         self.value_class = value_class
         self.spec = spec
