@@ -271,3 +271,12 @@ def test_run_prints_the_inspection_and_its_repros_load_the_engine_from_anywhere(
         f"python -m gradcheck replay {out / 'report.json'} --engine {QUIRKY}"
     )
     assert "from quirky_engine import Scalar" in report["findings"][0]["snippet"]
+
+
+def test_the_parity_suite_checks_a_value_class_named_as_its_engine():
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "gradcheck.suite"]
+    command += ["--gradcheck-engine", QUIRKY, "-k", "kink", "-v"]
+    run = subprocess.run(command, cwd=Path(__file__).parents[3], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "test_kink_conventions_match_torch[pow_const(0.0, exponent=0.0)] FAILED" in run.stdout
+    assert "ZeroDivisionError" in run.stdout
