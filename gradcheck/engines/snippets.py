@@ -15,6 +15,7 @@ import numpy as np
 
 from gradcheck.graphs.ir import Constant, Graph, constant_code, literal
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.shapes import graph_shapes
 
 _FIRST_ORDER = {
     "torch": "grads = torch.autograd.grad(outputs, inputs, cotangent, allow_unused=True)",
@@ -22,7 +23,7 @@ _FIRST_ORDER = {
 }
 _SECOND_ORDER = {
     "torch": (
-        "grads = torch.autograd.grad(outputs, inputs, cotangent, create_graph=True)\n"
+        "grads = torch.autograd.grad(outputs, inputs, cotangent, create_graph=True, materialize_grads=True)\n"
         "# Hessian-vector product along a direction of ones\n"
         "hvp = torch.autograd.grad(sum(g.sum() for g in grads), inputs, allow_unused=True)"
     ),
@@ -107,16 +108,40 @@ def adapter_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
         args = node.operands(names, _adapter_constant)
         attrs = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in node.attr.items()}
         lines.append(f"v{graph.n_inputs + i} = engine.apply({node.op!r}, [{', '.join(args)}], {attrs!r})")
-    cotangent = graph.cotangent if graph.cotangent is not None else [1.0] * len(graph.outputs)
     lines.append(f"outputs = [{', '.join(graph.name_of(o) for o in graph.outputs)}]")
     lines.append(f"inputs = [{', '.join(i.name for i in graph.inputs)}]")
-    lines.append(f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in cotangent)}]")
+    lines.append(f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]")
     lines.append('print("engine outputs:", [engine.value(o) for o in outputs])')
     if second_order:
         lines.append("ones = [np.ones_like(engine.value(x)) for x in inputs]  # the direction")
         lines.append('print("engine hvp:    ", engine.hvp(outputs, inputs, cotangent, ones))')
     else:
         lines.append('print("engine grads:  ", engine.gradients(outputs, inputs, cotangent))')
+    return torch_beside(graph, second_order) + "\n" + "\n".join(lines) + "\n"
+
+
+def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
+    """torch's numbers on the graph, then the graph run by the adapter `spec` names through
+    `engine.run` or `engine.run_hvp` (the graph as JSON): the repro of an adapter that has no
+    leaves to build a graph from, such as a function-style one."""
+    lines = [
+        "import numpy as np",
+        "",
+        "from gradcheck.engines import load_engine",
+        "from gradcheck.graphs.ir import Graph",
+        "",
+        f"engine = load_engine({spec!r})",
+        f"graph = Graph.from_json({graph.to_json(None)!r})",
+        "values = graph.input_values(0)",
+        f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]",
+    ]
+    if second_order:
+        lines.append("ones = [np.ones_like(v) for v in values]  # the direction")
+        lines.append('print("engine hvp:", engine.run_hvp(graph, values, cotangent, ones))')
+    else:
+        lines.append("outputs, grads = engine.run(graph, values, cotangent)")
+        lines.append('print("engine outputs:", outputs)')
+        lines.append('print("engine grads:  ", grads)')
     return torch_beside(graph, second_order) + "\n" + "\n".join(lines) + "\n"
 
 
@@ -127,6 +152,14 @@ def torch_beside(graph: Graph, second_order: bool = False) -> str:
     for label in ("outputs", "grads", "hvp"):
         code = code.replace(f'print("{label}:"', f'print("torch {label}:"')
     return "# torch, float64, on the same graph\n" + code + "\n# the engine under test\n"
+
+
+def _cotangent(graph: Graph) -> list[Any]:
+    """The graph's cotangent, or ones of each output's shape."""
+    if graph.cotangent is not None:
+        return list(graph.cotangent)
+    shapes = graph_shapes(graph)
+    return [np.ones(shapes[o]) if shapes[o] else 1.0 for o in graph.outputs]
 
 
 def _leaf_value(v: Any, tensor: bool) -> str:

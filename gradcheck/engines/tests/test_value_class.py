@@ -280,3 +280,13 @@ def test_the_parity_suite_checks_a_value_class_named_as_its_engine():
     assert run.returncode == 1, run.stdout[-3000:]
     assert "test_kink_conventions_match_torch[pow_const(0.0, exponent=0.0)] FAILED" in run.stdout
     assert "ZeroDivisionError" in run.stdout
+
+
+def test_a_function_style_adapters_repro_runs_the_graph_through_it_beside_torch():
+    pytest.importorskip("autograd")
+    code = load_engine("autograd").snippet(SQUARE_OF_INVERSE)
+    assert "engine = load_engine('autograd')" in code and "engine.run(graph, values, cotangent)" in code
+    out = _run_script(code)
+    assert "torch grads: (tensor(-64., dtype=torch.float64),)" in out and "engine grads:   [" in out
+    second = _run_script(load_engine("autograd").snippet(SQUARE_OF_INVERSE, second_order=True))
+    assert "torch hvp: (tensor(384., dtype=torch.float64),)" in second and "engine hvp: [" in second
