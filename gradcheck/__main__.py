@@ -36,7 +36,10 @@ from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.report_junit import run_suite, write_junit
 from gradcheck.campaign.report_markdown import run_markdown
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.snippets import graph_snippet
+from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.gate_command import add_gate_parser, check_output_files, ci_output_options, gate_command
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
@@ -112,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         default=None,
         help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Adapter "
-        "(default minigrad, or minigrad-tensor with --tensor)",
+        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
+        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
     run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
@@ -159,6 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
         "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
+    )
+    run.add_argument(
+        "--print-adapter",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="for an --engine that names a micrograd-style value class (no adapter): write the adapter "
+        "built by inspecting it to FILE, as Python to edit and pass as --engine FILE:CLASS, and stop",
     )
 
     replay = sub.add_parser(
@@ -271,7 +282,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     if note:
         print(f"gradcheck: {note}", file=sys.stderr)
     settings = Settings(
-        engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
+        engine=canonical_spec(args.engine or ("minigrad-tensor" if args.tensor else "minigrad")),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,
@@ -285,6 +296,11 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
+    adapter = campaign.load_adapter(settings.engine)
+    if isinstance(adapter, ValueClassAdapter):
+        console.print(Text(adapter.report()))
+    if args.print_adapter is not None:
+        return print_adapter(adapter, args.print_adapter, console)
     ops = campaign.validate(settings)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
     corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
@@ -327,6 +343,24 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     return 0 if saved.passed else 1
 
 
+def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+    """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
+    if not isinstance(adapter, ValueClassAdapter):
+        raise CampaignError(
+            f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
+            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+        )
+    class_name = f"{adapter.value_class.__name__}Adapter"
+    try:
+        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
+    except OSError as exc:
+        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
+    console.print(
+        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+    )
+    return 0
+
+
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
@@ -340,9 +374,12 @@ def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Cons
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
-    """Each finding with its replay command (finding i of the report.json about to be written)."""
+    """Each finding with its replay command (finding i of the report.json about to be written),
+    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
+    engine = result.settings.engine
+    root = import_root(engine)
     findings = [
-        dataclasses.replace(f, repro=replay_command(str(report_path), result.settings.engine, i))
+        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)

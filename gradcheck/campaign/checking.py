@@ -16,7 +16,7 @@ from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.classify import Difference, classify
@@ -34,12 +34,29 @@ class GraphChecker:
 
     def graph(self, index: int) -> Graph:
         rng = np.random.default_rng(graph_seed(self.settings.seed, index))
-        return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
+        sizes = graph_sizes(self.adapter.max_depth)
+        return random_graph(
+            rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points, sizes=sizes
+        )
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
         check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
+
+
+def graph_sizes(max_depth: int | None) -> Sizes:
+    """The campaign's graph sizes, with no more op nodes than an engine's `max_depth` (a graph is
+    never deeper than its op count); the default sizes when the engine has no limit or a higher one."""
+    sizes = Sizes()
+    if max_depth is None or max_depth >= max(sizes.nodes[1], sizes.deep_nodes[1]):
+        return sizes
+    cap = max(1, max_depth)
+    return dataclasses.replace(
+        sizes,
+        nodes=(min(sizes.nodes[0], cap), min(sizes.nodes[1], cap)),
+        deep_nodes=(min(sizes.deep_nodes[0], cap), min(sizes.deep_nodes[1], cap)),
+    )
 
 
 class FailureShrinker:

@@ -301,9 +301,11 @@ def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(cases.items(), key=lambda item: _phase_rank(item[0]))
 
 
-def replay_command(path: str, engine: str, index: int | None = None) -> str:
-    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json)."""
+def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
+    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json);
+    `pythonpath`: the folder the engine's module imports from, when a fresh process needs it."""
     cmd = ["python", "-m", "gradcheck", "replay", path, "--engine", engine]
     if index is not None:
         cmd += ["--finding", str(index)]
-    return shlex.join(cmd)
+    prefix = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
+    return prefix + shlex.join(cmd)

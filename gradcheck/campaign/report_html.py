@@ -112,7 +112,9 @@ def _findings(report: dict) -> str:
         graph = Graph.from_dict(f.graph)
         code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
         language = (
-            "the engine's own code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+            "the engine's code (after torch's, when its snippet shows both)"
+            if f.snippet
+            else "torch's code (the engine has no snippet spelling)"
         )
         parts.append(
             f'<div class="finding{"" if failing else " note"}" id="finding-{i}">'

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradcheck.campaign.settings import CampaignError, Settings
-from gradcheck.engines.adapter import EngineAdapter, UnknownEngineError, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shapes import graph_shapes

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
 from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck

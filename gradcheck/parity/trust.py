@@ -18,7 +18,8 @@ import numpy as np
 from gradcheck.checker.numerical import ridders
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import policy_for
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference

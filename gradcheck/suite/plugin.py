@@ -156,7 +156,7 @@ def gradcheck_engine_name(pytestconfig: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def gradcheck_engine(gradcheck_engine_name: str) -> Any:
     """The engine adapter under test (`gradcheck.engines.EngineAdapter`)."""
-    from gradcheck.engines.adapter import UnknownEngineError, load_engine
+    from gradcheck.engines.loading import UnknownEngineError, load_engine
 
     try:
         return load_engine(gradcheck_engine_name)

@@ -22,8 +22,8 @@ from gradcheck.campaign.structure import (
     with_rates,
     without_reuse,
 )
+from gradcheck.engines import load_engine
 from gradcheck.engines import structural_engines as se
-from gradcheck.engines.adapter import load_engine
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
 from gradcheck.replay import Saved, replay

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign import CampaignError, Settings, validate
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
