@@ -37,8 +37,13 @@ _KIND_WORDS = {
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",
 }
+# The kinds of a rule breaking down (raising, or nan/inf where torch has a number): at a special
+# region they are one problem whichever check met them and however the rule broke at each point.
+_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE})
 # The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
+# How a merged title says each check.
+_CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
 # How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
 _RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
 
@@ -86,7 +91,11 @@ class Finding:
         """The root cause that makes two failures the same problem: kind, minimal ops, check and
         input region. Not the exception type: one rule at a pole raising ZeroDivisionError at 0 and
         OverflowError at 5e-324 is one problem, whichever phase met it; the same op overflowing
-        at 1e300 is another (another region)."""
+        at 1e300 is another (another region). At a special region a rule that raises at some points
+        and gives nan/inf at others, in its value or its gradient, is one breakdown: micrograd's
+        `a * b**-1` raises OverflowError at (1e300, 1e-300) and gives a nan gradient at (inf, 1e300)."""
+        if self.kind in _BREAKDOWN_KINDS and self.region not in (ORDINARY, ""):
+            return ("breakdown", self.ops, "", self.region)
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
             return (self.kind.value, self.ops, self.check, self.where)
         return (self.kind.value, self.ops, self.check, self.region)
@@ -137,18 +146,32 @@ class Finding:
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
         )
         place = f" {where}" if where else ""
-        kind = _KIND_WORDS[self.kind]
-        if self.kind is Kind.NONDETERMINISTIC and self.extra.get("rate"):
-            kind += f" ({self.extra['rate']})"
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
-            return f"graph code — {self.where}" + ("" if self.kind is Kind.STRUCTURAL else f" — {kind}")
-        if self.kind is Kind.EXCEPTION and self.raised:
-            kind += f" {self.raised}"
-        if self.check == "second-derivative" and self.kind is not Kind.WRONG_SECOND_DERIVATIVE:
-            kind += " (second derivatives)"
-        elif self.check == "forward" and self.kind is Kind.NONFINITE:
-            kind += " (value)"
+            return f"graph code — {self.where}" + (
+                "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
+            )
+        kinds = [Kind(k) for k in self.extra.get("merged_kinds") or (self.kind.value,)]
+        checks = self.extra.get("merged_checks") or (self.check,)
+        if len(kinds) > 1 or len(checks) > 1:  # a breakdown merged across kinds or checks
+            kind = "; ".join(self._kind_phrase(k, "gradient") for k in kinds)
+            kind += f" ({' and '.join(_CHECK_WORDS[c] for c in checks)})"
+        else:
+            kind = self._kind_phrase(self.kind, self.check)
         return f"{ops}{place} — {kind}"
+
+    def _kind_phrase(self, kind: Kind, check: str) -> str:
+        """How the title says one kind met in one check: "engine raised OverflowError",
+        "nan/inf unlike torch (value)", "wrong gradient", "nondeterministic (fails 3 of 8 rebuilds)"."""
+        phrase = _KIND_WORDS[kind]
+        if kind is Kind.NONDETERMINISTIC and self.extra.get("rate"):
+            phrase += f" ({self.extra['rate']})"
+        if kind is Kind.EXCEPTION and self.raised:
+            phrase += f" {self.raised}"
+        if check == "second-derivative" and kind is not Kind.WRONG_SECOND_DERIVATIVE:
+            phrase += " (second derivatives)"
+        elif check == "forward" and kind is Kind.NONFINITE:
+            phrase += " (value)"
+        return phrase
 
     def is_failure(self, conventions: str = "torch") -> bool:
         """Whether this finding fails the run: under `subgradient` conventions only a note."""
@@ -249,8 +272,14 @@ def _merge(group: Sequence[Finding]) -> Finding:
             cases[phase] = cases.get(phase, 0) + n
     extra = {**best.extra, "cases": cases} if len(cases) > 1 else dict(best.extra)
     raised = raised_types(group)
-    if len(raised) > 1:
+    if raised and "/".join(raised) != best.raised:  # more types, or the repro's case raised none
         extra["raised"] = raised
+    kinds = sorted({f.kind.value for f in group} | set(best.extra.get("merged_kinds", ())))
+    checks = sorted({c for f in group for c in f.extra.get("merged_checks") or (f.check,)}, key=CHECKS.index)
+    if len(kinds) > 1:
+        extra["merged_kinds"] = kinds
+    if len(checks) > 1:
+        extra["merged_checks"] = checks
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
 
 

@@ -55,6 +55,27 @@ def test_the_same_exception_at_another_region_is_another_finding():
     assert sorted(f.region for f in found) == ["overflow point", "pole"]
 
 
+def test_a_rule_breaking_down_at_a_special_region_is_one_finding_whatever_the_kind_or_check():
+    # micrograd's a * b**-1: OverflowError at (1e300, 1e-300), a nan gradient at (inf, 1e300)
+    overflow = raised("OverflowError", "overflow point")
+    nan_gradient = Finding(Kind.NONFINITE, ("pow_const",), "gradient", RELU, region="overflow point")
+    nan_value = Finding(Kind.NONFINITE, ("pow_const",), "forward", RELU, region="overflow point")
+    (merged,) = group_findings([overflow, nan_gradient, nan_value])
+    assert merged.graphs == 3
+    assert merged.title == (
+        "pow_const at an overflow point — engine raised OverflowError; "
+        "nan/inf unlike torch (value and gradient)"
+    )
+    assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).title == merged.title
+
+
+def test_a_breakdown_at_ordinary_inputs_stays_apart_from_a_wrong_number():
+    nan_gradient = Finding(Kind.NONFINITE, ("pow_const",), "gradient", RELU, region="ordinary")
+    overflow = raised("OverflowError", "ordinary")
+    wrong = Finding(Kind.WRONG_GRADIENT, ("pow_const",), "gradient", RELU, region="overflow point")
+    assert len(group_findings([nan_gradient, overflow, wrong])) == 3
+
+
 def test_grouping_does_not_depend_on_arrival_order():
     found = [relu_finding(i, BIG if i % 2 else RELU) for i in range(6)]
     found.append(Finding(Kind.EXCEPTION, ("pow_const",), "gradient", RELU, where="at 0", graph_indices=(9,)))
