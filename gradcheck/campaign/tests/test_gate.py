@@ -206,7 +206,7 @@ def test_an_op_the_engine_lists_but_no_graph_draws_fails_the_gate():
 def test_findings_are_compared_by_signature():
     base = {
         "parts": {
-            "scalar": {"ops": {}, "findings": [{"signature": ["exception", ["div"], "gradient", "pole"]}]}
+            "scalar": {"ops": {}, "findings": [{"signature": ["breakdown", ["div"], "", "pole"]}]}
         }
     }
     current = {"parts": {"scalar": {"ops": {}, "findings": []}}}
@@ -220,7 +220,7 @@ def test_findings_are_compared_by_signature():
         region="pole",
     )
     other = Finding(kind="nonfinite", ops=("div",), check="gradient", graph=graph)
-    assert known.signature == ("exception", ("div",), "gradient", "pole")
+    assert known.signature == ("breakdown", ("div",), "", "pole")
     outcome = gate.compare(base, current, [], {"scalar": [known, other]})
     assert [(f.finding.kind.value, f.accepted) for f in outcome.findings] == [
         ("exception", True),
