@@ -122,7 +122,9 @@ def _softmax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.nda
 
 
 def _tie_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
-    return np.abs(args[0] - args[1]) >= KINK_MARGIN
+    """Away from a tie, or exactly at one (the same node on both sides: the tie then stays one
+    under any step, so the result is smooth and central differences see its slope)."""
+    return (np.abs(args[0] - args[1]) >= KINK_MARGIN) | (args[0] == args[1])
 
 
 def _tie_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
