@@ -13,10 +13,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
+from minigrad.tensor import apply_op
 from minigrad.tensor_ops import MatMul, swap_last
 
 
@@ -174,12 +174,14 @@ class NodeInData(ExpTanh):
 
 
 class _MatrixOnlyMatMul(MatMul):
-    """The matrix rule `g @ b^T`, `a^T @ g` for every operand: `v @ w` gives a 0-d `g`, and
-    numpy's matmul refuses it."""
+    """The matrix rule `g @ b^T`, `a^T @ g` for a vector operand too: a vector has no two axes
+    to swap, so the backward of `v @ w` (or of a matrix-vector product) raises."""
 
     @staticmethod
     def backward(g, out, a, b, *, needs):
-        return g @ swap_last(b), swap_last(a) @ g
+        if a.ndim == 1 or b.ndim == 1:
+            return g @ swap_last(b), swap_last(a) @ g
+        return MatMul.backward(g, out, a, b, needs=needs)
 
 
 class VectorMatMulCrashes(MinigradTensor):
@@ -189,7 +191,7 @@ class VectorMatMulCrashes(MinigradTensor):
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op == "matmul":
-            return minigrad.apply_op(_MatrixOnlyMatMul, *args)
+            return apply_op(_MatrixOnlyMatMul, tuple(args))
         return super().apply(op, args, attrs)
 
 

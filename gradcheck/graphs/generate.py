@@ -420,12 +420,14 @@ def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[
 
 
 def tensor_input_shapes(chooser: Chooser, n_inputs: int) -> list[tuple[int, ...]]:
-    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul."""
+    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul
+    (a matrix mostly; sometimes a vector or a batch of matrices)."""
     shapes: list[tuple[int, ...]] = []
     for _ in range(n_inputs):
         previous = shapes[-1] if shapes else ()
-        if len(previous) == 2 and chooser.integer(0, 1) == 1:
-            shapes.append((previous[1], chooser.choice((2, 3, 1))))
+        if previous and chooser.integer(0, 1) == 1:
+            n = previous[-1]
+            shapes.append(chooser.choice(((n, 2), (n, 3), (n, 1), (n,), (2, n, 2))))
         else:
             shapes.append(chooser.choice(TENSOR_SHAPES))
     return shapes
