@@ -48,22 +48,24 @@ TINY_EXPONENTS = (-12.0, -6.0)
 SAME_NODE_EVERY = 8
 
 
-def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
+def sample_points(rng: np.random.Generator, n_inputs: int, k: int, tiny: bool = True) -> list[np.ndarray]:
     """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller,
-    sometimes tiny (`TINY_EVERY`), sometimes exactly 0."""
+    sometimes exactly 0, and with `tiny` sometimes 1e-12 to 1e-6 in size (`TINY_EVERY`)."""
     points = []
     for _ in range(n_inputs):
         scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
         values = rng.uniform(-2.0, 2.0, size=k) * scale
         if k == 1:  # the same draws as with size=1, at a quarter of numpy's cost
-            if rng.integers(TINY_EVERY) == 0:  # numpy's power, as on the arrays below
-                values = np.copysign(10.0 ** rng.uniform(*TINY_EXPONENTS, size=1), values)
             if rng.integers(ZERO_EVERY) == 0:
                 values[0] = 0.0
+            if tiny and rng.integers(TINY_EVERY) == 0:  # numpy's power, as on the arrays below
+                values = np.copysign(10.0 ** rng.uniform(*TINY_EXPONENTS, size=1), values)
         else:
-            tiny = np.flatnonzero(rng.integers(TINY_EVERY, size=k) == 0)
-            values[tiny] = np.copysign(10.0 ** rng.uniform(*TINY_EXPONENTS, size=tiny.size), values[tiny])
             values[rng.integers(ZERO_EVERY, size=k) == 0] = 0.0
+            if tiny:
+                small = np.flatnonzero(rng.integers(TINY_EVERY, size=k) == 0)
+                magnitudes = 10.0 ** rng.uniform(*TINY_EXPONENTS, size=small.size)
+                values[small] = np.copysign(magnitudes, values[small])
         points.append(values)
     return points
 

@@ -69,9 +69,9 @@ def test_one_point_draws_its_tiny_value_and_zero_as_numpy_draws_an_array_of_one(
         for _ in range(3):
             scale = 10.0 ** plain.uniform(-0.7, 0.7, size=1)
             v = plain.uniform(-2.0, 2.0, size=1) * scale
+            v[plain.integers(ZERO_EVERY, size=1) == 0] = 0.0
             tiny = np.flatnonzero(plain.integers(TINY_EVERY, size=1) == 0)
             v[tiny] = np.copysign(10.0 ** plain.uniform(*TINY_EXPONENTS, size=tiny.size), v[tiny])
-            v[plain.integers(ZERO_EVERY, size=1) == 0] = 0.0
             expected.append(v)
         assert all(np.array_equal(a, b) for a, b in zip(values, expected))
         assert fast.bit_generator.state == plain.bit_generator.state
