@@ -276,7 +276,8 @@ def _error_blocks(
 
 def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """A scalar engine's results at all points as forward (outputs, m) and gradients (inputs, m),
-    one numpy call each; None unless every point gave the same number of numbers."""
+    one numpy call each; None unless every point gave the same number of numbers, or when a nan
+    appears (numpy reads None as nan: the answers' types are then checked one by one)."""
     if not results:
         return None
     try:
@@ -284,9 +285,13 @@ def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
         grads = np.array([g for _, g in results], dtype=np.float64)
     except (TypeError, ValueError):
         return None
-    if fwd.ndim != 2 or grads.ndim != 2:
+    if fwd.ndim != 2 or grads.ndim != 2 or _any_nan(fwd) or _any_nan(grads):
         return None
     return fwd.T, grads.T
+
+
+def _any_nan(x: np.ndarray) -> bool:
+    return bool(np.isnan(np.add.reduce(x, axis=None)))
 
 
 def _flat(values: Sequence[Any]) -> np.ndarray:
