@@ -18,8 +18,8 @@ import numpy as np
 from gradcheck.engines.adapter import EngineAdapter, load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
-from gradcheck.parity.compare import TORCH_TOLERANCE, WRONG_TYPE, GraphCheck
-from gradcheck.parity.kinds import Kind
+from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck
+from gradcheck.parity.kinds import WRONG_TYPE, Kind
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
 # any kink margin the random graphs keep, far above float64 rounding of the function values.

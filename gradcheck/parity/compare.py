@@ -27,6 +27,7 @@ from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors
+from gradcheck.parity.kinds import WRONG_TYPE
 from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
 from gradcheck.parity.rounding import (
     forward_rounding,
@@ -303,10 +304,6 @@ def _flat(values: Sequence[Any]) -> np.ndarray:
         if values
         else np.zeros(0)
     )
-
-
-# How a problem names an engine answer that is not a number (`wrong_type`).
-WRONG_TYPE = "wrong type"
 
 
 def _answer_shapes(graph: Graph) -> tuple[list[tuple[int, ...]], list[tuple[str, tuple[int, ...]]]]:

@@ -39,5 +39,8 @@ class Kind(str, Enum):
         return self.value
 
 
+# How a check's problem words an answer of kind WRONG_TYPE ("wrong type: output 0 is ...").
+WRONG_TYPE = "wrong type"
+
 # Reported, but not a failure, under `--conventions subgradient`.
 SUBGRADIENT_TOLERATED = frozenset({Kind.CONVENTION})

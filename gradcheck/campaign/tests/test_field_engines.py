@@ -66,3 +66,14 @@ def test_a_matmul_backward_that_crashes_on_vectors_is_one_finding_against_matmul
     assert (finding.kind, finding.ops) == (Kind.EXCEPTION, ("matmul",))
     shapes = [len(i["shape"]) for i in finding.graph["inputs"]]
     assert 1 in shapes, f"a vector operand: {finding.graph}"
+
+
+def test_a_complex_number_at_an_edge_value_is_wrong_type():
+    # PyPI micrograd computes (-1e-300) ** 0.5 in Python floats: a complex number, not a real one
+    pytest.importorskip("micrograd")
+    from gradcheck.campaign.edges import edge_findings
+    from gradcheck.campaign.validation import load_adapter
+
+    findings = edge_findings(load_adapter("micrograd"), ["pow_const"])
+    (complex_result,) = [f for f in findings if any("not a real number" in p for p in f.problems)]
+    assert (complex_result.kind, complex_result.ops) == (Kind.WRONG_TYPE, ("pow_const",))
