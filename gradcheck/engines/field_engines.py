@@ -4,7 +4,8 @@ Each reproduces one class of problem the harness must report as exactly one find
 correct engine, none): a division through the reciprocal that is right to rounding where an
 output cancels exactly (`log(x / x)` is -1.1e-16), a division off by 1e-12 that only a cancelling
 output shows, a tanh that puts a node inside `.data`, a tanh computed from exp that loses its
-digits near 0, and a matmul whose backward knows only matrices (it crashes on `v @ w`).
+digits near 0, a matmul whose backward knows only matrices (it crashes on `v @ w`), and an amax
+that gives each tied maximum the whole gradient.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
 from minigrad.tensor import apply_op
+from minigrad.tensor_dispatch import expand_reduced, reduced_shape
 from minigrad.tensor_ops import MatMul, swap_last
+from minigrad.tensor_reductions import Amax
 
 
 class ReciprocalDivision(MinigradValue):
@@ -195,7 +200,32 @@ class VectorMatMulCrashes(MinigradTensor):
         return super().apply(op, args, attrs)
 
 
+class _AmaxAllToEveryTie(Amax):
+    """amax whose gradient goes in full to every entry equal to the maximum: at a two-way tie its
+    partials sum to 2, not 1 (no subgradient)."""
+
+    @staticmethod
+    def backward(g, out, a, *, needs, axes, keepdim):
+        hit = a == np.reshape(out, reduced_shape(a.shape, axes))
+        return (expand_reduced(g, a.shape, axes, keepdim) * hit,)
+
+
+class AmaxTiesDoubled(MinigradTensor):
+    """minigrad.Tensor whose amax hands the whole gradient to each tied maximum: right everywhere
+    but at a tie, which random graphs reach only when they draw equal entries."""
+
+    name = "amax-ties-doubled"
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "amax":
+            ndim = args[0].ndim
+            axes = tuple(sorted(d % ndim for d in attrs["dims"]))
+            return apply_op(_AmaxAllToEveryTie, (args[0],), axes=axes, keepdim=False)
+        return super().apply(op, args, attrs)
+
+
 __all__ = [
+    "AmaxTiesDoubled",
     "DivisionOffByAPart",
     "ExpTanh",
     "NodeInData",

@@ -43,6 +43,8 @@ CONSTANT_EVERY = 3
 # where a formula that cancels (an exp-based tanh, (e^2x - 1) / (e^2x + 1)) loses its digits.
 TINY_EVERY = 10
 TINY_EXPONENTS = (-12.0, -6.0)
+# About one tensor input in this many holds two equal entries along its last dim (ties).
+TIE_EVERY = 6
 # About one binary op node in this many takes the same node on both sides (x / x, x * x, and a
 # tie of maximum(x, x)), where a rule that reads its operands apart has its bugs.
 SAME_NODE_EVERY = 8
@@ -448,6 +450,8 @@ def random_tensor_graph(
         scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
         values = rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale
         values[rng.integers(ZERO_EVERY, size=values.shape) == 0] = 0.0
+        if shape and shape[-1] > 1 and rng.integers(TIE_EVERY) == 0:
+            values[..., 1] = values[..., 0]  # two equal entries: a tie for amax, amin, maximum
         pts.append(values)
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)

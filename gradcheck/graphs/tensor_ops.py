@@ -55,11 +55,13 @@ def _flat_last(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
 
 
 def _amax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    """The largest entry apart from the next, or tied with it exactly: a tie is where engines
+    differ (torch shares the gradient evenly), and its points are judged against torch alone."""
     flat = _flat_last(args[0], tuple(attrs["dims"]))
     if flat.shape[-1] < 2:
         return np.ones(flat.shape[:-1], dtype=bool)
     top = np.sort(flat, axis=-1)
-    return top[..., -1] - top[..., -2] >= KINK_MARGIN
+    return (top[..., -1] - top[..., -2] >= KINK_MARGIN) | (top[..., -1] == top[..., -2])
 
 
 def _amax_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:

@@ -77,3 +77,17 @@ def test_a_complex_number_at_an_edge_value_is_wrong_type():
     findings = edge_findings(load_adapter("micrograd"), ["pow_const"])
     (complex_result,) = [f for f in findings if any("not a real number" in p for p in f.problems)]
     assert (complex_result.kind, complex_result.ops) == (Kind.WRONG_TYPE, ("pow_const",))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_amax_that_doubles_a_tied_gradient_is_one_finding_against_amax(seed):
+    # tensor inputs sometimes hold two equal entries; at such a tie central differences mean
+    # nothing and the point is judged against torch alone (which shares the gradient evenly).
+    # Whether the doubled partials read as a convention or a wrong gradient is the tie classifier's
+    # call (issue 21 item 2); here: one finding, against amax, in the gradient check.
+    result = campaign(
+        "AmaxTiesDoubled", seed=seed, tensor=True, isolation=False, ops=("amax", "add", "tanh", "mul")
+    )
+    finding = only_finding(result)
+    assert (finding.ops, finding.check) == (("amax",), "gradient")
+    assert finding.kind in (Kind.CONVENTION, Kind.WRONG_GRADIENT)
