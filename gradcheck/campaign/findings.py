@@ -33,6 +33,7 @@ _KIND_WORDS = {
     Kind.WRONG_VALUE: "wrong value",
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
+    Kind.WRONG_TYPE: "not a number",
     Kind.CONVENTION: "convention at a kink",
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",

@@ -106,10 +106,14 @@ class EngineAdapter:
         return (output * self.constant(cotangent)).sum()
 
     def plain(self, g: Any) -> Any:
-        """An engine gradient as a float or float64 array (its `.data` when it is not a number)."""
+        """An engine gradient as a float or float64 array (its `.data` when it is not a number);
+        what is no number even so is returned as it is, for the check to report (`wrong-type`)."""
         if not isinstance(g, (np.ndarray, float, int)):
             g = getattr(g, "data", g)
-        return np.asarray(g, dtype=np.float64)
+        try:
+            return np.asarray(g, dtype=np.float64)
+        except (TypeError, ValueError):
+            return g
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""

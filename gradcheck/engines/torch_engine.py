@@ -71,8 +71,8 @@ class TorchAdapter(EngineAdapter):
     ) -> list[Any]:
         grads = self.grad(outputs, inputs, cotangent, create_graph=True)
         total = sum((g * _tensor(u, g)).sum() for g, u in zip(grads, direction))
-        if not getattr(total, "requires_grad", False):  # the gradient is constant: the Hessian is 0
-            return [None] * len(inputs)
+        if not (isinstance(total, torch.Tensor) and total.requires_grad):
+            return [None] * len(inputs)  # gradients that are constants (a linear graph): H·v is 0
         second = torch.autograd.grad(total, list(inputs), allow_unused=True)
         return [None if g is None else self.value(g) for g in second]
 

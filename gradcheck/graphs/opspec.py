@@ -122,6 +122,9 @@ class OpSpec:
     tensor_attrs: Callable[[Chooser, tuple[int, ...]], Attrs | None] | None = None
     # the op on batched torch tensors (a leading batch axis) when `torch_apply` cannot serve
     torch_batched: Callable[[Args, Attrs], Any] | None = None
+    # tensor graphs: attributes no spelling shows, read by the batched references (which see
+    # padded arrays): a reshape's input rank, a matmul's operand ranks
+    layout_attrs: tuple[str, ...] = ()
 
     def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
         template = self.torch_template if target == "torch" and self.torch_template else self.template

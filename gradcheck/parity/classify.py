@@ -20,7 +20,7 @@ from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
 from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck
-from gradcheck.parity.kinds import Kind
+from gradcheck.parity.kinds import WRONG_TYPE, Kind
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
 # any kink margin the random graphs keep, far above float64 rounding of the function values.
@@ -55,6 +55,9 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
     texts = [problem_text(p) for p in problems]
     if any(t.startswith("engine raised") for t in texts):
         return Difference(Kind.EXCEPTION, "gradient")
+    wrong = [t for t in texts if t.startswith(WRONG_TYPE)]
+    if wrong:
+        return Difference(Kind.WRONG_TYPE, "gradient" if "the gradient of" in wrong[0][:30] else "forward")
     adapter = load_engine(engine)
     values, cotangent = graph.input_values(0), _cotangent(graph)
     if any(t.startswith("second derivatives") for t in texts) and not _first_order_problem(texts):

@@ -23,7 +23,7 @@ from gradcheck.graphs.edges import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.classify import classify
-from gradcheck.parity.kinds import Kind
+from gradcheck.parity.kinds import WRONG_TYPE, Kind
 
 try:
     import torch
@@ -95,7 +95,8 @@ def check_edge(adapter: EngineAdapter, graph: Graph) -> list[EdgeProblem]:
         value_e = np.asarray(forward[0], dtype=np.float64)
         grads_e = [np.asarray(g, dtype=np.float64) for g in grads]
     except (TypeError, ValueError) as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number
-        return [EdgeProblem(op, graph, Kind.WRONG_VALUE, "forward", f"engine gave a non-real result: {e}")]
+        text = f"{WRONG_TYPE}: the engine gave a result that is not a real number: {e}"
+        return [EdgeProblem(op, graph, Kind.WRONG_TYPE, "forward", text)]
     with np.errstate(all="ignore"):
         problems = _compare(op, graph, "forward", value_e, value_t)
         # slopes at a kink are conventions: the kink cases judge them (a tie of infinities has no

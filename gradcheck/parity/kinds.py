@@ -28,6 +28,10 @@ class Kind(str, Enum):
     EXCEPTION = "exception"
     """The engine raised where torch computed a result."""
 
+    WRONG_TYPE = "wrong-type"
+    """The engine answered with something that is not a number of the expected shape (a node
+    inside `.data`, None, a list, an array of another shape)."""
+
     CONVENTION = "convention"
     """At a kink the engine's slope lies between the one-sided derivatives but is not torch's."""
 
@@ -41,6 +45,9 @@ class Kind(str, Enum):
     def __str__(self) -> str:
         return self.value
 
+
+# How a check's problem words an answer of kind WRONG_TYPE ("wrong type: output 0 is ...").
+WRONG_TYPE = "wrong type"
 
 # Reported, but not a failure, under `--conventions subgradient`.
 SUBGRADIENT_TOLERATED = frozenset({Kind.CONVENTION})

@@ -101,14 +101,9 @@ def run_torch_tensor_batch(
     `adjoints`: also the largest adjoint |d loss / d node| per point (how much rounding any
     node's value can push into the gradients).
     """
-    shapes = graph_shapes(graph)
     k = points[0].shape[0]
     leaves = [torch.tensor(np.asarray(p, dtype=dtype), requires_grad=True) for p in points]
-    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
-    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
-        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
-        nodes.append(pad(out, shape))
-    outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
+    nodes, outputs = tensor_nodes(graph, leaves)
     cot = [
         torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
         for c, o in zip(cotangent, outputs)
@@ -150,6 +145,17 @@ def run_torch_tensor_batch(
         else:
             hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
     return TorchResult(forward, flat(grads), hvp, dtypes, adjoint_scale)
+
+
+def tensor_nodes(graph: Graph, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """Every node of a tensor graph computed by torch from batched `leaves` (batch first), in the
+    padded layout (`shapes.pad`), and the outputs as (batch, *shape)."""
+    shapes = graph_shapes(graph)
+    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
+    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
+        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
+        nodes.append(pad(out, shape))
+    return nodes, [unpad(nodes[o], shapes[o]) for o in graph.outputs]
 
 
 def set_torch_threads(n: int) -> int | None:

@@ -259,11 +259,11 @@ def test_graph_kind_and_engine_must_match(argv, message, tmp_path, capsys):
     assert message in err
 
 
-def test_an_adapter_that_raises_on_an_op(engines, tmp_path, capsys):
-    status, _, err = run(capsys, "run", "--engine", "test_engines:RaisesOnExp", "--out", str(tmp_path / "o"))
-    assert status == 2
-    assert "engine 'test_engines:RaisesOnExp': its adapter raised TypeError: exp is not wired up yet" in err
-    assert ".exp()" in err and "fix the adapter" in err
+def test_an_engine_that_raises_on_an_op_is_a_finding_against_that_op(engines, tmp_path, capsys):
+    argv = ["run", "--engine", "test_engines:RaisesOnExp", "--graphs", "20", "--ops", "exp,add"]
+    status, out, _ = run(capsys, *argv, "--out", str(tmp_path / "o"))
+    assert status == 1, "the engine's exception fails the run as a finding: exit 2 would blame the adapter"
+    assert "exp — engine raised TypeError" in out
 
 
 def test_an_adapter_that_raises_when_built(engines, tmp_path, capsys):

@@ -71,3 +71,16 @@ def test_the_hessian_of_a_linear_graph_is_zero_not_an_error():
     )
     hvp = TORCH.run_hvp(graph, [x], [np.array(1.0)], [np.ones(3)])
     assert np.array_equal(np.asarray(hvp[0]), np.zeros(3))
+
+
+def test_a_linear_graph_has_a_zero_hessian_vector_product_as_an_engine():
+    # the gradients of -x or x + x are constants: no graph to differentiate again, and no error
+    from gradcheck.graphs.ir import Graph, Input, OpNode
+    from gradcheck.parity.compare import check_graph
+
+    x0 = Input("x0", np.array([[1.0, 2.0, 3.0]]), (1, 3))
+    for node in (OpNode("neg", (0,)), OpNode("add", (0, 0))):
+        graph = Graph([x0], [node], [1], meta={"kind": "tensor"})
+        ones = [np.ones((1, 3))]
+        assert TORCH.run_hvp(graph, [x0.value], ones, ones)[0].tolist() == [[0.0] * 3]
+        assert check_graph(graph, TORCH).passed
