@@ -25,8 +25,7 @@ MINIGRAD_OP_NAMES: dict[str, str] = {
     "divconst": "div",
     "rdivconst": "div",
     "rpowconst": "pow",
-    "linear": "matmul",
-    "linearrelu": "matmul",  # relu of linear as one op (a hidden layer): a product's tolerance
+    "bcewithlogits": "binary_cross_entropy_with_logits",  # the Value loss's op
     "permute": "transpose",
     "sumtosize": "sum",
     # data movement: exact, checked like reshape
@@ -40,16 +39,12 @@ MINIGRAD_OP_NAMES: dict[str, str] = {
     "scatteradd": "reshape",
     # selection: piecewise like maximum
     "where": "maximum",
-    # losses built from log and sigmoid/softmax: checked like log_softmax
+    # a loss built from log, checked like log_softmax
     "bce": "log_softmax",
-    "bcewithlogits": "log_softmax",
-    "binarycrossentropywithlogits": "log_softmax",
-    "nllloss": "log_softmax",
     # minigrad's function and method names for composites and views (`Tensor.max`, `.T`, losses)
     "max": "amax",
     "min": "amin",
     "t": "transpose",
-    "crossentropy": "log_softmax",
     "binarycrossentropy": "log_softmax",
     "hingeloss": "relu",
 }
