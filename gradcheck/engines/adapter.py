@@ -48,6 +48,9 @@ class EngineAdapter:
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
     dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
     dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
+    # the engine's nn layer (layers, losses, optimizers) trained step by step against torch's, if
+    # it has one (`engines.network.NetworkAdapter`, checked by `parity.nn_step`)
+    network: Any = None
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
