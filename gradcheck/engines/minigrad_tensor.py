@@ -9,6 +9,8 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_grad import MinigradGradAdapter
+from gradcheck.engines.snippets import backward_snippet
+from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS
 from minigrad import Tensor, functional
 
@@ -46,6 +48,11 @@ class MinigradTensor(MinigradGradAdapter):
         if op in _FUSED:
             return functional.linear_relu(*args)
         return super().apply(op, args, attrs)
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        if second_order or not graph.is_tensor:
+            return super().snippet(graph, second_order)
+        return backward_snippet(graph)
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """One `backward()` of the cotangent-weighted outputs; each input's `.grad`."""

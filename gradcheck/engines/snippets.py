@@ -15,6 +15,11 @@ _FIRST_ORDER = {
     "torch": "grads = torch.autograd.grad(outputs, inputs, cotangent, allow_unused=True)",
     "minigrad": "grads = minigrad.grad(outputs, inputs, cotangent, allow_unused=True)",
 }
+# minigrad-tensor's first derivatives: one backward() of the weighted outputs, the training path
+_BACKWARD = (
+    "sum((o * c).sum() for o, c in zip(outputs, cotangent)).backward()  # as the harness runs it\n"
+    "grads = [x.grad for x in inputs]"
+)
 _SECOND_ORDER = {
     "torch": (
         "grads = torch.autograd.grad(outputs, inputs, cotangent, create_graph=True)\n"
@@ -55,3 +60,9 @@ def micrograd_snippet(graph: Graph) -> str:
     lines.append(f'print("outputs:", [{", ".join(f"{graph.name_of(o)}.data" for o in graph.outputs)}])')
     lines.append(f'print("grads:", [{", ".join(f"{i.name}.grad" for i in graph.inputs)}])')
     return "\n".join(lines) + "\n"
+
+
+def backward_snippet(graph: Graph) -> str:
+    """minigrad Tensor code for a tensor graph whose gradients come from one `backward()` (the
+    path where a pass owns its gradient buffers), as the minigrad-tensor adapter takes them."""
+    return graph.to_python("minigrad").replace(_FIRST_ORDER["minigrad"], _BACKWARD)
