@@ -104,14 +104,14 @@ class LinearReLU(TensorOp):
 
 
 class BinaryCrossEntropyWithLogits(TensorOp):
-    """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, torch's overflow-free formula."""
+    """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, as torch computes it: (1 - y) x - log σ(x),
+    with -log σ(x) = max(-x, 0) + log1p(e^-|x|) (no overflow, and inf at x = -inf, not inf - inf)."""
 
     name = "binary_cross_entropy_with_logits"
 
     @staticmethod
     def forward(x, y):
-        max_val = np.maximum(-x, 0)
-        return (1 - y) * x + max_val + np.log(np.exp(-max_val) + np.exp(-x - max_val))
+        return (1 - y) * x + (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
 
     @staticmethod
     def backward(g, out, x, y, *, needs):

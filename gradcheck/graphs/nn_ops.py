@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.graphs import edges
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
-from gradcheck.graphs.tensor_ops import log_softmax_xp
+from gradcheck.graphs.tensor_ops import EDGE_ROWS, log_softmax_xp
 
 REDUCTIONS = ("mean", "sum", "none")
 # softmax's cross-entropy is checked where its logits spread at most this much along a row
@@ -208,6 +209,23 @@ def _class_loss_batched(name: str) -> Any:
     return loss
 
 
+def _class_edges() -> tuple[edges.Edge, ...]:
+    """Rows of logits at float64's limits (huge spreads, infinities, nan), the target on either
+    side, each reduction."""
+    return tuple(
+        ((np.array(row),), {"reduction": reduction, "target": target})
+        for row in EDGE_ROWS
+        for target in (0, 2)
+        for reduction in ("mean", "none")
+    )
+
+
+def _pair_edges() -> tuple[edges.Edge, ...]:
+    """Every pair of edge operands, and logits where exp overflows against a target of 1/2."""
+    pairs = edges.binary(*[(x, 0.5) for x in edges.EXP_POINTS])
+    return tuple((args, {"reduction": reduction}) for args, _ in pairs for reduction in ("mean", "none"))
+
+
 def _class_loss_spec(name: str, forward: Any, domain: Any, family: str) -> OpSpec:
     template = "{0}, {tensor}({target}), reduction={reduction}"
     return OpSpec(
@@ -225,6 +243,7 @@ def _class_loss_spec(name: str, forward: Any, domain: Any, family: str) -> OpSpe
         torch_template=f"torch.nn.functional.{name}(" + template.replace("{tensor}", "torch.tensor") + ")",
         torch_batched=_class_loss_batched(name),
         family=family,
+        edges=_class_edges(),
         array=lambda xp, a, k: _xp_nll(
             xp, log_softmax_xp(xp, a[0], -1) if name == "cross_entropy" else a[0], k
         ),
@@ -307,6 +326,7 @@ def _elementwise_loss_spec(name: str, forward: Any, domain: Any, family: str, xp
             getattr(functional(a[0]), name)(a[0], a[1], reduction="none"), k["reduction"]
         ),
         family=family,
+        edges=_pair_edges(),
         array=array,
     )
 

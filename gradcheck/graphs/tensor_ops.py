@@ -13,7 +13,7 @@ from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
 
 # Rows where softmax, log_softmax and the reductions meet float64's limits: huge spreads,
 # infinities and nan (each checked along its last dim).
-_EDGE_ROWS = (
+EDGE_ROWS = (
     [1000.0, 0.0, -1000.0],
     [800.0, 800.0, 0.0],
     [edges.INF, 0.0, 1.0],
@@ -24,7 +24,7 @@ _EDGE_ROWS = (
 
 
 def _row_edges(**attrs: Any) -> tuple[edges.Edge, ...]:
-    return tuple(((np.array(row),), dict(attrs)) for row in _EDGE_ROWS)
+    return tuple(((np.array(row),), dict(attrs)) for row in EDGE_ROWS)
 
 
 def _dims_options(shape: tuple[int, ...]) -> list[tuple[int, ...]]:

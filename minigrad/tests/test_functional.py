@@ -164,6 +164,20 @@ def test_binary_cross_entropy_with_logits_is_stable_and_exact_at_zero():
         F.binary_cross_entropy_with_logits(minigrad.zeros(2), minigrad.zeros(3))
 
 
+def test_binary_cross_entropy_with_logits_at_infinite_logits_is_torchs():
+    """-inf logits with a target above 1 cost inf (torch), not inf - inf = nan."""
+    logits = np.array([-np.inf, -np.inf, -np.inf, np.inf, np.inf])
+    targets = np.array([2.0, 1e300, 0.5, -1.0, 0.5])
+    ours = F.binary_cross_entropy_with_logits(
+        minigrad.Tensor(logits), minigrad.Tensor(targets), reduction="none"
+    )
+    theirs = TF.binary_cross_entropy_with_logits(
+        torch.tensor(logits), torch.tensor(targets), reduction="none"
+    )
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    assert np.isposinf(ours.data[:2]).all()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("shape", [(6, 4), (4,), (0, 4)], ids=str)

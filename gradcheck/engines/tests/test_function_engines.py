@@ -4,6 +4,7 @@ docs/engines.md says, and a missing adapter method is named before a campaign st
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,8 +16,10 @@ from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.nn_ops import NN_SPECS
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.parity.compare import check_graph, kink_graphs
+from gradcheck.parity.edges import check_edge, edge_graph
 from minigrad import Tensor
 
 pytest.importorskip("jax")
@@ -158,3 +161,22 @@ def test_a_tensor_adapter_needs_no_gradients_override():
         )
         check = check_graph(graph, engine, seed=index)
         assert check.passed, check.report()
+
+
+# Where each function-style engine differs from torch at the nn losses' edge values (docs/adapters.md):
+# (op, the first argument, which check).
+NN_EDGE_FINDINGS = {
+    "jax-tensor": {("binary_cross_entropy_with_logits", 5e-324, "forward")},
+    "autograd-tensor": {("binary_cross_entropy_with_logits", -math.inf, "gradient")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_EDGE_FINDINGS))
+def test_each_engine_differs_from_torch_at_the_nn_losses_edges_exactly_where_the_docs_say(name):
+    engine = load_engine(name)
+    found = set()
+    for spec in NN_SPECS:
+        for args, attrs in spec.edges:
+            for problem in check_edge(engine, edge_graph(spec.name, args, attrs)):
+                found.add((spec.name, float(np.asarray(args[0]).reshape(-1)[0]), problem.check))
+    assert found == NN_EDGE_FINDINGS[name]
