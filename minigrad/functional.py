@@ -282,7 +282,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, reduction: str 
             f"binary_cross_entropy_with_logits: Target size ({target.shape}) must be the same as "
             f"input size ({input.shape})"
         )
-    dtype = result_type(input, target)
+    # torch computes this loss in the target's dtype (float64 logits, float32 target: float32)
+    dtype = target.dtype if target.data.dtype.kind == "f" else result_type(input, target)
     loss = apply_op(BinaryCrossEntropyWithLogits, (input.to(dtype), target.to(dtype)))
     return _reduce(loss, reduction)
 
