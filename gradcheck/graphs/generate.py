@@ -464,7 +464,10 @@ def tensor_graph_in_domain(graph: Graph) -> bool:
         values = [pad(np.asarray(i.value, dtype=np.float64)[None], i.shape) for i in graph.inputs]
     shapes = [i.shape for i in graph.inputs]
     for node in graph.nodes:
-        made = _tensor_value(REGISTRY[node.op], values, shapes, node, node.attr)
+        try:
+            made = _tensor_value(REGISTRY[node.op], values, shapes, node, node.attr)
+        except (IndexError, ValueError):  # a shrunk candidate: attributes drawn for another rank
+            return False
         if made is None:
             return False
         values.append(made[0])
