@@ -89,6 +89,11 @@ def _promoted(args: Sequence[Any]) -> list[Any]:
     return [t.to(dtype) for t in args]
 
 
+# One sample whose first pre-activation is exactly 0 (1 - 1 + 0) and whose second is positive.
+_AT_THE_KINK = (((np.array([1.0, 1.0]), np.array([[1.0, -1.0], [2.0, 0.5]]), np.array([0.0, 0.0])), {}),)
+_AT_THE_KINK_NO_BIAS = tuple((args[:2], attrs) for args, attrs in _AT_THE_KINK)
+
+
 def _linear_spec(name: str, bias: bool, relu: bool) -> OpSpec:
     """linear (x @ weight.T + bias) or the fused hidden layer relu(linear), with or without a bias."""
     operands = "{0}, {1}, {2}" if bias else "{0}, {1}"
@@ -104,6 +109,7 @@ def _linear_spec(name: str, bias: bool, relu: bool) -> OpSpec:
         domain=_linear_relu_domain if relu else _linear_domain,
         branch=(lambda a, k: _np_linear(a) > 0) if relu else None,
         kinks="kink where a pre-activation is 0 (torch: relu's derivative 0 there)" if relu else "",
+        kink_cases=(_AT_THE_KINK if bias else _AT_THE_KINK_NO_BIAS) if relu else (),
         tensor_only=True,
         shape=_linear_shape,
         tensor_attrs=lambda c, s: {} if s else None,

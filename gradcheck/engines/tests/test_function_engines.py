@@ -79,14 +79,22 @@ KINK_FINDINGS = {
     },
     "autograd": {"relu(0.0,){}": "1/2", "relu(-0.0,){}": "1/2"},
 }
+# linear_relu's kink case: one pre-activation at 0 with weight 1 on x[0], the other positive with
+# weight 2; relu spelled maximum(y, 0) gives the 0 half the gradient: 1/2 + 2 (torch: 0 + 2).
+LINEAR_RELU_AT_ITS_KINK = {
+    "linear_relu('...', '...', '...'){}": "2.5",
+    "linear_relu_no_bias('...', '...'){}": "2.5",
+}
 TENSOR_KINK_FINDINGS = {
     "jax-tensor": {
         "clamp(-0.5,){'high': 1.0, 'low': -0.5}": "1/2",
         "clamp(1.0,){'high': 1.0, 'low': -0.5}": "1/2",
+        **LINEAR_RELU_AT_ITS_KINK,
     },
     "autograd-tensor": {
         "clamp(-0.5,){'high': 1.0, 'low': -0.5}": "0",
         "clamp(1.0,){'high': 1.0, 'low': -0.5}": "0",
+        **LINEAR_RELU_AT_ITS_KINK,
     },
 }
 
