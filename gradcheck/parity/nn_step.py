@@ -5,7 +5,9 @@ random weights and data are trained for a few steps by the engine's network adap
 (`engines.network`) and by torch (float64, `torch.nn.functional` and `torch.optim`). Each step's
 loss, parameter gradients, retained hidden-activation gradients and updated parameters must
 agree to float64 rounding, so a change in a fused op (`linear_relu`), a layer or an optimizer
-shows up as a problem naming the step, the quantity and the entry.
+shows up as a problem naming the step, the quantity and the entry. Some architectures keep their
+hidden activations' gradients (`retain_grad`): a retained gradient is the one buffer a backward
+pass hands out without owning it, where an in-place mask would go wrong.
 """
 
 from __future__ import annotations
