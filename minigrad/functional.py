@@ -104,14 +104,14 @@ class LinearReLU(TensorOp):
 
 
 class BinaryCrossEntropyWithLogits(TensorOp):
-    """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, torch's overflow-free formula."""
+    """-(y log σ(x) + (1 - y) log(1 - σ(x))) elementwise, as torch computes it: (1 - y) x - log σ(x),
+    with -log σ(x) = max(-x, 0) + log1p(e^-|x|) (no overflow, and inf at x = -inf, not inf - inf)."""
 
     name = "binary_cross_entropy_with_logits"
 
     @staticmethod
     def forward(x, y):
-        max_val = np.maximum(-x, 0)
-        return (1 - y) * x + max_val + np.log(np.exp(-max_val) + np.exp(-x - max_val))
+        return (1 - y) * x + (np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x))))
 
     @staticmethod
     def backward(g, out, x, y, *, needs):
@@ -282,7 +282,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, reduction: str 
             f"binary_cross_entropy_with_logits: Target size ({target.shape}) must be the same as "
             f"input size ({input.shape})"
         )
-    dtype = result_type(input, target)
+    # torch computes this loss in the target's dtype (float64 logits, float32 target: float32)
+    dtype = target.dtype if target.data.dtype.kind == "f" else result_type(input, target)
     loss = apply_op(BinaryCrossEntropyWithLogits, (input.to(dtype), target.to(dtype)))
     return _reduce(loss, reduction)
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.network import NetworkAdapter
 from gradcheck.engines.snippets import adapter_snippet
 from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.program import Program
@@ -50,6 +51,9 @@ class EngineAdapter:
     dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
     dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
     spec: str | None = None  # the name `load_engine` loaded it by, for repro scripts that load it again
+    # the engine's nn layer (layers, losses, optimizers) trained step by step against torch's, if
+    # it has one (checked by `parity.nn_step`)
+    network: NetworkAdapter | None = None
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""

@@ -14,6 +14,7 @@ import numpy as np
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
+from gradcheck.engines.minigrad_nn import MinigradNetwork
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from minigrad import Tensor, Value
@@ -23,6 +24,7 @@ class MinigradGradAdapter(EngineAdapter):
     """Base of the minigrad adapters: one `minigrad.grad` path for first and second derivatives."""
 
     create_graph = True
+    network = MinigradNetwork()
 
     def constant(self, x: Any) -> Any:
         """A cotangent or direction entry as an engine constant."""

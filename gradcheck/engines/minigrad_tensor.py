@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_grad import MinigradGradAdapter
+from gradcheck.engines.snippets import backward_snippet
+from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS
 from minigrad import Tensor, functional
 
@@ -22,8 +25,14 @@ def _tensor(x: Any) -> Tensor:
     return Tensor(np.asarray(x, dtype=np.float64))
 
 
+# relu(linear(...)) as minigrad's fused op (the registry spells it as linear, then relu)
+_FUSED = frozenset({"linear_relu", "linear_relu_no_bias"})
+
+
 class MinigradTensor(MinigradGradAdapter):
-    """minigrad.Tensor; gradients through `minigrad.grad` with one cotangent tensor per output."""
+    """minigrad.Tensor. First derivatives through `Tensor.backward`, the path training takes (its
+    pass owns gradient buffers that relu and linear_relu mask in place); second derivatives
+    through `minigrad.grad` with one cotangent tensor per output."""
 
     name = "minigrad-tensor"
     ops = frozenset(TENSOR_OPS)
@@ -36,7 +45,18 @@ class MinigradTensor(MinigradGradAdapter):
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op in _FUNCTIONS:
             return _FUNCTIONS[op](args[0], attrs["dim"])
+        if op in _FUSED:
+            return functional.linear_relu(*args)
         return super().apply(op, args, attrs)
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        if second_order or not graph.is_tensor:
+            return super().snippet(graph, second_order)
+        return backward_snippet(graph)
+
+    def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
+        """One `backward()` of the cotangent-weighted outputs; each input's `.grad`."""
+        return EngineAdapter.gradients(self, outputs, inputs, cotangent)
 
     def scalar_tensor(self, value: float) -> Tensor:
         return _tensor(value)

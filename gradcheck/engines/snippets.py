@@ -21,6 +21,11 @@ _FIRST_ORDER = {
     "torch": "grads = torch.autograd.grad(outputs, inputs, cotangent, allow_unused=True)",
     "minigrad": "grads = minigrad.grad(outputs, inputs, cotangent, allow_unused=True)",
 }
+# minigrad-tensor's first derivatives: one backward() of the weighted outputs, the training path
+_BACKWARD = (
+    "sum((o * c).sum() for o, c in zip(outputs, cotangent)).backward()  # as the harness runs it\n"
+    "grads = [x.grad for x in inputs]"
+)
 _SECOND_ORDER = {
     "torch": (
         "grads = torch.autograd.grad(outputs, inputs, cotangent, create_graph=True, materialize_grads=True)\n"
@@ -171,3 +176,9 @@ def _leaf_value(v: Any, tensor: bool) -> str:
 def _adapter_constant(c: Constant) -> str:
     """A graph constant as `apply` receives it: a float, or `engine.scalar_tensor(x)`."""
     return f"engine.scalar_tensor({literal(c.value)})" if c.tensor else literal(c.value)
+
+
+def backward_snippet(graph: Graph) -> str:
+    """minigrad Tensor code for a tensor graph whose gradients come from one `backward()` (the
+    path where a pass owns its gradient buffers), as the minigrad-tensor adapter takes them."""
+    return graph.to_python("minigrad").replace(_FIRST_ORDER["minigrad"], _BACKWARD)

@@ -355,6 +355,11 @@ def build_tensor_graph(
         consts: tuple[Constant, ...] = ()
         if spec.arity == 1:
             args: tuple[int, ...] = (first,)
+        elif spec.arity == 3:
+            valid = _operand_triples(spec, values, node_shapes, first, attr)
+            if not valid:
+                continue
+            args = valid[chooser.integer(0, len(valid) - 1)]
         elif spec.shape is None and chooser.integer(1, CONSTANT_EVERY) == CONSTANT_EVERY:
             # a Python number (ops with an operator spelling) or a 0-d tensor on either side
             at = chooser.integer(0, 1)
@@ -412,6 +417,27 @@ def _tensor_value(
     return pad(out, shape), shape
 
 
+def _operand_triples(
+    spec: Any, values: list[np.ndarray], shapes: list[tuple[int, ...]], first: int, attr: dict[str, Any]
+) -> list[tuple[int, int, int]]:
+    """Up to 6 (first, second, third) node triples a ternary op (linear with a bias) takes, the
+    most recent nodes first: shapes are tried cheaply before any value is computed."""
+    n = len(values)
+    valid: list[tuple[int, int, int]] = []
+    tried = 0
+    for second in range(n - 1, -1, -1):
+        for third in range(n - 1, -1, -1):
+            if spec.out_shape((shapes[first], shapes[second], shapes[third]), attr) is None:
+                continue
+            tried += 1
+            triple = (first, second, third)
+            if _tensor_value(spec, values, shapes, OpNode(spec.name, triple), attr) is not None:
+                valid.append(triple)
+            if len(valid) == 6 or tried == 24:
+                return valid
+    return valid
+
+
 def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[int]:
     if not n_nodes:
         return [0]
@@ -467,7 +493,10 @@ def tensor_graph_in_domain(graph: Graph) -> bool:
         values = [pad(np.asarray(i.value, dtype=np.float64)[None], i.shape) for i in graph.inputs]
     shapes = [i.shape for i in graph.inputs]
     for node in graph.nodes:
-        made = _tensor_value(REGISTRY[node.op], values, shapes, node, node.attr)
+        try:
+            made = _tensor_value(REGISTRY[node.op], values, shapes, node, node.attr)
+        except (IndexError, ValueError):  # a shrunk candidate: attributes drawn for another rank
+            return False
         if made is None:
             return False
         values.append(made[0])

@@ -27,6 +27,8 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "high": "upper bound, inclusive",
     "shape": "the new shape",
     "ndim_in": "the argument's rank (so a leading batch axis can be kept)",
+    "reduction": "'mean', 'sum' or 'none', as torch's losses take it",
+    "target": "the class index of each row (an int for one row), no gradient",
 }
 
 # Where an attribute means something else for one op.

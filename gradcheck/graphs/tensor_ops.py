@@ -13,7 +13,7 @@ from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
 
 # Rows where softmax, log_softmax and the reductions meet float64's limits: huge spreads,
 # infinities and nan (each checked along its last dim).
-_EDGE_ROWS = (
+EDGE_ROWS = (
     [1000.0, 0.0, -1000.0],
     [800.0, 800.0, 0.0],
     [edges.INF, 0.0, 1.0],
@@ -24,7 +24,7 @@ _EDGE_ROWS = (
 
 
 def _row_edges(**attrs: Any) -> tuple[edges.Edge, ...]:
-    return tuple(((np.array(row),), dict(attrs)) for row in _EDGE_ROWS)
+    return tuple(((np.array(row),), dict(attrs)) for row in EDGE_ROWS)
 
 
 def _dims_options(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -37,8 +37,15 @@ def _reduce_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | 
     return None if not shape else {"dims": chooser.choice(_dims_options(shape))}
 
 
-def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+def _fits(dims: Sequence[int], shape: tuple[int, ...]) -> bool:
+    """Negative dims that all name an axis of `shape` (a shrunk graph may hand an op a smaller one)."""
+    return all(-len(shape) <= d < 0 for d in dims)
+
+
+def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
     n = len(shapes[0])
+    if not _fits(attrs["dims"], shapes[0]):
+        return None
     drop = {n + d for d in attrs["dims"]}
     return tuple(s for i, s in enumerate(shapes[0]) if i not in drop)
 
@@ -127,7 +134,9 @@ def _transpose_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any]
     return {"dims": chooser.choice(pairs)}
 
 
-def _transposed_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+def _transposed_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    if not _fits(attrs["dims"], shapes[0]):
+        return None
     shape = list(shapes[0])
     i, j = attrs["dims"]
     shape[i], shape[j] = shape[j], shape[i]
@@ -140,6 +149,16 @@ def _reshape_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] |
     options += [(a, size // a) for a in range(2, size) if size % a == 0]
     options = [o for o in options if o != shape]
     return {"shape": chooser.choice(options), "ndim_in": len(shape)} if options else None
+
+
+def _reshaped_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    shape, new = shapes[0], tuple(attrs["shape"])
+    return new if len(shape) == attrs["ndim_in"] and np.prod(shape) == np.prod(new) else None
+
+
+def _along_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    """softmax's and log_softmax's: the argument's shape, when `dim` is one of its axes."""
+    return shapes[0] if _fits((attrs["dim"],), shapes[0]) else None
 
 
 def _reshape_batched(x: Any, attrs: dict[str, Any]) -> Any:
@@ -338,7 +357,7 @@ TENSOR_SPECS: list[OpSpec] = [
         lambda a, k: _reshape_batched(a[0], k),
         "{0}.reshape({shape})",
         tensor_only=True,
-        shape=lambda s, k: tuple(k["shape"]),
+        shape=_reshaped_shape,
         tensor_attrs=_reshape_attrs,
         torch_batched=lambda a, k: _reshape_batched(a[0], k),
         layout_attrs=("ndim_in",),
@@ -353,7 +372,7 @@ TENSOR_SPECS: list[OpSpec] = [
         "minigrad.functional.softmax({0}, {dim})",
         domain=_softmax_domain,
         tensor_only=True,
-        shape=lambda s, k: s[0],
+        shape=_along_shape,
         tensor_attrs=_dim_attrs,
         torch_template="torch.softmax({0}, {dim})",
         family="exp_log",
@@ -368,7 +387,7 @@ TENSOR_SPECS: list[OpSpec] = [
         "minigrad.functional.log_softmax({0}, {dim})",
         domain=_softmax_domain,
         tensor_only=True,
-        shape=lambda s, k: s[0],
+        shape=_along_shape,
         tensor_attrs=_dim_attrs,
         torch_template="torch.log_softmax({0}, {dim})",
         family="exp_log",

@@ -25,6 +25,7 @@ from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.nn_step import check_networks
 from gradcheck.parity.trust import checked_graph as check_graph
 from gradcheck.suite.plugin import corpus_files, corpus_id, examples, record_failure, tolerated
 
@@ -144,3 +145,13 @@ def test_seeded_random_tensor_graphs_agree(engine, gradcheck_dtype, chunk):
             )
             _assert_passes(check_graph(small, engine, seed=index, dtype=gradcheck_dtype), engine)
             _assert_passes(check, engine)
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_nn_training_steps_agree_with_torch(engine, chunk):
+    """The engine's nn layer (if its adapter has a `network`): random MLPs trained a few steps."""
+    if engine.network is None:
+        pytest.skip(f"engine {engine.name} has no nn layer to train")
+    checks = check_networks(engine.network, count=max(5, PER_CHUNK // 4), seed=STREAM_SEED + chunk)
+    problems = [check.report() for check in checks if not check.passed]
+    assert not problems, "\n".join(problems)

@@ -164,6 +164,37 @@ def test_binary_cross_entropy_with_logits_is_stable_and_exact_at_zero():
         F.binary_cross_entropy_with_logits(minigrad.zeros(2), minigrad.zeros(3))
 
 
+@pytest.mark.parametrize("input_dtype", DTYPES)
+@pytest.mark.parametrize("target_dtype", DTYPES)
+def test_binary_cross_entropy_with_logits_is_computed_in_the_targets_dtype_as_torch_does(
+    input_dtype, target_dtype
+):
+    logits, targets = sample((2, 3), 3).astype(input_dtype), np.full((2, 3), 0.3, dtype=target_dtype)
+    x = minigrad.Tensor(logits, requires_grad=True)
+    loss = F.binary_cross_entropy_with_logits(x, minigrad.Tensor(targets))
+    loss.backward()
+    t = torch.tensor(logits, requires_grad=True)
+    expected = TF.binary_cross_entropy_with_logits(t, torch.tensor(targets))
+    expected.backward()
+    assert loss.data.dtype == target_dtype and str(expected.dtype) == f"torch.{np.dtype(target_dtype)}"
+    assert x.grad.data.dtype == input_dtype and str(t.grad.dtype) == f"torch.{np.dtype(input_dtype)}"
+    np.testing.assert_allclose(loss.data, expected.detach().numpy(), rtol=1e-6)
+
+
+def test_binary_cross_entropy_with_logits_at_infinite_logits_is_torchs():
+    """-inf logits with a target above 1 cost inf (torch), not inf - inf = nan."""
+    logits = np.array([-np.inf, -np.inf, -np.inf, np.inf, np.inf])
+    targets = np.array([2.0, 1e300, 0.5, -1.0, 0.5])
+    ours = F.binary_cross_entropy_with_logits(
+        minigrad.Tensor(logits), minigrad.Tensor(targets), reduction="none"
+    )
+    theirs = TF.binary_cross_entropy_with_logits(
+        torch.tensor(logits), torch.tensor(targets), reduction="none"
+    )
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+    assert np.isposinf(ours.data[:2]).all()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("shape", [(6, 4), (4,), (0, 4)], ids=str)

@@ -4,6 +4,7 @@ docs/engines.md says, and a missing adapter method is named before a campaign st
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,8 +17,10 @@ from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.nn_ops import NN_SPECS
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.parity.compare import check_graph, kink_graphs
+from gradcheck.parity.edges import check_edge, edge_graph
 from minigrad import Tensor
 
 pytest.importorskip("jax")
@@ -81,14 +84,22 @@ KINK_FINDINGS = {
     },
     "autograd": {"relu(0.0,){}": "1/2", "relu(-0.0,){}": "1/2"},
 }
+# linear_relu's kink case: one pre-activation at 0 with weight 1 on x[0], the other positive with
+# weight 2; relu spelled maximum(y, 0) gives the 0 half the gradient: 1/2 + 2 (torch: 0 + 2).
+LINEAR_RELU_AT_ITS_KINK = {
+    "linear_relu('...', '...', '...'){}": "2.5",
+    "linear_relu_no_bias('...', '...'){}": "2.5",
+}
 TENSOR_KINK_FINDINGS = {
     "jax-tensor": {
         "clamp(-0.5,){'high': 1.0, 'low': -0.5}": "1/2",
         "clamp(1.0,){'high': 1.0, 'low': -0.5}": "1/2",
+        **LINEAR_RELU_AT_ITS_KINK,
     },
     "autograd-tensor": {
         "clamp(-0.5,){'high': 1.0, 'low': -0.5}": "0",
         "clamp(1.0,){'high': 1.0, 'low': -0.5}": "0",
+        **LINEAR_RELU_AT_ITS_KINK,
     },
 }
 
@@ -163,3 +174,22 @@ def test_a_tensor_adapter_needs_no_gradients_override():
         )
         check = check_graph(graph, engine, seed=index)
         assert check.passed, check.report()
+
+
+# Where each function-style engine differs from torch at the nn losses' edge values (docs/adapters.md):
+# (op, the first argument, which check).
+NN_EDGE_FINDINGS = {
+    "jax-tensor": {("binary_cross_entropy_with_logits", 5e-324, "forward")},
+    "autograd-tensor": {("binary_cross_entropy_with_logits", -math.inf, "gradient")},
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_EDGE_FINDINGS))
+def test_each_engine_differs_from_torch_at_the_nn_losses_edges_exactly_where_the_docs_say(name):
+    engine = load_engine(name)
+    found = set()
+    for spec in NN_SPECS:
+        for args, attrs in spec.edges:
+            for problem in check_edge(engine, edge_graph(spec.name, args, attrs)):
+                found.add((spec.name, float(np.asarray(args[0]).reshape(-1)[0]), problem.check))
+    assert found == NN_EDGE_FINDINGS[name]

@@ -64,3 +64,18 @@ def test_a_node_can_be_frozen_into_an_input_holding_its_value_so_shrinking_cross
         shrunk = shrink_graph(graph, divides_by_zero)
     assert [n.op for n in shrunk.nodes] == ["div"] and [i.value for i in shrunk.inputs] == [0.0]
     assert region_of(shrunk) == "pole"
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("transpose", {"dims": (-2, -1)}),
+        ("sum", {"dims": (-3,)}),
+        ("reshape", {"shape": (2, 2), "ndim_in": 1}),
+    ],
+)
+def test_a_shrunk_tensor_candidate_whose_attributes_no_longer_fit_its_operand_is_out_of_domain(op, attrs):
+    """Shrinking rewires a node to another operand; attributes drawn for a (2, 3) one do not fit (3,)."""
+    node = OpNode(op, (0,), tuple(sorted(attrs.items())))
+    graph = Graph([Input("x0", np.ones(3), (3,))], [node], [1], meta={"kind": "tensor"})
+    assert not graph_in_domain(graph)

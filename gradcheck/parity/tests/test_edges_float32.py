@@ -117,3 +117,18 @@ def test_float32_needs_a_tensor_graph_and_engine():
         check_graph(scalar, "minigrad-tensor", dtype="float32")
     with pytest.raises(ValueError, match="computes in"):
         TinyAdapter().in_dtype("float32")
+
+
+def test_a_value_as_ill_conditioned_as_float32_makes_it_is_not_an_engine_error():
+    """sin(exp(x0) - x1) at x0 = 3.75: exp's float32 rounding (an ulp of 42.7) moves the value by
+    3e-6, as much as moving x0 by one float32 ulp does; torch's exp happened to round the other way."""
+    x1 = np.array([2.3601621851227303, 0.4745406635331901, -0.5904012875144381])
+    graph = Graph(
+        [Input("x0", np.array(3.7539212415368466), ()), Input("x1", x1, (3,))],
+        [OpNode("exp", (0,)), OpNode("sub", (2, 1)), OpNode("sin", (3,))],
+        [4],
+        meta={"kind": "tensor"},
+    )
+    check = check_graph(graph, "minigrad-tensor", dtype="float32")
+    assert check.passed, check.report()
+    assert check.max_forward_err > 1e-6  # the error is there, and as large as the conditioning allows
