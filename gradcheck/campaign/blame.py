@@ -19,12 +19,12 @@ import numpy as np
 from gradcheck.campaign.findings import Finding, graph_size
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.graphs.regions import region_of
+from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
-from gradcheck.parity.trust import checked_graph
+from gradcheck.parity.trust import checked_graph, failing_check
 
 
 def finding_of(
@@ -46,12 +46,43 @@ def finding_of(
         graph=graph.to_dict(),
         phase=phase,
         where=where,
-        region=region_of(graph),
+        region=localized_region(graph, difference, adapter),
         graph_indices=tuple(indices),
         problems=tuple(problems),
         snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
         extra={} if shrunk else {"unshrunk": True},
     )
+
+
+def localized_region(graph: Graph, difference: Difference, adapter: EngineAdapter) -> str:
+    """The region of a failing one-point graph, tiny magnitudes kept only where they matter: when
+    the graph fails alike with its tiny inputs scaled up to ordinary ones, the rule is wrong at
+    ordinary inputs too, and the finding is an ordinary one (a slope of 2 for relu is not a bug of
+    tiny inputs, an exp-based tanh's lost digits are)."""
+    region = region_of(graph)
+    if region != TINY or graph.points is not None:
+        return region
+    scaled = _tiny_inputs_scaled_up(graph)
+    if region_of(scaled) != ORDINARY:
+        return region
+    check = failing_check(scaled, adapter)
+    if check is None or check.failure is None:
+        return region
+    alike = classify(check.problems, check.failure, adapter)
+    return ORDINARY if (alike.kind, alike.check) == (difference.kind, difference.check) else region
+
+
+def _tiny_inputs_scaled_up(graph: Graph) -> Graph:
+    """`graph` with each nonzero input entry below tiny magnitude replaced by ±0.5 (its sign kept)."""
+
+    def ordinary(value: Any) -> Any:
+        v = np.asarray(value, dtype=np.float64)
+        tiny = (v != 0) & (np.abs(v) < TINY_MAGNITUDE)
+        out = np.where(tiny, np.copysign(0.5, v), v)
+        return out if out.ndim else float(out)
+
+    inputs = [Input(i.name, ordinary(i.value), i.shape) for i in graph.inputs]
+    return Graph(inputs, list(graph.nodes), list(graph.outputs), None, graph.cotangent, dict(graph.meta))
 
 
 def finding_of_check(check: GraphCheck, adapter: EngineAdapter, **options: Any) -> Finding:
