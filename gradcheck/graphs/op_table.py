@@ -29,6 +29,7 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "ndim_in": "the argument's rank (so a leading batch axis can be kept)",
     "reduction": "'mean', 'sum' or 'none', as torch's losses take it",
     "target": "the class index of each row (an int for one row), no gradient",
+    "ranks": "the two operands' ranks (1: a vector, 2: a matrix, 3+: a batch of matrices), as drawn",
 }
 
 # Where an attribute means something else for one op.
