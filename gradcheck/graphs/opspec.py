@@ -88,6 +88,11 @@ class OpSpec:
         must match torch's (`gradcheck.parity.edges`); built with `gradcheck.graphs.edges`.
     bounded: arguments at most MAX_MAGNITUDE in size and inside the domain give a finite result
         within MAX_MAGNITUDE too (sin, tanh, relu, log...): the generator skips its magnitude test.
+    optional_attrs: attribute name -> the value meant when a node leaves it out (`keepdim` of
+        sum and mean, which graphs saved before it existed do not carry).
+    spell_attrs: attribute name -> how a snippet spells its value for a target ('minigrad' or
+        'torch'), for attributes whose `repr` is not what the engines take (an index as
+        `1, ::2, torch.tensor([0, 0])`); the others are spelled with `repr`.
     """
 
     name: str
@@ -116,10 +121,16 @@ class OpSpec:
     tensor_attrs: Callable[[Chooser, tuple[int, ...]], Attrs | None] | None = None
     # the op on batched torch tensors (a leading batch axis) when `torch_apply` cannot serve
     torch_batched: Callable[[Args, Attrs], Any] | None = None
+    optional_attrs: dict[str, Any] = field(default_factory=dict)
+    spell_attrs: dict[str, Callable[[Any, str], str]] = field(default_factory=dict)
 
     def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
         template = self.torch_template if target == "torch" and self.torch_template else self.template
-        return template.format(*args, **{k: repr(v) for k, v in attrs.items()})
+        spelled = {
+            k: self.spell_attrs[k](v, target) if k in self.spell_attrs else repr(v)
+            for k, v in {**self.optional_attrs, **attrs}.items()
+        }
+        return template.format(*args, **spelled)
 
     @property
     def torch_rule(self) -> Callable[[Args, Attrs], Any]:

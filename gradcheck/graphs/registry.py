@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.graphs.layout_ops import LAYOUT_SPECS
 from gradcheck.graphs.opspec import (
     CANCELLATION,
     KINK_MARGIN,
@@ -25,9 +26,9 @@ from gradcheck.graphs.opspec import (
 from gradcheck.graphs.scalar_ops import SCALAR_SPECS
 from gradcheck.graphs.tensor_ops import TENSOR_SPECS
 
-REGISTRY: dict[str, OpSpec] = {spec.name: spec for spec in SCALAR_SPECS + TENSOR_SPECS}
+REGISTRY: dict[str, OpSpec] = {spec.name: spec for spec in SCALAR_SPECS + TENSOR_SPECS + LAYOUT_SPECS}
 SCALAR_OPS: tuple[str, ...] = tuple(spec.name for spec in SCALAR_SPECS)
-TENSOR_OPS: tuple[str, ...] = SCALAR_OPS + tuple(spec.name for spec in TENSOR_SPECS)
+TENSOR_OPS: tuple[str, ...] = SCALAR_OPS + tuple(spec.name for spec in TENSOR_SPECS + LAYOUT_SPECS)
 
 
 def register(spec: OpSpec) -> OpSpec:
