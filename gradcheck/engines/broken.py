@@ -17,8 +17,10 @@ import numpy as np
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_tensor import MinigradTensor
+from gradcheck.graphs.layout_ops import index_key
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
-from minigrad import Tensor
+from minigrad import Tensor, TensorOp
+from minigrad.tensor import apply_op
 
 
 class TinyValue:
@@ -292,8 +294,39 @@ class HalfPrecisionAccumulation(MinigradTensor):
         return [None if t is None else t.astype(self.dtype) for t in total]
 
 
+class _AssigningGetItem(TensorOp):
+    """Indexing whose gradient is assigned at the index instead of added there: an element picked
+    twice keeps one of its cotangents (the scatter of engines that write `grad[index] = g`)."""
+
+    name = "getitem"
+    arithmetic = False
+
+    @staticmethod
+    def forward(a: np.ndarray, *, index: Any) -> np.ndarray:
+        return a[index]
+
+    @staticmethod
+    def backward(g: np.ndarray, out: np.ndarray, a: np.ndarray, *, needs: Any, index: Any) -> tuple[Any]:
+        grad = np.zeros(a.shape, dtype=g.dtype)
+        grad[index] = g
+        return (grad,)
+
+
+class OverwrittenRepeats(MinigradTensor):
+    """minigrad Tensor whose indexing overwrites the gradient at a repeated index instead of
+    accumulating it (first order only)."""
+
+    name = "broken-index-repeats"
+    create_graph = False
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "index":
+            return apply_op(_AssigningGetItem, (args[0],), index=index_key(attrs["index"]))
+        return super().apply(op, args, attrs)
+
+
 BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {
-    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast)
+    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast, OverwrittenRepeats)
 }
 # broken only in float32: caught by the float32 check
 BROKEN_FLOAT32_ENGINES: dict[str, type[EngineAdapter]] = {
