@@ -2,7 +2,7 @@
 
 Generation, evaluation, the numeric and torch references, snippets, the tolerance policy, the
 mpmath oracle and the self-check's broken engines all read `REGISTRY`; adding an op is one
-`OpSpec(...)` in `scalar_ops.py` or `tensor_ops.py` (or `register` at run time).
+`OpSpec(...)` in `scalar_ops.py`, `tensor_ops.py` or `layout_ops.py` (or `register` at run time).
 """
 
 from __future__ import annotations
