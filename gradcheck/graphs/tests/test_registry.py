@@ -238,3 +238,20 @@ def test_max_and_min_along_a_dim_send_a_ties_gradient_to_the_returned_index_as_t
     for index in range(10):  # away from ties both rules are right
         graph = random_graph(rng, ops=["max_dim", "min_dim", "mul"], tensor=True, points=2)
         assert check_graph(graph, _TiesShared(), seed=index).passed
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max_dim", "min_dim"])
+def test_reductions_draw_keepdim_both_ways_and_keep_reduced_dims_with_size_one(name):
+    spec = REGISTRY[name]
+    chooser = RngChooser(np.random.default_rng(1))
+    drawn = {dict(spec.draw_tensor_attrs(chooser, (2, 3)))["keepdim"] for _ in range(40)}
+    assert drawn == {False, True}
+    dims = {"dims": (-1,)} if name in ("sum", "mean") else {"dim": -1}
+    assert spec.out_shape([(2, 3)], {**dims, "keepdim": True}) == (2, 1)
+    assert spec.out_shape([(2, 3)], {**dims, "keepdim": False}) == (2,)
+
+
+def test_minigrads_shape_indexing_and_along_a_dim_ops_are_in_the_tensor_registry_and_claimed():
+    surface = {"index", "where", "expand", "permute", "squeeze", "unsqueeze", "flatten", "max_dim", "min_dim"}
+    assert surface <= set(TENSOR_ONLY)
+    assert surface <= MinigradTensor.ops
