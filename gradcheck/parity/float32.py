@@ -83,14 +83,20 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
     return result
 
 
-def torch_dtypes(graph: Graph, values: list[np.ndarray]) -> list[str]:
+def torch_dtypes(graph: Graph, values: list[np.ndarray]) -> list[str] | None:
     """Each output's dtype in torch for float32 inputs of their own shapes (unbatched: whether an
-    operand is 0-d decides type promotion, and a batch axis would hide that)."""
+    operand is 0-d decides type promotion, and a batch axis would hide that). None when torch
+    refuses the graph at these shapes: a 0-d float32 value and a 0-d float64 constant make a
+    float64 value, which expand or reshape can bring to a matmul with a float32 operand, and
+    torch's matmul takes no mixed dtypes; torch then defines no dtype to match."""
     nodes: list[Any] = [torch.tensor(np.asarray(v, dtype=np.float32)) for v in values]
     with torch.no_grad():
         for node in graph.nodes:
             args = node.operands(nodes, torch_reference.torch_constant)
-            nodes.append(REGISTRY[node.op].apply_torch(args, node.attr))
+            try:
+                nodes.append(REGISTRY[node.op].apply_torch(args, node.attr))
+            except RuntimeError:
+                return None
     return [str(nodes[o].dtype).removeprefix("torch.") for o in graph.outputs]
 
 
@@ -99,8 +105,10 @@ def _round32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
-def _dtype_problems(forward: list[Any], torch_dtypes: list[str]) -> list[str]:
-    problems = []
+def _dtype_problems(forward: list[Any], torch_dtypes: list[str] | None) -> list[str]:
+    problems: list[str] = []
+    if torch_dtypes is None:
+        return problems
     for j, (out, want) in enumerate(zip(forward, torch_dtypes)):
         got = str(np.asarray(out).dtype)
         if got != want:

@@ -117,3 +117,20 @@ def test_float32_needs_a_tensor_graph_and_engine():
         check_graph(scalar, "minigrad-tensor", dtype="float32")
     with pytest.raises(ValueError, match="computes in"):
         TinyAdapter().in_dtype("float32")
+
+
+def test_a_graph_torch_refuses_in_float32_is_judged_on_values_without_a_dtype_to_match():
+    """0-d float32 + 0-d float64 constant is float64 in torch; expanded into a matmul with a
+    float32 operand torch raises (no mixed matmul), so there is no torch dtype to match."""
+    graph = Graph(
+        [Input("x0", np.array(0.5), ()), Input("x1", np.array([[1.0, 2.0], [0.5, -1.0]]), (2, 2))],
+        [
+            OpNode("add", (0,), (), (Constant(1, 1.5, True),)),
+            OpNode("expand", (2,), (("sizes", (2, 2)),)),
+            OpNode("matmul", (3, 1)),
+        ],
+        [4],
+        meta={"kind": "tensor"},
+    )
+    check = check_graph(graph, "minigrad-tensor", dtype="float32")
+    assert check.passed and check.points_checked == 1, check.report()
