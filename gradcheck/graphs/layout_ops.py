@@ -70,15 +70,21 @@ def _index_batched(args: Sequence[Any], attrs: Attrs) -> Any:
     """The index applied to the trailing dims of a batch (numpy arrays or torch tensors); the
     leading dims get full slices (torch counts a mask after an Ellipsis as one dim)."""
     key = index_key(attrs["index"])
-    covered = sum(np.ndim(item) if isinstance(item, np.ndarray) and item.dtype == bool else 1 for item in key)
-    return args[0][(slice(None),) * (args[0].ndim - covered) + key]
+    return args[0][(slice(None),) * (args[0].ndim - _covered(key)) + key]
+
+
+def _covered(key: tuple[Any, ...]) -> int:
+    """How many dims an index key covers (a boolean mask covers as many as it has)."""
+    return sum(np.ndim(item) if isinstance(item, np.ndarray) and item.dtype == bool else 1 for item in key)
 
 
 def _index_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape | None:
-    try:
-        return np.empty(shapes[0])[index_key(attrs["index"])].shape
-    except (IndexError, ValueError):
+    """The indexed shape; None unless the index covers every dim (the batched form indexes the
+    trailing dims) and fits them."""
+    key = index_key(attrs["index"])
+    if _covered(key) != len(shapes[0]):
         return None
+    return np.empty(shapes[0])[key].shape
 
 
 def _index_attrs(chooser: Chooser, shape: Shape) -> Attrs | None:
@@ -204,6 +210,13 @@ def _permute_attrs(chooser: Chooser, shape: Shape) -> Attrs | None:
     return {"dims": tuple(order)}
 
 
+def _permuted_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape | None:
+    dims = tuple(attrs["dims"])
+    if sorted(dims) != list(range(-len(shapes[0]), 0)):
+        return None  # not a permutation of this argument's dims
+    return tuple(shapes[0][d] for d in dims)
+
+
 def permute_axes(ndim: int, dims: Sequence[int]) -> tuple[int, ...]:
     """The full axis order for permuting the trailing `len(dims)` of `ndim` axes by `dims`."""
     lead = ndim - len(dims)
@@ -227,8 +240,10 @@ def _squeezed(xp: Any, x: Any, dims: Sequence[int]) -> Any:
     return xp.squeeze(x, axis=tuple(d for d in dims if x.shape[d] == 1))
 
 
-def _squeeze_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape:
+def _squeeze_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape | None:
     shape = shapes[0]
+    if not all(-len(shape) <= d <= -1 for d in attrs["dims"]):
+        return None
     drop = {len(shape) + d for d in attrs["dims"] if shape[d] == 1}
     return tuple(n for i, n in enumerate(shape) if i not in drop)
 
@@ -237,8 +252,10 @@ def _unsqueeze_attrs(chooser: Chooser, shape: Shape) -> Attrs:
     return {"dim": -chooser.integer(1, len(shape) + 1)}
 
 
-def _unsqueeze_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape:
+def _unsqueeze_shape(shapes: Sequence[Shape], attrs: Attrs) -> Shape | None:
     shape = list(shapes[0])
+    if not -len(shape) - 1 <= attrs["dim"] <= -1:
+        return None
     shape.insert(len(shape) + 1 + attrs["dim"], 1)
     return tuple(shape)
 
@@ -253,6 +270,8 @@ def _flatten_attrs(chooser: Chooser, shape: Shape) -> Attrs | None:
 def flattened(shape: Shape, start: int, end: int) -> Shape:
     """`shape` with its dims start..end (negative, inclusive) merged into one."""
     n = len(shape)
+    if not -n <= start <= end <= -1:
+        raise ValueError(f"flatten: dims {start}..{end} do not fit a shape of {n} dims {shape}")
     merged = int(np.prod(shape[n + start : n + end + 1]))
     return (*shape[: n + start], merged, *shape[n + end + 1 :])
 
@@ -312,7 +331,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         lambda a, k: np.transpose(a[0], permute_axes(a[0].ndim, k["dims"])),
         "{0}.permute(*{dims})",
         tensor_only=True,
-        shape=lambda s, k: tuple(s[0][d] for d in k["dims"]),
+        shape=_permuted_shape,
         tensor_attrs=_permute_attrs,
         torch_batched=lambda a, k: a[0].permute(*permute_axes(a[0].ndim, k["dims"])),
         family="arithmetic",

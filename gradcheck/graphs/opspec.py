@@ -144,9 +144,13 @@ class OpSpec:
         return (self.torch_batched or self.torch_apply or self.apply)(args, attrs)
 
     def out_shape(self, shapes: Sequence[tuple[int, ...]], attrs: Attrs) -> tuple[int, ...] | None:
-        """The output shape for these argument shapes, None when they do not fit together."""
+        """The output shape for these argument shapes, None when they do not fit together (or
+        not with these attributes: the shrinker rewires a node to arguments of other shapes)."""
         if self.shape is not None:
-            return self.shape(shapes, attrs)
+            try:
+                return self.shape(shapes, attrs)
+            except (IndexError, ValueError):  # a dim or size the argument does not have
+                return None
         try:
             return tuple(np.broadcast_shapes(*shapes))
         except ValueError:

@@ -48,8 +48,10 @@ def _keepdim(attrs: dict[str, Any]) -> bool:
     return bool(attrs.get("keepdim", False))
 
 
-def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
     n = len(shapes[0])
+    if not all(-n <= d <= -1 for d in attrs["dims"]):
+        return None
     reduced = {n + d for d in attrs["dims"]}
     if _keepdim(attrs):
         return tuple(1 if i in reduced else s for i, s in enumerate(shapes[0]))
@@ -110,6 +112,12 @@ def _reshape_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] |
     return {"shape": chooser.choice(options), "ndim_in": len(shape)} if options else None
 
 
+def _reshaped_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    """The new shape, None for an argument of another rank or size than it was drawn for."""
+    fits = attrs["ndim_in"] == len(shapes[0]) and np.prod(attrs["shape"]) == np.prod(shapes[0])
+    return tuple(attrs["shape"]) if fits else None
+
+
 def _reshape_batched(x: Any, attrs: dict[str, Any]) -> Any:
     lead = tuple(x.shape[: x.ndim - attrs["ndim_in"]])
     return x.reshape(lead + tuple(attrs["shape"]))
@@ -124,7 +132,7 @@ def _dim_keepdim_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, An
     return None if attrs is None else {**attrs, "keepdim": chooser.choice((False, True))}
 
 
-def _along_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...]:
+def _along_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
     return _reduced_shape(shapes, {"dims": (attrs["dim"],), "keepdim": attrs["keepdim"]})
 
 
@@ -349,7 +357,7 @@ TENSOR_SPECS: list[OpSpec] = [
         lambda a, k: _reshape_batched(a[0], k),
         "{0}.reshape({shape})",
         tensor_only=True,
-        shape=lambda s, k: tuple(k["shape"]),
+        shape=_reshaped_shape,
         tensor_attrs=_reshape_attrs,
         torch_batched=lambda a, k: _reshape_batched(a[0], k),
         family="arithmetic",

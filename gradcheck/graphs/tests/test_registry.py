@@ -255,3 +255,19 @@ def test_minigrads_shape_indexing_and_along_a_dim_ops_are_in_the_tensor_registry
     surface = {"index", "where", "expand", "permute", "squeeze", "unsqueeze", "flatten", "max_dim", "min_dim"}
     assert surface <= set(TENSOR_ONLY)
     assert surface <= MinigradTensor.ops
+
+
+@pytest.mark.parametrize("name", TENSOR_ONLY)
+def test_a_shape_rule_refuses_arguments_its_attributes_do_not_fit(name):
+    """The shrinker rewires nodes to arguments of other shapes: the rule then says None, or the
+    shape the reference really computes, never raises."""
+    spec = REGISTRY[name]
+    chooser = RngChooser(np.random.default_rng(9))
+    for drawn_on in SHAPE_PROBES:
+        attrs = spec.draw_tensor_attrs(chooser, drawn_on)
+        for shape in SHAPE_PROBES if attrs is not None else []:
+            shapes = [shape, shape[::-1]] if name == "matmul" else [shape] * spec.arity
+            out = spec.out_shape(shapes, dict(attrs))
+            if out is not None:
+                batch = [pad(_distinct_values((2, *s), first=0), s) for s in shapes]
+                assert unpad(spec.numpy(batch, dict(attrs)), out).shape == (2, *out), (name, attrs, shape)
