@@ -3,7 +3,8 @@
 The truth is torch in float64 at the same float32-rounded inputs and cotangents. Against it, the
 engine's float32 error must stay within a small multiple of what float32 itself allows here: the
 larger of torch's float32 error at that entry and the graph's conditioning (how far the float64
-gradient moves when the inputs move by one float32 ulp), plus a few ulps of the point's gradient
+value or gradient moves when the inputs move by one float32 ulp: an op's last-ulp rounding,
+amplified by what follows, as sin amplifies exp's at exp(x) = 47), plus a few ulps of the point's gradient
 scale (or of the largest adjoint of any node: the size of the terms a gradient sums). An engine
 as accurate as torch passes; one that accumulates in float16 (~8,000 times
 coarser) or loses a term fails. Each output's dtype must be torch's (type promotion: a Python
@@ -45,12 +46,13 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
     t0 = time.perf_counter()
     truth = torch_reference.run_torch_tensor_batch(graph, batch, cot, adjoints=True)
     torch32 = torch_reference.run_torch_tensor_batch(graph, batch, cot, dtype="float32")
-    moved = np.zeros_like(truth.grads)
+    moved, moved_forward = np.zeros_like(truth.grads), np.zeros_like(truth.forward)
     for _ in range(PROBES):
         factor = [1.0 + EPS32 * rng.choice([-1.0, 1.0], size=b.shape) for b in batch]
         probe = torch_reference.run_torch_tensor_batch(graph, [b * f for b, f in zip(batch, factor)], cot)
         with np.errstate(invalid="ignore"):
             moved = np.maximum(moved, np.abs(probe.grads - truth.grads))
+            moved_forward = np.maximum(moved_forward, np.abs(probe.forward - truth.forward))
     t1 = time.perf_counter()
     result.timings = {"numeric": 0.0, "torch": t1 - t0}
     engine = adapter.in_dtype("float32")
@@ -65,7 +67,9 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
             _fail(result, graph, p, list(cotangent), f"engine raised {type(e).__name__}: {e}")
             break
         problems = _dtype_problems(fwd, dtypes)
-        problems += _compare(result, "forward", _flat(fwd), truth.forward[:, p], torch32.forward[:, p], None)
+        problems += _compare(
+            result, "forward", _flat(fwd), truth.forward[:, p], torch32.forward[:, p], moved_forward[:, p]
+        )
         problems += _compare(
             result,
             "gradient",

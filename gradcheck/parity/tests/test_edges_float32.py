@@ -16,6 +16,7 @@ from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.edges import check_edge, check_edges, edge_graph
 from gradcheck.parity.kinds import Kind
+from minigrad import Tensor
 
 
 def test_every_scalar_op_has_an_edge_table_with_the_limits_of_float64():
@@ -134,3 +135,34 @@ def test_a_graph_torch_refuses_in_float32_is_judged_on_values_without_a_dtype_to
     )
     check = check_graph(graph, "minigrad-tensor", dtype="float32")
     assert check.passed and check.points_checked == 1, check.report()
+
+
+class ExpUlpsLow(MinigradTensor):
+    """exp's float32 value `ulps` ulps below minigrad's (numpy's float32 exp is 2 ulps below the
+    correctly rounded value at 3.8482680); its derivative rule is right."""
+
+    create_graph = False
+
+    def __init__(self, ulps: float) -> None:
+        super().__init__()
+        self.ulps = ulps
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        out = super().apply(op, args, attrs)
+        if op == "exp" and out.dtype == np.float32:
+            return out - Tensor(self.ulps * np.spacing(out.data))
+        return out
+
+
+def test_an_ops_last_ulps_amplified_by_what_follows_are_allowed_as_the_conditioning_allows():
+    """sin(exp(x)) at exp(x) = 47: one ulp of exp moves sin by 4e-6 and one ulp of x by 2e-5, so a
+    float32 exp a few ulps off (as numpy's) passes; one 1000 ulps off does not."""
+    graph = Graph(
+        [Input("x0", np.array([3.8482679665165067, 0.5, -1.0]), (3,))],
+        [OpNode("exp", (0,)), OpNode("sin", (1,))],
+        [2],
+        meta={"kind": "tensor"},
+    )
+    assert check_graph(graph, ExpUlpsLow(2.0), dtype="float32").passed
+    far = check_graph(graph, ExpUlpsLow(1000.0), dtype="float32")
+    assert not far.passed and any("float32 forward" in p for p in far.problems), far.report()
