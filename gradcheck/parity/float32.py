@@ -3,8 +3,9 @@
 The truth is torch in float64 at the same float32-rounded inputs and cotangents. Against it, the
 engine's float32 error must stay within a small multiple of what float32 itself allows here: the
 larger of torch's float32 error at that entry and the graph's conditioning (how far the float64
-value or gradient moves when the inputs move by one float32 ulp: an op's last-ulp rounding,
-amplified by what follows, as sin amplifies exp's at exp(x) = 47), plus a few ulps of the point's gradient
+value or gradient moves when the inputs, and every node's adjoint, move by one float32 ulp: an
+op's last-ulp rounding amplified by what follows, as sin amplifies exp's at exp(x) = 47, or a
+sum of adjoints that cancels to 0 and is then scaled by 1000), plus a few ulps of the point's gradient
 scale (or of the largest adjoint of any node: the size of the terms a gradient sums). An engine
 as accurate as torch passes; one that accumulates in float16 (~8,000 times
 coarser) or loses a term fails. Each output's dtype must be torch's (type promotion: a Python
@@ -49,7 +50,9 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
     moved, moved_forward = np.zeros_like(truth.grads), np.zeros_like(truth.forward)
     for _ in range(PROBES):
         factor = [1.0 + EPS32 * rng.choice([-1.0, 1.0], size=b.shape) for b in batch]
-        probe = torch_reference.run_torch_tensor_batch(graph, [b * f for b, f in zip(batch, factor)], cot)
+        probe = torch_reference.run_torch_tensor_batch(
+            graph, [b * f for b, f in zip(batch, factor)], cot, jitter=(rng, EPS32)
+        )
         with np.errstate(invalid="ignore"):
             moved = np.maximum(moved, np.abs(probe.grads - truth.grads))
             moved_forward = np.maximum(moved_forward, np.abs(probe.forward - truth.forward))

@@ -92,6 +92,7 @@ def run_torch_tensor_batch(
     direction: Sequence[np.ndarray] | None = None,
     dtype: str = "float64",
     adjoints: bool = False,
+    jitter: tuple[np.random.Generator, float] | None = None,
 ) -> TorchResult:
     """A tensor graph at K points: points[i] (K, *shape_i), cotangent[j] (K, *shape of output j).
 
@@ -99,7 +100,9 @@ def run_torch_tensor_batch(
     (N, K); `direction` (like points) asks for the Hessian-vector product too. `dtype`: the
     inputs' and cotangents' dtype (0-d tensor constants stay float64, so type promotion shows).
     `adjoints`: also the largest adjoint |d loss / d node| per point (how much rounding any
-    node's value can push into the gradients).
+    node's value can push into the gradients). `jitter` (rng, relative size): every op node's
+    adjoint is multiplied by 1 +- size at random per element, as rounding it would (the float32
+    check's measure of how far a gradient moves when each adjoint is rounded).
     """
     shapes = graph_shapes(graph)
     k = points[0].shape[0]
@@ -108,6 +111,8 @@ def run_torch_tensor_batch(
     for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
         out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
         nodes.append(pad(out, shape))
+    if jitter is not None:
+        _jitter_adjoints(nodes[graph.n_inputs :], *jitter)
     outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
     cot = [
         torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
@@ -150,6 +155,19 @@ def run_torch_tensor_batch(
         else:
             hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
     return TorchResult(forward, flat(grads), hvp, dtypes, adjoint_scale)
+
+
+def _jitter_adjoints(nodes: Sequence[Any], rng: np.random.Generator, size: float) -> None:
+    """Hook each node (once) so its adjoint comes out multiplied by 1 +- size per element."""
+
+    def rounded(g: Any) -> Any:
+        return g * torch.from_numpy(1.0 + size * rng.choice([-1.0, 1.0], size=tuple(g.shape)))
+
+    hooked: set[int] = set()
+    for node in nodes:
+        if node.requires_grad and id(node) not in hooked:
+            hooked.add(id(node))
+            node.register_hook(rounded)
 
 
 def set_torch_threads(n: int) -> int | None:
