@@ -77,7 +77,7 @@ def main() -> None:
     if not args.no_gate:
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "ci.gate", "--summary", os.devnull],
+            [sys.executable, "-m", "ci.gate", "--summary-md", os.devnull],
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gradcheck.campaign.checking import GraphChecker
 from gradcheck.campaign.settings import Settings
-from gradcheck.engines.adapter import load_engine
 from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught

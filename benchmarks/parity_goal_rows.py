@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 try:  # the current layout
-    from gradcheck.engines.adapter import load_engine
+    from gradcheck.engines.loading import load_engine
     from gradcheck.graphs.generate import Sizes, random_graph
     from gradcheck.parity.compare import check_graph
 except ImportError:  # 11812d8's layout (the same functions, in the modules of that time)

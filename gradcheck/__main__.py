@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
@@ -28,12 +29,18 @@ from gradcheck.arguments import positive_int as _positive
 from gradcheck.arguments import seed_int as _seed
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import add_to_corpus, check_corpus_directory, save_findings
-from gradcheck.campaign.edges import edge_findings
-from gradcheck.campaign.findings import CONVENTIONS, group_findings, replay_command, summary
+from gradcheck.campaign.edges import with_edge_findings as joined_with_edges
+from gradcheck.campaign.findings import CONVENTIONS, replay_command, summary
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.report_junit import run_suite, write_junit
+from gradcheck.campaign.report_markdown import run_markdown
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.snippets import graph_snippet
+from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+from gradcheck.gate_command import add_gate_parser, check_output_files, ci_output_options, gate_command
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
 from gradcheck.replay import load_saved, replay
@@ -108,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine",
         default=None,
         help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Adapter "
-        "(default minigrad, or minigrad-tensor with --tensor)",
+        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
+        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument("--ops", type=_ops, default=None, help="comma-separated ops to draw from (default all)")
     run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
@@ -149,6 +156,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    ci_output_options(run)
+    run.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
+        "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
+    )
+    run.add_argument(
+        "--print-adapter",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="for an --engine that names a micrograd-style value class (no adapter): write the adapter "
+        "built by inspecting it to FILE, as Python to edit and pass as --engine FILE:CLASS, and stop",
+    )
 
     replay = sub.add_parser(
         "replay",
@@ -175,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument(
         "--to", type=Path, default=SUITE_CORPUS, help=f"corpus directory (default {SUITE_CORPUS})"
     )
+    add_gate_parser(sub)
     return parser
 
 
@@ -214,19 +237,32 @@ OP_TABLE_NOTE = (
 )
 
 
-def op_table(result: CampaignResult) -> Table:
+# Below this console width the per-op table leaves out the absolute errors (in the reports).
+WIDE_TABLE = 110
+
+
+def op_table(result: CampaignResult, width: int = 80) -> Table:
+    """One line per op: graphs, p99 / max of each error, failures. In fewer than WIDE_TABLE columns
+    (a CI log is 80) only the relative errors are shown; the absolute ones are in the reports."""
+    wide = width >= WIDE_TABLE
+    metrics = campaign.GRAD_METRICS if wide else ("max_rel_err_torch", "max_rel_err_numeric")
+    caption = OP_TABLE_NOTE if wide else OP_TABLE_NOTE + " Absolute errors: in report.json and report.html."
     table = Table(
         title="Per op: graphs that used it, their errors (p99 / max), failures",
-        caption=OP_TABLE_NOTE,
+        caption=caption,
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
     table.add_column("op", style="bold", no_wrap=True)
-    table.add_column("graphs", justify="right")
-    for label in ("abs err\nvs torch", "rel err\nvs torch", "abs err\nvs numeric", "rel err\nvs numeric"):
-        table.add_column(label + "\np99 / max", justify="right")
-    table.add_column("failures\ngraphs /\nfindings", justify="right")
+    table.add_column("graphs", justify="right", no_wrap=True)
+    for metric in metrics:
+        label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {metric.split('_')[-1]}"
+        table.add_column(f"{label}\np99 / max", justify="right", no_wrap=True)
+    table.add_column("failures\ngraphs/findings", justify="right", no_wrap=True)
     conventions = result.settings.conventions
     for op, st in result.ops.items():
-        figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in campaign.GRAD_METRICS]
+        figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in metrics]
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
         failures = f"{st.failures} / {found}"
         colour = "red" if st.failures or found else "default"
@@ -246,7 +282,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     if note:
         print(f"gradcheck: {note}", file=sys.stderr)
     settings = Settings(
-        engine=args.engine or ("minigrad-tensor" if args.tensor else "minigrad"),
+        engine=canonical_spec(args.engine or ("minigrad-tensor" if args.tensor else "minigrad")),
         graphs=args.graphs,
         seed=args.seed,
         ops=args.ops,
@@ -256,13 +292,20 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
+        structure=not args.no_structure,
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
+    adapter = campaign.load_adapter(settings.engine)
+    if isinstance(adapter, ValueClassAdapter):
+        console.print(Text(adapter.report()))
+    if args.print_adapter is not None:
+        return print_adapter(adapter, args.print_adapter, console)
     ops = campaign.validate(settings)
     corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
     corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
     _check_writable(args.out)
+    check_output_files(args.junit_xml, args.summary_md)
     if corpus is not None:
         check_corpus_directory(corpus_dir)
     console.print(header(settings, ops))
@@ -270,6 +313,8 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     backend = campaign.real_backend()
     result = run_with_progress(settings, backend, console)
+    if result.structure is not None:
+        console.print(Text(result.structure.summary()))
     if not args.no_edges:
         result = with_edge_findings(result, ops, console)
     saved = campaign.save_failures(result, corpus) if corpus is not None else result
@@ -278,9 +323,13 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     report_path = args.out / "report.json"
     saved = with_repros(saved, report_path)
     print_findings(saved, console)
-    console.print(op_table(saved))
+    console.print(op_table(saved, console.width))
     print_graphs(saved, console)
     report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    if args.junit_xml is not None:
+        write_junit([run_suite(saved)], args.junit_xml)
+    if args.summary_md is not None:
+        args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
     failures = saved.failures
     if not failures:
         verdict = f"[green]all {len(saved.records)} graphs agree[/green]"
@@ -294,21 +343,43 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], console: Console)
     return 0 if saved.passed else 1
 
 
+def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+    """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
+    if not isinstance(adapter, ValueClassAdapter):
+        raise CampaignError(
+            f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
+            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+        )
+    class_name = f"{adapter.value_class.__name__}Adapter"
+    try:
+        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
+    except OSError as exc:
+        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
+    console.print(
+        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+    )
+    return 0
+
+
 def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
     """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
     started = time.perf_counter()
-    edges = edge_findings(campaign.load_adapter(result.settings.engine), ops)
+    settings = result.settings
+    joined = joined_with_edges(result, campaign.load_adapter(settings.engine), ops, settings.dtype)
     console.print(
-        f"edge-value phase: {len(edges)} finding(s) over the ops' edge values; "
-        f"{time.perf_counter() - started:.1f} s"
+        f"edge-value phase: {len(joined.findings) - len(result.findings)} new finding(s) over the ops' "
+        f"edge values; {time.perf_counter() - started:.1f} s"
     )
-    return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))
+    return joined
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
-    """Each finding with its replay command (finding i of the report.json about to be written)."""
+    """Each finding with its replay command (finding i of the report.json about to be written),
+    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
+    engine = result.settings.engine
+    root = import_root(engine)
     findings = [
-        dataclasses.replace(f, repro=replay_command(str(report_path), result.settings.engine, i))
+        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)
@@ -409,6 +480,7 @@ def run_with_progress(settings: Settings, backend: campaign.Backend, console: Co
 
 
 PHASES = {
+    "structure": "checking the graph code (structural phase)",
     "isolate": "checking each op alone",
     "check": "checking graphs",
     "shrink": "shrinking failures",
@@ -430,6 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return replay_cmd(args, console)
         if args.command == "corpus":
             return corpus_add_command(args, console)
+        if args.command == "gate":
+            return gate_command(args, console)
         return run_command(args, argv, console)
     except CampaignError as exc:
         # unwrapped: logs and tests grep it

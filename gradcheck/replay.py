@@ -2,8 +2,11 @@
 
 FILE is a corpus file (a graph JSON) or a campaign's report.json (with `--finding N`, the finding's
 minimal graph). The engine, torch and the precise oracle (mpmath for scalar graphs) are shown per
-output and per input gradient at the point that fails (or the first point). Exit 1 while the
-engine still fails, 0 once it agrees, 2 when the file or the engine cannot be used.
+output and per input gradient at the point that fails (or the first point). The graph is rebuilt
+and checked `REBUILDS` times (8; the earlier builds kept alive, so object ids change): "fixed" only
+when every run agrees, "nondeterministic" with its rate when only some fail. A finding of the
+structural phase is replayed by running that phase again. Exit 1 while the engine still fails,
+0 once it agrees, 2 when the file or the engine cannot be used.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rich.text import Text
 
 from gradcheck.campaign.findings import CONVENTIONS
 from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.structure import REBUILDS, retaining, run_structure
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs import corpus
@@ -38,6 +42,7 @@ class Saved:
     graph: Graph
     engine: str | None
     label: str
+    structural_cause: str | None = None  # a structural phase's finding: the cause it names
 
 
 def load_saved(path: Path, finding: int | None = None) -> Saved:
@@ -76,7 +81,9 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
     except (GraphFormatError, KeyError, TypeError) as e:
         raise CampaignError(f"{path}: finding {index}: graph: {e}") from None
     engine = report.get("settings", {}).get("engine")
-    return Saved(graph, engine, f"{path}, finding {index} ({entry.get('title', '')})")
+    label = f"{path}, finding {index} ({entry.get('title', '')})"
+    cause = entry.get("extra", {}).get("cause") if entry.get("phase") == "structure" else None
+    return Saved(graph, engine, label, cause)
 
 
 def replay(saved: Saved, engine: str | None, console: Console, conventions: str = "torch") -> int:
@@ -89,16 +96,38 @@ def replay(saved: Saved, engine: str | None, console: Console, conventions: str 
         raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")
     if saved.graph.is_tensor and not adapter.tensor:
         raise CampaignError(f"engine {adapter.name!r} has no tensors; {saved.label} is a tensor graph")
+    if saved.structural_cause is not None:
+        return _replay_structure(saved, adapter, console)
     if saved.graph.meta.get("edge"):
         return _replay_edge(saved, adapter, console)
     kink = bool(saved.graph.meta.get("kink"))
-    check = checked_graph(saved.graph, adapter, numeric=not kink, second_order=not kink)
+    options = {"numeric": not kink, "second_order": not kink}
+    twin, kept = retaining(adapter)
+    checks = [checked_graph(saved.graph, twin, **options) for _ in range(REBUILDS)]
+    kept.clear()
+    failed = [c for c in checks if not c.passed]
+    check = failed[0] if failed else checks[0]
     point = check.failure if check.failure is not None else saved.graph.instance(0)
-    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"))
+    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}, {REBUILDS} rebuilds"))
     console.print(numbers_table(point, adapter))
-    if check.passed:
-        console.print(Text("agrees: the engine matches torch and the oracle here (fixed)", style="green"))
+    if not failed:
+        console.print(
+            Text(
+                f"agrees: the engine matches torch and the oracle here on all {REBUILDS} rebuilds (fixed)",
+                style="green",
+            )
+        )
         return 0
+    if len(failed) < REBUILDS:
+        for problem in check.problems:
+            console.print(Text(f"  {printable(problem)}"))
+        console.print(
+            Text(
+                f"still fails: nondeterministic (fails {len(failed)} of {REBUILDS} rebuilds)",
+                style="red bold",
+            )
+        )
+        return 1
     kind = classify_check(check, adapter).kind
     for problem in check.problems:
         console.print(Text(f"  {printable(problem)}"))
@@ -106,6 +135,25 @@ def replay(saved: Saved, engine: str | None, console: Console, conventions: str 
         console.print(Text(f"{kind}: a valid one-sided choice (note only under --conventions subgradient)"))
         return 0
     console.print(Text(f"still fails: {kind}", style="red bold"))
+    return 1
+
+
+def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
+    """A structural finding is replayed by running the structural phase again: fixed when no
+    finding of the same cause comes back (each of its checks rebuilds its graph several times)."""
+    console.print(
+        Text(f"replaying {printable(saved.label)} with engine {adapter.name}: the structural phase")
+    )
+    report = run_structure(adapter)
+    for case in report.cases:
+        console.print(
+            Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))
+        )
+    same = [f for f in report.findings if f.extra.get("cause") == saved.structural_cause]
+    if not same:
+        console.print(Text("agrees: the structural checks of this cause match torch (fixed)", style="green"))
+        return 0
+    console.print(Text(f"still fails: {same[0].kind}: {printable(same[0].where)}", style="red bold"))
     return 1
 
 

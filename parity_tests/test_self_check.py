@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.engines.adapter import load_engine
 from gradcheck.engines.broken import (
     BROKEN_CONSTANT_ENGINES,
     BROKEN_EDGE_ENGINES,
@@ -21,6 +20,7 @@ from gradcheck.engines.broken import (
     TinyAdapter,
     ZeroPowerRaises,
 )
+from gradcheck.engines.loading import load_engine
 from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from gradcheck.parity.edges import check_edges
 from gradcheck.parity.kinds import Kind

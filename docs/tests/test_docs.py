@@ -48,7 +48,7 @@ def test_every_python_block_runs_as_written_and_prints_what_its_comments_say(
         assert any(text == out.strip() for out in printed), f"no printed line {text!r} in {printed}"
 
 
-def test_the_quickstarts_second_derivative_is_one_ulp_from_torchs_as_the_readme_says():
+def test_the_quickstarts_second_derivative_is_within_one_ulp_of_torchs_as_the_readme_says():
     torch = pytest.importorskip("torch")
     from minigrad import Value, grad
 
@@ -60,8 +60,9 @@ def test_the_quickstarts_second_derivative_is_one_ulp_from_torchs_as_the_readme_
     (d2x,) = torch.autograd.grad(dx, x)
     assert isinstance(dt, Value) and isinstance(d2t, float)
     assert isinstance(grad(t.tanh(), t)[0], float)
-    assert abs(d2t - d2x.item()) == math.ulp(d2t)
-    assert "torch gives ...873, 1 ulp away" in (ROOT / "README.md").read_text(encoding="utf-8")
+    # torch's float64 tanh kernel varies with the CPU (...873 on some machines, ...874 on others)
+    assert abs(d2t - d2x.item()) <= math.ulp(d2t)
+    assert "torch agrees to within 1 ulp" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def paragraphs(path: Path) -> list[str]:

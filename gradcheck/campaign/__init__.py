@@ -2,7 +2,8 @@
 numerical oracle, figures per op, failures shrunk and saved to the regression corpus.
 
 settings -> validation -> pool (running) -> checking (the real backend) -> statistics -> corpus;
-`report_json` and `report_html` turn a result into reports.
+`report_json`, `report_html`, `report_junit` and `report_markdown` turn a result into reports;
+`gate` compares a fixed campaign with a recorded baseline (`baseline`) for `gradcheck gate`.
 """
 
 from gradcheck.campaign.checking import (

@@ -19,9 +19,10 @@ import numpy as np
 from gradcheck.campaign.findings import Finding, graph_size
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.regions import region_of
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
-from gradcheck.parity.classify import classify
+from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
 from gradcheck.parity.trust import checked_graph
 
@@ -45,6 +46,7 @@ def finding_of(
         graph=graph.to_dict(),
         phase=phase,
         where=where,
+        region=region_of(graph),
         graph_indices=tuple(indices),
         problems=tuple(problems),
         snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
@@ -84,7 +86,8 @@ def node_values(graph: Graph) -> list[Any]:
 
 
 def one_op_graph(graph: Graph, index: int, values: Sequence[Any]) -> Graph:
-    """Op node `index` of `graph` alone: its distinct arguments become inputs holding their values."""
+    """Op node `index` of `graph` alone: its distinct arguments become inputs holding their values;
+    its attributes and constant operands stay (`2.0 / x` stays a division of 2.0)."""
     node = graph.nodes[index]
     ids = list(dict.fromkeys(node.args))
     inputs = []
@@ -92,18 +95,26 @@ def one_op_graph(graph: Graph, index: int, values: Sequence[Any]) -> Graph:
         v = values[a]
         array = np.asarray(v, dtype=np.float64)
         inputs.append(Input(f"x{j}", array, array.shape) if array.ndim else Input(f"x{j}", float(v)))
-    op = OpNode(node.op, tuple(ids.index(a) for a in node.args), node.attrs)
+    op = OpNode(node.op, tuple(ids.index(a) for a in node.args), node.attrs, node.consts)
     meta = {"kind": "tensor"} if graph.is_tensor else {}
     return Graph(inputs, [op], [len(inputs)], meta=meta)
 
 
 def blame_nodes(
-    failing: Graph, adapter: EngineAdapter, seed: int = 0, prefer: Sequence[str] = ()
+    failing: Graph,
+    adapter: EngineAdapter,
+    seed: int = 0,
+    prefer: Sequence[str] = (),
+    cause: Difference | None = None,
 ) -> GraphCheck | None:
     """The check of the first op node of `failing` (one point) that fails alone, or None.
 
-    Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a
-    graph failing for a known reason usually costs one one-op check.
+    Every node counts, also one no output uses: the engine evaluates it all the same, so an
+    exception there is that node's. With `cause` (the graph's own kind and check), only a node
+    failing alone in the same way is blamed: an engine with two bugs does not get a graph that
+    fails for one of them blamed on the other. Nodes whose op is in `prefer` (the ops of
+    findings already known) are tried first, so a graph failing for a known reason usually costs
+    one one-op check.
     """
     try:
         values = node_values(failing)
@@ -121,7 +132,9 @@ def blame_nodes(
             check = checked_graph(single, adapter, seed=seed)
         except Exception:
             continue
-        if not check.passed and check.points_checked > 0:
+        if check.passed or check.points_checked == 0 or check.failure is None:
+            continue
+        if cause is None or classify(check.problems, check.failure, adapter) == cause:
             return check
     return None
 

@@ -13,12 +13,15 @@ from gradcheck.campaign.isolation import make_isolation
 from gradcheck.campaign.pool import Backend, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
+from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
-from gradcheck.graphs.generate import random_graph
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
+from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
-from gradcheck.parity.trust import checked_graph
+from gradcheck.parity.trust import checked_graph, failing_check
 
 
 class GraphChecker:
@@ -31,7 +34,10 @@ class GraphChecker:
 
     def graph(self, index: int) -> Graph:
         rng = np.random.default_rng(graph_seed(self.settings.seed, index))
-        return random_graph(rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points)
+        sizes = graph_sizes(self.adapter.max_depth)
+        return random_graph(
+            rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points, sizes=sizes
+        )
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
@@ -39,12 +45,28 @@ class GraphChecker:
         return record_of(index, check)
 
 
+def graph_sizes(max_depth: int | None) -> Sizes:
+    """The campaign's graph sizes, with no more op nodes than an engine's `max_depth` (a graph is
+    never deeper than its op count); the default sizes when the engine has no limit or a higher one."""
+    sizes = Sizes()
+    if max_depth is None or max_depth >= max(sizes.nodes[1], sizes.deep_nodes[1]):
+        return sizes
+    cap = max(1, max_depth)
+    return dataclasses.replace(
+        sizes,
+        nodes=(min(sizes.nodes[0], cap), min(sizes.nodes[1], cap)),
+        deep_nodes=(min(sizes.deep_nodes[0], cap), min(sizes.deep_nodes[1], cap)),
+    )
+
+
 class FailureShrinker:
-    """Shrinks a failing graph (its failing instance) to one that still fails: to the first op node
-    that fails alone (`campaign.blame`), else with `gradcheck.graphs.shrink`.
+    """Shrinks a failing graph (its failing instance) to one that still fails the same way: to the
+    first op node that fails alone with the same kind and check (`campaign.blame`), else with
+    `gradcheck.graphs.shrink`.
 
     "Still fails" means: the engine disagrees with torch or the oracle at a checkable point, for
-    a reason other than torch and the oracle disagreeing with each other.
+    a reason other than torch and the oracle disagreeing with each other, and the difference is
+    of the same kind in the same check as the original graph's (no drift to another bug).
     """
 
     def __init__(self, settings: Settings, max_checks: int = 400) -> None:
@@ -57,15 +79,15 @@ class FailureShrinker:
         if f is None:
             return record
         graph = Graph.from_dict(f.graph)
-        check = blame_nodes(graph, self.adapter, seed=graph_seed(self.settings.seed, record.index))
+        cause = cause_of(f.problems, graph, self.adapter)
+        seed = graph_seed(self.settings.seed, record.index)
+        check = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
         if check is not None and check.failure is not None:  # one op fails alone: that is minimal
             graph = check.failure
         else:
             check = self.failing_check(graph)
         if check is not None and len(graph.nodes) > 1:
-            graph = shrink_graph(
-                graph, lambda g: self.failing_check(g) is not None, max_checks=self.max_checks
-            )
+            graph = shrink_graph(graph, lambda g: self.fails_alike(g, cause), max_checks=self.max_checks)
             check = self.failing_check(graph) or check
         problems = list(check.problems) if check is not None else list(f.problems)
         instance = check.failure if check is not None and check.failure is not None else graph
@@ -81,15 +103,14 @@ class FailureShrinker:
 
     def failing_check(self, graph: Graph) -> GraphCheck | None:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
-        try:
-            check = checked_graph(graph, self.adapter, dtype=self.settings.dtype)
-        except Exception:
-            return None
-        if check.passed or check.points_checked == 0:
-            return None
-        if all("reference disagreement" in p for p in check.problems):
-            return None  # torch and the oracle disagree: the candidate left the checkable domain
-        return check
+        return failing_check(graph, self.adapter, dtype=self.settings.dtype)
+
+    def fails_alike(self, graph: Graph, cause: Difference | None) -> bool:
+        """Whether `graph` fails with the difference `cause` (any failure when it is unknown)."""
+        check = self.failing_check(graph)
+        if check is None or check.failure is None:
+            return False
+        return cause is None or cause_of(check.problems, check.failure, self.adapter) == cause
 
     def problems(self, graph: Graph) -> list[str] | None:
         """The engine's problems on `graph` if it fails at a checkable point, else None."""
@@ -112,7 +133,8 @@ class FailureBlamer:
         graph = Graph.from_dict(f.graph)
         try:
             seed = graph_seed(self.settings.seed, record.index)
-            alone = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer)
+            cause = cause_of(f.problems, graph, self.adapter)
+            alone = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer, cause=cause)
             if alone is not None:
                 finding = finding_of_check(alone, self.adapter, indices=(record.index,))
             else:
@@ -120,6 +142,14 @@ class FailureBlamer:
         except Exception:  # classification itself failed: keep the graph as its own finding
             return record
         return dataclasses.replace(record, failure=dataclasses.replace(f, finding=finding))
+
+
+def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:
+    """The kind and check of a failure on one-point `graph` (None if classifying it fails)."""
+    try:
+        return classify(problems, graph, adapter)
+    except Exception:
+        return None
 
 
 def make_checker(settings: Settings) -> Checker:
@@ -136,4 +166,11 @@ def make_blamer(settings: Settings) -> Shrinker:
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker, make_blamer=make_blamer, make_isolation=make_isolation)
+    return Backend(
+        make_checker,
+        make_shrinker,
+        make_blamer=make_blamer,
+        make_isolation=make_isolation,
+        make_structure=make_structure,
+        settle=settle,
+    )

@@ -86,12 +86,14 @@ def save_findings(result: CampaignResult, opened: Corpus) -> list[Path]:
     """Save each finding no saved shrunk graph stands for (e.g. one the isolation pass found).
 
     Edge-value findings are not saved: their inputs (inf, nan, 1e300) are outside what a corpus
-    file may hold, and the edge phase checks them again on every run anyway.
+    file may hold, and the edge phase checks them again on every run anyway. Nor are the
+    structural phase's: backward twice or a recursion limit is no graph a corpus replays, and the
+    phase runs again on every campaign.
     """
     saved_indices = {r.index for r in result.records if r.failure is not None and r.failure.corpus_file}
     paths = []
     for finding in result.findings:
-        if finding.phase == "edges" or saved_indices & set(finding.graph_indices):
+        if finding.phase in ("edges", "structure") or saved_indices & set(finding.graph_indices):
             continue
         found_by = f"gradcheck run --seed {result.settings.seed}, {finding.phase}: {finding.title}"
         paths.append(_save(opened, finding.graph, result.settings.engine, found_by, finding.problems))

@@ -2,8 +2,9 @@
 
 Any phase of a campaign contributes findings (the op-isolation pass, the random graphs, an
 edge-value table): one `Finding` per failing check, then `group_findings` merges those with the
-same `signature` (kind, the ops of the minimal graph, which check failed, where) into one
-finding that covers them all, so one bug reads as one line however many graphs it broke.
+same `signature` (its root cause: the ops of the minimal graph, the input region, which check
+failed, the kind) into one finding that covers them all, so one bug reads as one line however
+many graphs, edge values or exception types showed it.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
 CHECKS = ("forward", "gradient", "second-derivative")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
-PHASES = ("isolation", "random", "edges", "corpus")
+PHASES = ("structure", "isolation", "random", "edges", "corpus")
 CONVENTIONS = ("torch", "subgradient")
 
 Signature = tuple[str, tuple[str, ...], str, str]
@@ -31,10 +33,18 @@ _KIND_WORDS = {
     Kind.WRONG_VALUE: "wrong value",
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
+    Kind.WRONG_TYPE: "not a number",
     Kind.CONVENTION: "convention at a kink",
+    Kind.STRUCTURAL: "structural",
+    Kind.NONDETERMINISTIC: "nondeterministic",
 }
-# The kinds whose place (`where`) is part of their signature: slopes.
-_PLACED_KINDS = frozenset({Kind.CONVENTION, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
+# The kinds of a rule breaking down (raising, or nan/inf where torch has a number): at a special
+# region they are one problem whichever check met them and however the rule broke at each point.
+_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE})
+# The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
+_NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
+# How a merged title says each check.
+_CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
 # How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
 _RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
 
@@ -45,6 +55,8 @@ class Finding:
 
     ops: the sorted op names of the minimal graph `graph` (the graph JSON a replay re-runs).
     where: a short place beyond the ops, e.g. "at 0" for a kink or edge value ("" for anywhere).
+    region: the input region of the minimal graph (`gradcheck.graphs.regions`: pole, kink, tie,
+        overflow point, tiny, ordinary...; "" when unknown).
     graphs / graph_indices: how many graphs of the phase this finding covers, and their indices
     (indices of random graphs; an isolation or edge finding covers its own cases).
     problems: the checker's messages on the minimal graph. repro: the command that replays it.
@@ -63,6 +75,7 @@ class Finding:
     repro: str = ""
     snippet: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    region: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -76,20 +89,23 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        """What makes two failing graphs the same problem: kind, minimal ops, check, and where for
-        a slope (a kink's slope is judged apart from the rule elsewhere), or which exception the
-        engine raised (ZeroDivisionError at 0 is one problem whether the edge table, the isolation
-        pass or a random graph met it; an OverflowError of the same op is another)."""
-        if self.kind in _PLACED_KINDS:
-            detail = self.where
-        else:
-            detail = self.raised if self.kind is Kind.EXCEPTION else ""
-        return (self.kind.value, self.ops, self.check, detail)
+        """The root cause that makes two failures the same problem: kind, minimal ops, check and
+        input region. Not the exception type: one rule at a pole raising ZeroDivisionError at 0 and
+        OverflowError at 5e-324 is one problem, whichever phase met it; the same op overflowing
+        at 1e300 is another (another region). At a special region a rule that raises at some points
+        and gives nan/inf at others, in its value or its gradient, is one breakdown: micrograd's
+        `a * b**-1` raises OverflowError at (1e300, 1e-300) and gives a nan gradient at (inf, 1e300)."""
+        if self.kind in _BREAKDOWN_KINDS and self.region not in (ORDINARY, ""):
+            return ("breakdown", self.ops, "", self.region)
+        if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
+            return (self.kind.value, self.ops, self.check, self.where)
+        return (self.kind.value, self.ops, self.check, self.region)
 
     @property
     def raised(self) -> str:
-        """The type of exception the engine raised, as the problems name it ("" if none does)."""
-        return raised_type(self.problems)
+        """The exception type(s) the engine raised, as the problems name them ("" if none does);
+        a merged finding names each type its cases raised ("ZeroDivisionError/OverflowError")."""
+        return "/".join(self.extra.get("raised") or ()) or raised_type(self.problems)
 
     @property
     def cases(self) -> dict[str, int]:
@@ -123,17 +139,40 @@ class Finding:
 
     @property
     def title(self) -> str:
-        """A one-line name: "relu — wrong gradient", "pow_const at 0 — engine raised"."""
+        """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink", "pow_const at a
+        pole — engine raised ZeroDivisionError"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
-        place = f" {self.where}" if self.where else ""
-        kind = _KIND_WORDS[self.kind]
-        if self.kind is Kind.EXCEPTION and self.raised:
-            kind += f" {self.raised}"
-        if self.check == "second-derivative" and self.kind is not Kind.WRONG_SECOND_DERIVATIVE:
-            kind += " (second derivatives)"
-        elif self.check == "forward" and self.kind is Kind.NONFINITE:
-            kind += " (value)"
+        # a kink's own place ("at 0") says more than the region; the kind says "kink"
+        where = (
+            self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
+        )
+        place = f" {where}" if where else ""
+        if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
+            return f"graph code — {self.where}" + (
+                "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
+            )
+        kinds = [Kind(k) for k in self.extra.get("merged_kinds") or (self.kind.value,)]
+        checks = self.extra.get("merged_checks") or (self.check,)
+        if len(kinds) > 1 or len(checks) > 1:  # a breakdown merged across kinds or checks
+            kind = "; ".join(self._kind_phrase(k, "gradient") for k in kinds)
+            kind += f" ({' and '.join(_CHECK_WORDS[c] for c in checks)})"
+        else:
+            kind = self._kind_phrase(self.kind, self.check)
         return f"{ops}{place} — {kind}"
+
+    def _kind_phrase(self, kind: Kind, check: str) -> str:
+        """How the title says one kind met in one check: "engine raised OverflowError",
+        "nan/inf unlike torch (value)", "wrong gradient", "nondeterministic (fails 3 of 8 rebuilds)"."""
+        phrase = _KIND_WORDS[kind]
+        if kind is Kind.NONDETERMINISTIC and self.extra.get("rate"):
+            phrase += f" ({self.extra['rate']})"
+        if kind is Kind.EXCEPTION and self.raised:
+            phrase += f" {self.raised}"
+        if check == "second-derivative" and kind is not Kind.WRONG_SECOND_DERIVATIVE:
+            phrase += " (second derivatives)"
+        elif check == "forward" and kind is Kind.NONFINITE:
+            phrase += " (value)"
+        return phrase
 
     def is_failure(self, conventions: str = "torch") -> bool:
         """Whether this finding fails the run: under `subgradient` conventions only a note."""
@@ -149,6 +188,7 @@ class Finding:
             "check": self.check,
             "phase": self.phase,
             "where": self.where,
+            "region": self.region,
             "title": self.title,
             "graphs": self.graphs,
             "graph_indices": list(self.graph_indices),
@@ -172,6 +212,7 @@ class Finding:
             graph=d["graph"],
             phase=d.get("phase", "random"),
             where=d.get("where", ""),
+            region=d.get("region", ""),
             graphs=int(d.get("graphs", 1)),
             graph_indices=tuple(d.get("graph_indices", ())),
             problems=tuple(d.get("problems", ())),
@@ -190,6 +231,11 @@ def raised_type(problems: Iterable[str]) -> str:
     return ""
 
 
+def raised_types(findings: Iterable[Finding]) -> list[str]:
+    """The distinct exception types the findings' cases raised, sorted."""
+    return sorted({t for f in findings for t in f.raised.split("/") if t})
+
+
 def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
     """How big a graph JSON is (op nodes, inputs): the smaller one is the better repro."""
     return (len(graph.get("nodes", ())), len(graph.get("inputs", ())))
@@ -198,11 +244,21 @@ def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
 def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Merge findings with the same signature: counts add, indices join, the smallest graph is the repro.
 
+    A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
+    region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
+    the ordinary finding of the same kind, ops and check when there is one, so relu's slope of 2
+    is one finding, not one per edge value. A pole keeps its own finding (a rule raising at a
+    divisor of 0 is another problem than the same op raising everywhere).
+
     Order: failures before notes are the caller's business; here, most graphs first, then by
     title, so the output does not depend on the order findings arrived in (a pool's order).
     """
+    findings = list(findings)
+    ordinary = {(f.kind, f.ops, f.check) for f in findings if f.region == ORDINARY}
     groups: dict[Signature, list[Finding]] = {}
     for f in findings:
+        if f.region not in (ORDINARY, POLE, "") and (f.kind, f.ops, f.check) in ordinary:
+            f = replace(f, region=ORDINARY)
         groups.setdefault(f.signature, []).append(f)
     merged = [_merge(group) for group in groups.values()]
     return sorted(merged, key=lambda f: (-f.graphs, f.title, f.phase))
@@ -215,7 +271,16 @@ def _merge(group: Sequence[Finding]) -> Finding:
     for f in group:
         for phase, n in f.cases.items():
             cases[phase] = cases.get(phase, 0) + n
-    extra = {**best.extra, "cases": cases} if len(cases) > 1 else best.extra
+    extra = {**best.extra, "cases": cases} if len(cases) > 1 else dict(best.extra)
+    raised = raised_types(group)
+    if raised and "/".join(raised) != best.raised:  # more types, or the repro's case raised none
+        extra["raised"] = raised
+    kinds = sorted({f.kind.value for f in group} | set(best.extra.get("merged_kinds", ())))
+    checks = sorted({c for f in group for c in f.extra.get("merged_checks") or (f.check,)}, key=CHECKS.index)
+    if len(kinds) > 1:
+        extra["merged_kinds"] = kinds
+    if len(checks) > 1:
+        extra["merged_checks"] = checks
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
 
 
@@ -249,17 +314,28 @@ def _line(f: Finding) -> str:
 
 
 # How a phase's cases are named: in a finding's detail (`covers`) and in a one-line summary.
-_CASE_WORDS = {"edges": "edge-value case(s)", "isolation": "case(s) of the op-isolation pass"}
-_CASE_UNITS = {"random": "graph", "edges": "edge-value case", "isolation": "op-isolation case"}
+_CASE_WORDS = {
+    "edges": "edge-value case(s)",
+    "isolation": "case(s) of the op-isolation pass",
+    "structure": "structural check(s)",
+}
+_CASE_UNITS = {
+    "random": "graph",
+    "edges": "edge-value case",
+    "isolation": "op-isolation case",
+    "structure": "structural check",
+}
 
 
 def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(cases.items(), key=lambda item: _phase_rank(item[0]))
 
 
-def replay_command(path: str, engine: str, index: int | None = None) -> str:
-    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json)."""
+def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
+    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json);
+    `pythonpath`: the folder the engine's module imports from, when a fresh process needs it."""
     cmd = ["python", "-m", "gradcheck", "replay", path, "--engine", engine]
     if index is not None:
         cmd += ["--finding", str(index)]
-    return shlex.join(cmd)
+    prefix = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
+    return prefix + shlex.join(cmd)

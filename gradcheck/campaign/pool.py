@@ -37,12 +37,16 @@ class Backend:
 
     make_blamer: assigns failing graphs past `max_shrink` to findings cheaply (None: they stay
     unassigned). make_isolation: the op-isolation pass run before the graphs (None: no pass).
+    make_structure: the structural phase, run first (a StructureReport with its findings).
+    settle: the last step on the grouped findings (re-checked on rebuilds, folded into structural ones).
     """
 
     make_checker: Callable[[Settings], Checker]
     make_shrinker: Callable[[Settings], Shrinker]
     make_blamer: Callable[[Settings], Shrinker] | None = None
     make_isolation: Callable[[Settings], Callable[[], list[Finding]]] | None = None
+    make_structure: Callable[[Settings], Callable[[], Any]] | None = None
+    settle: Callable[[Settings, list[Finding]], list[Finding]] | None = None
 
 
 _worker_state: dict[str, Any] = {}
@@ -88,16 +92,23 @@ def chunks(graphs: int, jobs: int) -> list[range]:
 
 
 def run_campaign(settings: Settings, backend: Backend, progress: Progress | None = None) -> CampaignResult:
-    """The op-isolation pass, then `settings.graphs` graphs over `settings.jobs` processes; the
-    first `max_shrink` failures shrunk, the others blamed cheaply; findings grouped."""
+    """The structural phase and the op-isolation pass, then `settings.graphs` graphs over
+    `settings.jobs` processes; the first `max_shrink` failures shrunk, the others blamed cheaply;
+    findings grouped and settled (`Backend.settle`)."""
     report = progress or (lambda phase, done, total: None)
     start = time.perf_counter()
-    isolated: list[Finding] = []
+    structure = None
+    if backend.make_structure is not None and settings.structure:
+        report("structure", 0, 1)
+        structure = backend.make_structure(settings)()
+        report("structure", 1, 1)
+    isolated: list[Finding] = list(structure.findings) if structure is not None else []
+    isolation_start = time.perf_counter()
     if backend.make_isolation is not None and settings.isolation:
         report("isolate", 0, 1)
-        isolated = backend.make_isolation(settings)()
+        isolated += backend.make_isolation(settings)()
         report("isolate", 1, 1)
-    isolation_seconds = time.perf_counter() - start
+    isolation_seconds = time.perf_counter() - isolation_start
     parts = chunks(settings.graphs, settings.jobs)
     records: dict[int, GraphRecord] = {}
     with _Pool(backend, settings, len(parts)) as run:
@@ -108,7 +119,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
                 records[record.index] = record
             done += len(batch)
             report("check", done, settings.graphs)
-        check_seconds = time.perf_counter() - start - isolation_seconds
+        check_seconds = time.perf_counter() - isolation_start - isolation_seconds
         failing = sorted(i for i, r in records.items() if not r.passed)
         to_shrink, to_blame = failing[: settings.max_shrink], failing[settings.max_shrink :]
         grouping_start = time.perf_counter()
@@ -123,6 +134,8 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
     ordered = [records[i] for i in sorted(records)]
     grouping_start = time.perf_counter()
     findings = group_findings(isolated + assign_by_pattern(ordered))
+    if backend.settle is not None:
+        findings = backend.settle(settings, findings)
     grouping_seconds = shrink_seconds + time.perf_counter() - grouping_start
     return CampaignResult(
         settings=settings,
@@ -133,6 +146,7 @@ def run_campaign(settings: Settings, backend: Backend, progress: Progress | None
         findings=findings,
         isolation_seconds=isolation_seconds,
         grouping_seconds=grouping_seconds,
+        structure=structure,
     )
 
 

@@ -112,7 +112,9 @@ def _findings(report: dict) -> str:
         graph = Graph.from_dict(f.graph)
         code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
         language = (
-            "the engine's own code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+            "the engine's code (after torch's, when its snippet shows both)"
+            if f.snippet
+            else "torch's code (the engine has no snippet spelling)"
         )
         parts.append(
             f'<div class="finding{"" if failing else " note"}" id="finding-{i}">'
@@ -125,6 +127,25 @@ def _findings(report: dict) -> str:
             f"<p>Repro, in {language}:</p><pre>{escape(code)}</pre></div>"
         )
     return "\n".join(parts)
+
+
+def _structure(report: dict) -> str:
+    """The structural phase's checks, one row each: what it exercises, its outcome, the evidence."""
+    structure = report.get("structure")
+    if not structure:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(c['name'])}</td><td>{escape(c['status'])}</td>"
+        f"<td>{c['failures']} of {c['runs']}</td><td>{escape(c['detail'])}</td></tr>"
+        for c in structure["checks"]
+    )
+    return f"""
+<h2 id="structure">Structural phase: the engine's graph code</h2>
+<p>Shared nodes, diamonds, backward() twice, gradients reset and taken again, interior nodes'
+gradients and deep chains, on the simplest ops the engine has, against torch; each graph rebuilt
+several times with the earlier builds kept alive (so object ids and set orders change).</p>
+<table><tr><th>check</th><th>status</th><th>rebuilds that differ</th><th>detail</th></tr>{rows}</table>
+"""
 
 
 _OP_COLUMNS = (
@@ -355,6 +376,7 @@ def render_html(report: dict) -> str:
         [
             _header(report),
             _findings(report),
+            _structure(report),
             _op_table(report),
             _distributions(report),
             _failures(report),

@@ -9,7 +9,9 @@ Layout (schema_version 1):
   median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
   histograms of each metric), `conventions` and `passed` (the verdict under them), `findings`
   (the distinct problems, most graphs first: kind, ops of the minimal graph, check, phase,
-  where, title, graphs, graph_indices, problems, repro (the replay command), snippet, graph)
+  where, title, graphs, graph_indices, problems, repro (the replay command), snippet, graph),
+  `structure` (the structural phase's checks: name, cause, status, runs, failures, detail; null
+  when it did not run)
   and `failures` (each failing graph's index, ops, problems and
   figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
   JSON as found and as shrunk, and the corpus file; any other graph is
@@ -115,6 +117,8 @@ def repeat_command(settings: Any) -> str:
         argv += ["--conventions", settings.conventions]
     if not getattr(settings, "isolation", True):
         argv.append("--no-isolation")
+    if not getattr(settings, "structure", True):
+        argv.append("--no-structure")
     return shlex.join(argv)
 
 
@@ -178,6 +182,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
         "conventions": s.conventions,
         "passed": result.passed,
         "findings": [json_safe(f.to_dict()) for f in result.findings],
+        "structure": result.structure.to_dict() if result.structure is not None else None,
         "failures": [_failure(r, finding_of) for r in failures],
         "run": {
             "command": shlex.join(command) if command else None,
@@ -188,6 +193,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "seconds": round(result.seconds, 3),
             "check_seconds": round(result.check_seconds, 3),
             "isolation_seconds": round(result.isolation_seconds, 3),
+            "structure_seconds": round(result.structure.seconds, 3) if result.structure is not None else None,
             "grouping_seconds": round(result.grouping_seconds, 3),
             "graphs_per_second": round(len(result.records) / result.check_seconds, 1)
             if result.check_seconds > 0

@@ -25,6 +25,7 @@ class Settings:
     points: int = 4
     conventions: str = "torch"  # "subgradient": a convention at a kink is a note, not a failure
     isolation: bool = True  # run the op-isolation pass before the random graphs
+    structure: bool = True  # run the structural phase (gradcheck.campaign.structure) first
     scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
     dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gradcheck.campaign.findings import Finding, failing
 from gradcheck.campaign.records import METRICS, GraphRecord
@@ -47,6 +48,7 @@ class CampaignResult:
     findings: list[Finding] = field(default_factory=list)
     isolation_seconds: float = 0.0
     grouping_seconds: float = 0.0  # shrinking, blaming and grouping the failures
+    structure: Any = None  # the structural phase's StructureReport (None: the phase did not run)
 
     @property
     def failures(self) -> list[GraphRecord]:

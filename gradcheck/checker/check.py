@@ -34,7 +34,8 @@ from gradcheck.checker.flat import FlatFunction
 from gradcheck.checker.inputs import cotangent_leaf, leaves_of, output_nodes, snapshot
 from gradcheck.checker.numerical import DEFAULT_EPS, jacobian_column, stencil_column
 from gradcheck.checker.tolerance import DEFAULT, Tolerance, policy_for
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 
 MAX_REPORTED = 20
 #: mpmath re-measures failing entries only for scalar functions of at most this many inputs.
@@ -504,11 +505,12 @@ class _Checker:
         return "\n".join(lines)
 
     def _engine_option(self) -> str:
-        """`, engine=...` naming the adapter class, unless it is the default (minigrad)."""
+        """`, engine=...` naming the engine as it was loaded (else its adapter class), unless it is
+        the default (minigrad)."""
         cls = type(self.engine)
         if cls is type(load_engine("minigrad")):
             return ""
-        return f", engine={cls.__module__ + ':' + cls.__qualname__!r}"
+        return f", engine={self.engine.spec or cls.__module__ + ':' + cls.__qualname__!r}"
 
     def single_input_fails(self, j: int) -> bool:
         """Whether checking input j alone, the other inputs held fixed, fails too (so it reproduces)."""

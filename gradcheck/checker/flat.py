@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 
 Jacobian = tuple[tuple[np.ndarray, ...], ...]
 

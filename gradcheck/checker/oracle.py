@@ -39,7 +39,8 @@ import numpy as np
 
 from gradcheck.checker.flat import FlatFunction
 from gradcheck.checker.numerical import richardson_column, richardson_directional
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.registry import REGISTRY
 
 try:  # the `check` extra; without it the oracle falls back to float64 Richardson

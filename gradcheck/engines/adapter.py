@@ -1,4 +1,5 @@
-"""The engine adapter protocol: how the harness drives any autograd engine, and `load_engine`.
+"""The engine adapter protocol: how the harness drives any autograd engine (`load_engine`, in
+`loading.py`, finds an adapter by name).
 
 A third-party engine plugs in with a few lines; e.g. for a micrograd-like engine::
 
@@ -25,7 +26,6 @@ came from (`op_names`) and how to print its values (`source`); see `torch_engine
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.snippets import adapter_snippet
 from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.program import Program
 from gradcheck.graphs.registry import REGISTRY
@@ -48,6 +49,7 @@ class EngineAdapter:
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
     dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
     dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
+    spec: str | None = None  # the name `load_engine` loaded it by, for repro scripts that load it again
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
@@ -77,9 +79,21 @@ class EngineAdapter:
         """The plain value of an engine node (float or numpy array)."""
         return node.data
 
-    def grad_of(self, leaf: Any) -> Any:
-        """The gradient stored on a leaf after backward (None or 0 when unused)."""
-        return leaf.grad
+    def grad_of(self, node: Any) -> Any:
+        """The gradient stored on a node after backward (None or 0 when unused; None also where the
+        engine keeps no gradient, as on torch's interior tensors)."""
+        return node.grad
+
+    def backward(self, output: Any) -> None:
+        """Backpropagate from a scalar engine value, adding into the stored gradients (the structural
+        phase calls it twice on one graph, as torch's `backward(retain_graph=True)` allows)."""
+        output.backward()
+
+    def zero_grad(self, nodes: Sequence[Any]) -> None:
+        """Reset the stored gradients of `nodes` (leaves and interior nodes) before another backward:
+        a number becomes 0.0, anything else (an array, a tensor) None, as torch resets it."""
+        for node in nodes:
+            node.grad = 0.0 if isinstance(node.grad, (int, float)) else None
 
     def constant(self, x: Any) -> Any:
         """A cotangent or direction (float or array) as an engine value; by default a leaf."""
@@ -92,17 +106,21 @@ class EngineAdapter:
         return (output * self.constant(cotangent)).sum()
 
     def plain(self, g: Any) -> Any:
-        """An engine gradient as a float or float64 array (its `.data` when it is not a number)."""
+        """An engine gradient as a float or float64 array (its `.data` when it is not a number);
+        what is no number even so is returned as it is, for the check to report (`wrong-type`)."""
         if not isinstance(g, (np.ndarray, float, int)):
             g = getattr(g, "data", g)
-        return np.asarray(g, dtype=np.float64)
+        try:
+            return np.asarray(g, dtype=np.float64)
+        except (TypeError, ValueError):
+            return g
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""
         loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
             loss = loss + self.weighted(out, c)
-        loss.backward()
+        self.backward(loss)
         return [None if g is None else self.plain(g) for g in (self.grad_of(x) for x in inputs)]
 
     def hvp(
@@ -169,9 +187,10 @@ class EngineAdapter:
         return []
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
-        """Code in this engine's own API that shows its result on `graph` (None: the report shows
-        the replay command and torch's code instead)."""
-        return None
+        """Code that shows this engine's result on `graph` beside torch's: by default a script
+        that loads this adapter by its `spec` and builds the graph through it (None without a
+        spec: the report shows the replay command and torch's code instead)."""
+        return None if self.spec is None else adapter_snippet(graph, self.spec, second_order)
 
     # --- driving a graph -------------------------------------------------------------------------
 
@@ -237,53 +256,3 @@ def _zero_if_none(g: Any, like: Any) -> Any:
     if g is None:
         return np.zeros_like(like) if isinstance(like, np.ndarray) else 0.0
     return g
-
-
-# name -> "module:Class" for the engines that ship with the harness
-BUILTIN_ENGINES: dict[str, str] = {
-    "minigrad": "gradcheck.engines.minigrad_value:MinigradValue",
-    "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
-    "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
-}
-# name -> "module:Class" for the built-in function-style engines (gradcheck.engines.functional)
-FUNCTION_ENGINES: dict[str, str] = {
-    "jax": "gradcheck.engines.jax_engine:JaxAdapter",
-    "jax-tensor": "gradcheck.engines.jax_engine:JaxTensorAdapter",
-    "autograd": "gradcheck.engines.autograd_engine:AutogradAdapter",
-    "autograd-tensor": "gradcheck.engines.autograd_engine:AutogradTensorAdapter",
-}
-
-
-class UnknownEngineError(ValueError):
-    """`load_engine` got a name it cannot resolve."""
-
-
-def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
-    """An adapter instance for `name`: a built-in engine name or 'package.module:AdapterClass'."""
-    if isinstance(name, EngineAdapter):
-        return name
-    target = BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)
-    if ":" not in target:
-        raise UnknownEngineError(
-            f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
-            "or 'module:AdapterClass' "
-            "naming an EngineAdapter subclass"
-        )
-    module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise UnknownEngineError(f"engine {name!r}: cannot import module {module_name!r}: {e}") from e
-    cls = getattr(module, attr, None)
-    if cls is None:
-        raise UnknownEngineError(f"engine {name!r}: module {module_name!r} has no attribute {attr!r}")
-    if isinstance(cls, type) and issubclass(cls, EngineAdapter):
-        adapter = cls()
-    elif isinstance(cls, EngineAdapter):
-        adapter = cls
-    else:
-        raise UnknownEngineError(f"engine {name!r}: {target} is not an EngineAdapter subclass or instance")
-    unknown = sorted(set(adapter.ops) - set(REGISTRY))
-    if unknown:
-        raise UnknownEngineError(f"engine {name!r} lists ops unknown to the registry: {unknown}")
-    return adapter

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.snippets import run_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 
@@ -176,6 +177,11 @@ class FunctionAdapter(EngineAdapter):
             *[[np.asarray(x, dtype=np.float64) for x in xs] for xs in (values, cotangent, direction)]
         )
         return [self.to_numpy(h) for h in result]
+
+    def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
+        """torch's numbers, then this adapter's on the graph through `run` (a function-style
+        adapter has no leaves to build the graph from); None without a spec to load it by."""
+        return None if self.spec is None else run_snippet(graph, self.spec, second_order)
 
     def missing_methods(self) -> list[str]:
         return [name for name in ("xp", "grad") if _not_overridden(type(self), FunctionAdapter, name)]

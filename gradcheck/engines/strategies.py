@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gradcheck.engines.adapter import load_engine
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS, resolve_ops
 from gradcheck.graphs.strategies import scalar_graphs, tensor_graphs

@@ -49,6 +49,19 @@ class TorchAdapter(EngineAdapter):
         grads = self.grad(outputs, inputs, cotangent)
         return [None if g is None else self.value(g) for g in grads]
 
+    def backward(self, output: Any) -> None:
+        output.backward(retain_graph=True)  # the graph stays usable for a second backward, as checked
+
+    def zero_grad(self, nodes: Sequence[Any]) -> None:
+        for node in nodes:
+            node.grad = None
+
+    def grad_of(self, node: Any) -> Any:
+        """`.grad`, or None on an interior tensor that does not retain its gradient (torch keeps none)."""
+        if not (node.is_leaf or node.retains_grad):
+            return None
+        return node.grad
+
     def hvp(
         self,
         outputs: Sequence[Any],
@@ -58,6 +71,8 @@ class TorchAdapter(EngineAdapter):
     ) -> list[Any]:
         grads = self.grad(outputs, inputs, cotangent, create_graph=True)
         total = sum((g * _tensor(u, g)).sum() for g, u in zip(grads, direction))
+        if not (isinstance(total, torch.Tensor) and total.requires_grad):
+            return [None] * len(inputs)  # gradients that are constants (a linear graph): H·v is 0
         second = torch.autograd.grad(total, list(inputs), allow_unused=True)
         return [None if g is None else self.value(g) for g in second]
 
@@ -120,3 +135,15 @@ class TorchAdapter(EngineAdapter):
 
     def source_imports(self, nodes: Sequence[Any]) -> list[str]:
         return ["import torch"]
+
+
+class TorchRetaining(TorchAdapter):
+    """torch with every interior tensor's gradient retained: the reference for interior gradients."""
+
+    name = "torch-retaining"
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        out = super().apply(op, args, attrs)
+        if out.requires_grad:
+            out.retain_grad()
+        return out

@@ -152,10 +152,11 @@ def _check_node(i: int, node: Any, n_inputs: int) -> None:
     missing = sorted(expected - set(attrs) - set(spec.optional_attrs))
     if missing:
         raise GraphFormatError(f"{where} ({spec.name}): missing attribute(s) {missing}")
-    extra = sorted(set(attrs) - expected)
+    extra = sorted(set(attrs) - expected - set(spec.layout_attrs))
     if extra:
         raise GraphFormatError(
-            f"{where} ({spec.name}): unknown attribute(s) {extra}; it takes {sorted(expected)}"
+            f"{where} ({spec.name}): unknown attribute(s) {extra}; it takes "
+            f"{sorted(expected | set(spec.layout_attrs))}"
         )
     for name, value in attrs.items():
         _check_attr(f"{where} ({spec.name}) attribute {name!r}", name, value)
@@ -180,7 +181,7 @@ def _check_attr(where: str, name: str, value: Any) -> None:
         if problem:
             raise GraphFormatError(f"{where}: {problem}, got {_describe(value)}")
         return
-    if name in ("dims", "shape"):
+    if name in ("dims", "shape", "ranks"):
         if not isinstance(value, list) or not all(_is_int(v) and abs(v) <= 64 for v in value):
             raise GraphFormatError(f"{where}: expected a list of small integers, got {_describe(value)}")
         if name == "shape" and not all(v >= 1 for v in value):

@@ -39,20 +39,35 @@ class Sizes:
 ZERO_EVERY = 12
 # About one binary op node in this many takes a constant operand instead of a second node.
 CONSTANT_EVERY = 3
+# About one input value in this many is tiny, 1e-12 to 1e-6 in size beside the ordinary ones:
+# where a formula that cancels (an exp-based tanh, (e^2x - 1) / (e^2x + 1)) loses its digits.
+TINY_EVERY = 10
+TINY_EXPONENTS = (-12.0, -6.0)
+# About one tensor input in this many holds two equal entries along its last dim (ties).
+TIE_EVERY = 6
+# About one binary op node in this many takes the same node on both sides (x / x, x * x, and a
+# tie of maximum(x, x)), where a rule that reads its operands apart has its bugs.
+SAME_NODE_EVERY = 8
 
 
-def sample_points(rng: np.random.Generator, n_inputs: int, k: int) -> list[np.ndarray]:
+def sample_points(rng: np.random.Generator, n_inputs: int, k: int, tiny: bool = True) -> list[np.ndarray]:
     """K input points per input: mostly O(1) values of either sign, sometimes larger or smaller,
-    sometimes exactly 0."""
+    sometimes exactly 0, and with `tiny` sometimes 1e-12 to 1e-6 in size (`TINY_EVERY`)."""
     points = []
     for _ in range(n_inputs):
         scale = 10.0 ** rng.uniform(-0.7, 0.7, size=k)
         values = rng.uniform(-2.0, 2.0, size=k) * scale
-        if k == 1:  # the same draw as with size=1, at a quarter of numpy's cost
+        if k == 1:  # the same draws as with size=1, at a quarter of numpy's cost
             if rng.integers(ZERO_EVERY) == 0:
                 values[0] = 0.0
+            if tiny and rng.integers(TINY_EVERY) == 0:  # numpy's power, as on the arrays below
+                values = np.copysign(10.0 ** rng.uniform(*TINY_EXPONENTS, size=1), values)
         else:
             values[rng.integers(ZERO_EVERY, size=k) == 0] = 0.0
+            if tiny:
+                small = np.flatnonzero(rng.integers(TINY_EVERY, size=k) == 0)
+                magnitudes = 10.0 ** rng.uniform(*TINY_EXPONENTS, size=small.size)
+                values[small] = np.copysign(magnitudes, values[small])
         points.append(values)
     return points
 
@@ -123,6 +138,14 @@ def build_graph(
                     buf[n] = made
                     n += 1
                     continue
+                if chooser.integer(1, SAME_NODE_EVERY) == SAME_NODE_EVERY:
+                    pair = [row, row]
+                    out = spec.numpy(pair, attr)
+                    if _row_ok(spec, pair, attr, out):
+                        nodes.append(OpNode(spec.name, (first, first), attrs))
+                        buf[n] = out[0]
+                        n += 1
+                        continue
                 values = buf[:n]  # every node as the other operand, at once
                 pair = [row, values] if left else [values, row]
                 outs = spec.numpy(pair, attr)
@@ -338,6 +361,8 @@ def build_tensor_graph(
             tensor = not spec.number_operands or chooser.integer(0, 1) == 1
             consts = (Constant(at, chooser.choice(CONSTANTS), tensor),)
             args = (first,)
+        elif chooser.integer(1, SAME_NODE_EVERY) == SAME_NODE_EVERY:
+            args = (first, first)
         else:
             left = chooser.integer(0, 1) == 0
             valid = []
@@ -399,12 +424,14 @@ def _outputs(chooser: Chooser, n_in: int, n_nodes: int, n_outputs: int) -> list[
 
 
 def tensor_input_shapes(chooser: Chooser, n_inputs: int) -> list[tuple[int, ...]]:
-    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul."""
+    """Input shapes: each from TENSOR_SHAPES, or (choice 1) fitting the previous one for matmul
+    (a matrix mostly; sometimes a vector or a batch of matrices)."""
     shapes: list[tuple[int, ...]] = []
     for _ in range(n_inputs):
         previous = shapes[-1] if shapes else ()
-        if len(previous) == 2 and chooser.integer(0, 1) == 1:
-            shapes.append((previous[1], chooser.choice((2, 3, 1))))
+        if previous and chooser.integer(0, 1) == 1:
+            n = previous[-1]
+            shapes.append(chooser.choice(((n, 2), (n, 3), (n, 1), (n,), (2, n, 2))))
         else:
             shapes.append(chooser.choice(TENSOR_SHAPES))
     return shapes
@@ -423,6 +450,8 @@ def random_tensor_graph(
         scale = 10.0 ** rng.uniform(-0.5, 0.5, size=(points, *shape))
         values = rng.uniform(-2.0, 2.0, size=(points, *shape)) * scale
         values[rng.integers(ZERO_EVERY, size=values.shape) == 0] = 0.0
+        if shape and shape[-1] > 1 and rng.integers(TIE_EVERY) == 0:
+            values[..., 1] = values[..., 0]  # two equal entries: a tie for amax, amin, maximum
         pts.append(values)
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)

@@ -36,6 +36,7 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "sizes": "the target sizes; -1 keeps a dim's size, extra leading sizes add dims",
     "start_dim": "the first dim merged (negative)",
     "end_dim": "the last dim merged (negative, inclusive)",
+    "ranks": "the operands' ranks (1 a vector, 2 a matrix, 3 a batch of matrices; for the batched layout)",
 }
 
 # Where an attribute means something else for one op.

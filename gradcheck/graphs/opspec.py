@@ -18,6 +18,8 @@ import numpy as np
 # edge (log, sqrt, division by ~0): far beyond what a central-difference step can cross.
 KINK_MARGIN = 1e-3
 POLE_MARGIN = 0.05
+# A number this close to 0 has a reciprocal beyond float64 (1 / 5e-309 overflows): at a pole.
+POLE_ZERO = 1.0 / float(np.finfo(np.float64).max)
 # No node may exceed this magnitude: float64 then still has ~12 good digits for every check.
 MAX_MAGNITUDE = 1e4
 # An add/sub whose result is this much smaller than its operands cancels too much to check closely.
@@ -86,6 +88,9 @@ class OpSpec:
     edges: (argument values, attributes) at the edges of float64 (signed zeros, subnormals, huge
         values, inf, nan, overflow points, kinks and poles), where the engine's value and gradient
         must match torch's (`gradcheck.parity.edges`); built with `gradcheck.graphs.edges`.
+    poles(args, attrs): per-element True where the arguments sit at a pole of the op or of its
+        derivative (a divisor of 0, log and sqrt at 0, x ** c at 0 for c < 1): the region a finding
+        there is placed in (`gradcheck.graphs.regions`); None for ops without poles.
     bounded: arguments at most MAX_MAGNITUDE in size and inside the domain give a finite result
         within MAX_MAGNITUDE too (sin, tanh, relu, log...): the generator skips its magnitude test.
     optional_attrs: attribute name -> the value meant when a node leaves it out (`keepdim` of
@@ -103,6 +108,7 @@ class OpSpec:
     domain: Callable[[Sequence[np.ndarray], Attrs], np.ndarray] | None = None
     branch: Callable[[Sequence[np.ndarray], Attrs], np.ndarray] | None = None
     kinks: str = ""
+    poles: Callable[[Sequence[np.ndarray], Attrs], np.ndarray] | None = None
     attrs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     kink_cases: tuple[tuple[tuple[Any, ...], Attrs], ...] = ()
     tensor_only: bool = False
@@ -123,6 +129,9 @@ class OpSpec:
     torch_batched: Callable[[Args, Attrs], Any] | None = None
     optional_attrs: dict[str, Any] = field(default_factory=dict)
     spell_attrs: dict[str, Callable[[Any, str], str]] = field(default_factory=dict)
+    # tensor graphs: attributes no spelling shows, read by the batched references (which see
+    # padded arrays): a reshape's input rank, a matmul's operand ranks
+    layout_attrs: tuple[str, ...] = ()
 
     def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
         template = self.torch_template if target == "torch" and self.torch_template else self.template
@@ -166,6 +175,11 @@ class OpSpec:
 
     def draw_attrs(self, chooser: Chooser) -> tuple[tuple[str, Any], ...]:
         return tuple(sorted((k, chooser.choice(v)) for k, v in self.attrs.items()))
+
+
+def at_zero(x: Any) -> np.ndarray:
+    """Per element: whether `x` is 0 for a pole (its reciprocal overflows float64)."""
+    return np.abs(np.asarray(x, dtype=np.float64)) <= POLE_ZERO
 
 
 def points_axis(x: np.ndarray, scalar: bool) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.graphs import edges
-from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, OpSpec
+from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, OpSpec, at_zero
 
 # `x ** c` draws these exponents: 0 first (its derivative at x = 0 is a classic bug), then the
 # simple integers, roots and non-integers.
@@ -96,6 +96,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0} / {1}",
         domain=lambda a, k: np.abs(a[1]) >= POLE_MARGIN,
         kinks="pole at divisor 0",
+        poles=lambda a, k: at_zero(a[1]),
         grads=lambda a, k, out: (1.0 / a[1], -a[0] / (a[1] * a[1])),
         family="arithmetic",
         number_operands=True,
@@ -110,6 +111,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0} ** {1}",
         domain=lambda a, k: (a[0] >= POLE_MARGIN) & (np.abs(a[1]) <= 4.0),
         kinks="base must be positive",
+        poles=lambda a, k: at_zero(a[0]) & (a[1] < 1.0),
         # torch at base 0: d/da = 0 when b = 0; d/db = 0 when b >= 0 (not 0 * log 0 = nan)
         kink_cases=(((0.0, 2.0), {}), ((0.0, 0.0), {}), ((2.0, 0.0), {})),
         grads=lambda a, k, out: (_power_rule(a[0], a[1]), np.where(a[0] > 0, out * np.log(a[0]), 0.0)),
@@ -126,6 +128,9 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0} ** {exponent}",
         domain=_pow_const_domain,
         kinks="pole at 0 for negative exponents; base >= 0 for fractional ones",
+        # the power rule c * x**(c-1) has a pole at 0 for every c < 1 (for c = 0 too, written
+        # naively); below 0 a fractional power is outside the domain, not at the pole
+        poles=lambda a, k: at_zero(a[0]) & (k["exponent"] < 1.0) & ((a[0] >= 0) | (k["exponent"] % 1 == 0)),
         attrs={"exponent": EXPONENTS},
         # torch: d/dx x**0 = 0 everywhere, also at x = 0 (where c * x**(c-1) would divide by 0)
         kink_cases=(((0.0,), {"exponent": 0.0}), ((0.0,), {"exponent": 2.0}), ((0.0,), {"exponent": 1.0})),
@@ -214,6 +219,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0}.log()",
         domain=lambda a, k: a[0] >= POLE_MARGIN,
         kinks="pole at 0",
+        poles=lambda a, k: at_zero(a[0]) & (a[0] >= 0),
         grads=lambda a, k, out: (1.0 / a[0],),
         bounded=True,
         family="exp_log",
@@ -256,6 +262,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0}.atan2({1})",
         domain=_atan2_domain,
         kinks="pole at (0, 0); jump of 2*pi across y = 0 for x < 0",
+        poles=lambda a, k: at_zero(a[0]) & at_zero(a[1]),
         grads=lambda a, k, out: (a[1] / (a[0] * a[0] + a[1] * a[1]), -a[0] / (a[0] * a[0] + a[1] * a[1])),
         bounded=True,
         family="trig",
@@ -285,6 +292,7 @@ SCALAR_SPECS: list[OpSpec] = [
         "{0}.sqrt()",
         domain=lambda a, k: a[0] >= POLE_MARGIN,
         kinks="infinite slope at 0",
+        poles=lambda a, k: at_zero(a[0]) & (a[0] >= 0),
         grads=lambda a, k, out: (0.5 / out,),
         bounded=True,
         family="sqrt_pow",

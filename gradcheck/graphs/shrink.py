@@ -1,10 +1,14 @@
 """Shrink a failing graph to a small one that still fails (for campaign failures, outside hypothesis).
 
 Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
-node (its users read one of its arguments instead); drop nodes and inputs nothing uses; simplify
-input values (round them to fewer digits); move constants toward 0 and 1.
-A candidate is kept only when `still_fails` says so,
-and only candidates that keep every op inside its domain and off its kinks are tried.
+node (its users read one of its arguments instead); freeze an op node (its users read a new input
+holding the value it had, so `0.0 / sigmoid(x0)` becomes `0.0 / x1` whatever sigmoid gave there,
+a pole or overflow point included); drop nodes and inputs nothing uses; simplify input values
+(round them to fewer digits); move constants toward 0 and 1.
+A candidate is kept only when `still_fails` says so (the caller asks for the same failure, not
+any failure, so an engine with several bugs does not drift from one to another), and only
+candidates that keep every op inside its domain and off its kinks are tried, unless the failing
+graph itself is outside (a failure at a pole shrinks to a smaller graph at that pole).
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from gradcheck.graphs.generate import graph_in_domain
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY
 
 
 def shrink_graph(
@@ -27,6 +34,7 @@ def shrink_graph(
     `failing_point`: the batch point that failed (the graph is first cut down to it).
     """
     budget = [max_checks]
+    domain_only = graph_in_domain(graph)
 
     def fails(candidate: Graph) -> bool:
         if budget[0] <= 0:
@@ -36,7 +44,7 @@ def shrink_graph(
             candidate.validate()
         except ValueError:
             return False
-        return graph_in_domain(candidate) and still_fails(candidate)
+        return (not domain_only or graph_in_domain(candidate)) and still_fails(candidate)
 
     best = graph
     if graph.points is not None:
@@ -69,6 +77,7 @@ def _constant_rank(value: float) -> int:
 def _candidates(g: Graph) -> Iterator[Graph]:
     yield from _fewer_outputs(g)
     yield from _bypassed(g)
+    yield from _frozen(g)
     yield from _simpler_values(g)
     yield from _simpler_constants(g)
 
@@ -102,6 +111,37 @@ def _bypassed(g: Graph) -> Iterator[Graph]:
         node_id = n_in + i
         for arg in dict.fromkeys(g.nodes[i].args):
             yield _prune(_replace_uses(g, node_id, arg))
+
+
+def _frozen(g: Graph) -> Iterator[Graph]:
+    """Each op node replaced by a new input holding its value at the graph's one point (latest
+    nodes first); nothing for a batched graph."""
+    if g.points is not None:
+        return
+    values = _reference_values(g)
+    if values is None:
+        return
+    n_in = g.n_inputs
+    for i in reversed(range(len(g.nodes))):
+        value = values[n_in + i]
+        shape = np.shape(value)
+        frozen = Input(f"x{n_in}", value, shape) if shape else Input(f"x{n_in}", float(value))
+        shifted = [n.with_args(tuple(a if a < n_in else a + 1 for a in n.args)) for n in g.nodes]
+        outputs = [o if o < n_in else o + 1 for o in g.outputs]
+        widened = Graph([*g.inputs, frozen], shifted, outputs, None, g.cotangent, g.meta)
+        yield _prune(_replace_uses(widened, n_in + 1 + i, n_in))
+
+
+def _reference_values(g: Graph) -> list[object] | None:
+    """Every node's value (inputs first) by the registry's numpy forward (None if it cannot run)."""
+    values: list[object] = [np.asarray(v, dtype=np.float64) for v in g.input_values(0)]
+    try:
+        with np.errstate(all="ignore"):
+            for node in g.nodes:
+                values.append(np.asarray(REGISTRY[node.op].numpy(node.operands(values), node.attr)))
+    except (ValueError, TypeError, IndexError):
+        return None
+    return values
 
 
 def _replace_uses(g: Graph, old: int, new: int) -> Graph:

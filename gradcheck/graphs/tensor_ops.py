@@ -71,22 +71,68 @@ def _flat_last(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
 
 
 def _amax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    """The largest entry apart from the next, or tied with it exactly: a tie is where engines
+    differ (torch shares the gradient evenly), and its points are judged against torch alone."""
     flat = _flat_last(args[0], tuple(attrs["dims"]))
     if flat.shape[-1] < 2:
         return np.ones(flat.shape[:-1], dtype=bool)
     top = np.sort(flat, axis=-1)
-    return top[..., -1] - top[..., -2] >= KINK_MARGIN
+    return (top[..., -1] - top[..., -2] >= KINK_MARGIN) | (top[..., -1] == top[..., -2])
 
 
 def _amax_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
     return np.argmax(_flat_last(args[0], tuple(attrs["dims"])), axis=-1)
 
 
+def _matmul_ranks(attrs: dict[str, Any]) -> tuple[int, int]:
+    """The operands' ranks a matmul node was drawn for (graphs without them: matrices)."""
+    ra, rb = attrs.get("ranks", (2, 2))
+    return int(ra), int(rb)
+
+
+def _matmul_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    """The operands' ranks, one of them this operand's: matrix @ matrix as often as any other
+    pairing, then vector @ vector, matrix-vector, vector-matrix and batched products."""
+    r = len(shape)
+    if r == 0:
+        return None
+    other = chooser.choice((2, 2, 1, 3))
+    return {"ranks": (r, other) if chooser.integer(0, 1) == 0 else (other, r)}
+
+
 def _matmul_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    """torch.matmul's result shape: a 1-D operand is promoted to a matrix and its dim removed
+    again, batch dims broadcast; None when the shapes do not fit (or differ from the ranks drawn)."""
     a, b = shapes
-    if len(a) == 2 and len(b) == 2 and a[1] == b[0]:
-        return (a[0], b[1])
-    return None
+    if (len(a), len(b)) != _matmul_ranks(attrs) or not a or not b:
+        return None
+    a2 = a if len(a) > 1 else (1, *a)
+    b2 = b if len(b) > 1 else (*b, 1)
+    if a2[-1] != b2[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError:
+        return None
+    rows = (a2[-2],) if len(a) > 1 else ()
+    cols = (b2[-1],) if len(b) > 1 else ()
+    return (*batch, *rows, *cols)
+
+
+def _matmul_batched(args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    """matmul at every batch point of padded operands (numpy arrays or torch tensors, batch first,
+    then 1s: `shapes.pad`). A padded vector is already a one-row matrix; as a right operand it is
+    turned into a column, and the promoted dims are dropped from the product."""
+    a, b = args
+    ra, rb = _matmul_ranks(attrs)
+    if rb == 1:
+        b = b.swapaxes(-1, -2)
+    out = a @ b
+    if rb == 1:
+        out = out[..., 0]
+    if ra == 1:
+        out = out[..., 0] if rb == 1 else out[..., 0, :]
+    return out
 
 
 def _transpose_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
@@ -168,7 +214,9 @@ def _softmax_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.nda
 
 
 def _tie_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
-    return np.abs(args[0] - args[1]) >= KINK_MARGIN
+    """Away from a tie, or exactly at one (the same node on both sides: the tie then stays one
+    under any step, so the result is smooth and central differences see its slope)."""
+    return (np.abs(args[0] - args[1]) >= KINK_MARGIN) | (args[0] == args[1])
 
 
 def _tie_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
@@ -214,12 +262,15 @@ TENSOR_SPECS: list[OpSpec] = [
         "matmul",
         2,
         lambda a, k: a[0] @ a[1],
-        lambda a, k: a[0] @ a[1],
+        _matmul_batched,
         "{0} @ {1}",
-        domain=lambda a, k: np.abs(a[0] @ a[1]) >= CANCELLATION * (np.abs(a[0]) @ np.abs(a[1])),
+        domain=lambda a, k: np.abs(_matmul_batched(a, k))
+        >= CANCELLATION * _matmul_batched([np.abs(a[0]), np.abs(a[1])], k),
         tensor_only=True,
         shape=_matmul_shape,
-        tensor_attrs=lambda c, s: {} if len(s) == 2 else None,
+        tensor_attrs=_matmul_attrs,
+        torch_batched=_matmul_batched,
+        layout_attrs=("ranks",),
         family="arithmetic",
         array=lambda xp, a, k: xp.matmul(a[0], a[1]),
     ),
@@ -360,6 +411,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reshaped_shape,
         tensor_attrs=_reshape_attrs,
         torch_batched=lambda a, k: _reshape_batched(a[0], k),
+        layout_attrs=("ndim_in",),
         family="arithmetic",
         array=lambda xp, a, k: xp.reshape(a[0], tuple(k["shape"])),
     ),

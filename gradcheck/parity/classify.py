@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
 from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck
-from gradcheck.parity.kinds import Kind
+from gradcheck.parity.kinds import WRONG_TYPE, Kind
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
 # any kink margin the random graphs keep, far above float64 rounding of the function values.
@@ -54,6 +55,9 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
     texts = [problem_text(p) for p in problems]
     if any(t.startswith("engine raised") for t in texts):
         return Difference(Kind.EXCEPTION, "gradient")
+    wrong = [t for t in texts if t.startswith(WRONG_TYPE)]
+    if wrong:
+        return Difference(Kind.WRONG_TYPE, "gradient" if "the gradient of" in wrong[0][:30] else "forward")
     adapter = load_engine(engine)
     values, cotangent = graph.input_values(0), _cotangent(graph)
     if any(t.startswith("second derivatives") for t in texts) and not _first_order_problem(texts):
@@ -99,44 +103,63 @@ def _second_order(
 def at_convention(
     graph: Graph, values: list[Any], cotangent: list[Any], grad_e: np.ndarray, coordinates: Sequence[int]
 ) -> bool:
-    """Whether, at every coordinate given, the function has a kink (its one-sided slopes differ)
-    and the engine's slope lies between them: a valid one-sided choice, not a wrong derivative."""
+    """Whether the engine's gradient is a valid subgradient where it differs from torch's: at every
+    coordinate given the function has a kink (its one-sided slopes differ) and the engine's slope
+    lies between them, and along all the kinked coordinates together (a tie moves them together)
+    the engine's slopes sum to one between the one-sided slopes there. maximum(x0, x1) at x0 = x1
+    with partials (1, 0) is a convention; (0, 0) sums to 0 where the slope is 1: a wrong gradient."""
     flat = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
-    for i in coordinates:
-        h = ONE_SIDED_STEP * max(1.0, abs(float(flat[i])))
-        f0, fp, fm = _weighted_outputs(graph, values, cotangent, i, h)
-        right, left = (fp - f0) / h, (f0 - fm) / h
-        slack = SLOPE_TOL * (1.0 + abs(left) + abs(right))
-        if not (np.isfinite(left) and np.isfinite(right)) or abs(right - left) <= slack:
-            return False
-        if not min(left, right) - slack <= grad_e[i] <= max(left, right) + slack:
-            return False
-    return True
+    n = flat.size
+    steps = ONE_SIDED_STEP * np.maximum(1.0, np.abs(flat))
+    moves = np.diag(steps)
+    f = _weighted_at(graph, values, cotangent, np.concatenate([flat[None], flat + moves, flat - moves]))
+    right, left = (f[1 : n + 1] - f[0]) / steps, (f[0] - f[n + 1 :]) / steps
+    kinked = [i for i in range(n) if _slopes_differ(left[i], right[i])]
+    if not all(i in kinked and _between(grad_e[i], left[i], right[i]) for i in coordinates):
+        return False
+    tied = sorted(set(kinked) | set(coordinates))
+    if len(tied) < 2:
+        return True
+    step = ONE_SIDED_STEP * max(1.0, float(np.abs(flat[tied]).max()))
+    move = np.zeros(n)
+    move[tied] = step
+    f = _weighted_at(graph, values, cotangent, np.stack([flat, flat + move, flat - move]))
+    together_right, together_left = (f[1] - f[0]) / step, (f[0] - f[2]) / step
+    if not (np.isfinite(together_left) and np.isfinite(together_right)):
+        return False
+    return _between(float(grad_e[tied].sum()), together_left, together_right)
 
 
-def _weighted_outputs(
-    graph: Graph, values: list[Any], cotangent: list[Any], coordinate: int, h: float
-) -> tuple[float, float, float]:
-    """sum(cotangent * outputs) at the point and at the point moved by +h and -h along `coordinate`."""
-    flat = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
-    rows = np.stack([flat, flat, flat])
-    rows[1, coordinate] += h
-    rows[2, coordinate] -= h
+def _slopes_differ(left: float, right: float) -> bool:
+    slack = SLOPE_TOL * (1.0 + abs(left) + abs(right))
+    return bool(np.isfinite(left) and np.isfinite(right) and abs(right - left) > slack)
+
+
+def _between(slope: float, left: float, right: float) -> bool:
+    slack = SLOPE_TOL * (1.0 + abs(left) + abs(right))
+    return bool(min(left, right) - slack <= slope <= max(left, right) + slack)
+
+
+def _weighted_at(graph: Graph, values: list[Any], cotangent: list[Any], rows: np.ndarray) -> np.ndarray:
+    """sum(cotangent * outputs) at each row of flattened input values, by torch."""
+    count = rows.shape[0]
     if graph.is_tensor:
         batch, start = [], 0
         for inp in graph.inputs:
             size = int(np.prod(inp.shape))
-            batch.append(rows[:, start : start + size].reshape(3, *inp.shape))
+            batch.append(rows[:, start : start + size].reshape(count, *inp.shape))
             start += size
-        cots = [np.broadcast_to(np.asarray(c, dtype=np.float64), (3, *np.shape(c))) for c in cotangent]
+        cots = [
+            np.array(np.broadcast_to(np.asarray(c, dtype=np.float64), (count, *np.shape(c))))
+            for c in cotangent
+        ]
         forward = torch_reference.run_torch_tensor_batch(graph, batch, cots).forward
         weights = np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1) for c in cotangent])
     else:
-        cots = np.repeat(np.asarray(cotangent, dtype=np.float64)[:, None], 3, axis=1)
+        cots = np.repeat(np.asarray(cotangent, dtype=np.float64)[:, None], count, axis=1)
         forward = torch_reference.run_torch_batch(graph, list(rows.T), cots).forward
         weights = np.asarray(cotangent, dtype=np.float64)
-    f = weights @ forward
-    return float(f[0]), float(f[1]), float(f[2])
+    return weights @ forward
 
 
 def _cotangent(graph: Graph) -> list[Any]:

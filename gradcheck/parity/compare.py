@@ -6,7 +6,9 @@ cotangent-weighted input gradients equal torch's; both equal central differences
 differences' own error estimate plus the gradcheck tolerance policy); and, for engines with
 second derivatives, a Hessian-vector product equals torch's (to the product's own rounding
 level where they differ: `rounding`). Torch runs once for all points. A gradient entry that
-differs from torch's only by its own rounding (a difference of large terms) is no failure either.
+differs from torch's only by its own rounding (a difference of large terms) is no failure either,
+nor is a forward value within the rounding of the terms it was computed from (an absolute floor:
+`log(x / x)` may be -1.1e-16 where torch gives 0).
 """
 
 from __future__ import annotations
@@ -19,14 +21,22 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerance import Tolerance, policy_for
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors
+from gradcheck.parity.kinds import WRONG_TYPE
 from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
-from gradcheck.parity.rounding import gradient_spread, rounding_only, rounding_spread
+from gradcheck.parity.rounding import (
+    forward_rounding,
+    gradient_rounding,
+    gradient_spread,
+    rounding_only,
+    rounding_spread,
+)
 
 
 @dataclass
@@ -166,10 +176,12 @@ def check_graph(
     t2 = time.perf_counter()
     result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
 
+    if numbers is not None and numbers.kinked is not None and numbers.kinked[:k].any():
+        _torch_judges_kinks(numbers, reference)
     checkable = list(range(k)) if numbers is None else np.flatnonzero(numbers.valid[:k]).tolist()
     points, cotangents = run.values(checkable), run.cotangents(checkable)
     results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
-    blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable)
+    blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
     hvp_problems: list[str] = []
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
@@ -178,10 +190,16 @@ def check_graph(
         )
     failing, problems = None, [crash] if crash else []
     for errors, start in blocks:
-        for c in errors.torch_only():  # an entry may be a difference of large terms: rounding
+        for c in errors.forward_failing():  # an output that cancels is zero up to its terms' rounding
+            if not errors.settle_forward(int(c), forward_rounding(graph, points[start + int(c)])):
+                break  # the check stops at this point: later ones need no settling
+            result.settled_points += 1
+        for c in errors.gradient_only():  # an entry may be a difference of large terms: rounding
             i = start + int(c)
-            if errors.settle(int(c), gradient_spread(graph, points[i], cotangents[i])):
-                result.settled_points += 1
+            rounding = gradient_spread(graph, points[i], cotangents[i])
+            if not errors.settle(int(c), rounding + gradient_rounding(graph, points[i], cotangents[i])):
+                break  # the check stops at this point: later ones need no settling
+            result.settled_points += 1
         bad = np.flatnonzero(errors.bad)
         if start == 0 and hvp_problems:
             bad = np.union1d(bad, [0])
@@ -204,6 +222,16 @@ def check_graph(
         _fail(result, graph, p, cotangents[failing], *problems)
     result.timings["engine"] = time.perf_counter() - t2
     return result
+
+
+def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
+    """At points whose difference stencil crosses a kink (an exact tie of maximum or amax, say)
+    central differences mean nothing: there torch's gradients stand in for them, so the point is
+    checked against torch alone (as a kink case is) instead of being skipped."""
+    kinked = np.flatnonzero(numbers.kinked)
+    numbers.grads[:, kinked] = reference.grads[:, kinked]
+    numbers.error[:, kinked] = 0.0
+    numbers.valid[kinked] = True
 
 
 def _evaluate(evaluations: Iterator[tuple[list[Any], list[Any]]], n: int) -> tuple[list[Any], str | None]:
@@ -230,13 +258,20 @@ def _error_blocks(
     reference: Any,
     numbers: Any,
     checkable: list[int],
+    graph: Graph,
 ) -> tuple[list[tuple[PointErrors, int]], str | None]:
     """The errors at the evaluated points, with the index of each block's first point: one block
     for all points, or one per point when the engine's results differ in shape between points;
-    and the engine's exception in words (also when a result is no number, as `_flat` finds)."""
+    and the engine's exception in words, or the first answer that is no number of the expected
+    shape (`wrong_type`)."""
     matrices, columns = _matrices(results), []
     if matrices is None:  # some point gave no plain numbers, or not as many as the others
+        expected = _answer_shapes(graph)
         for fwd, grads in results:
+            wrong = wrong_type(fwd, grads, *expected)
+            if wrong:
+                crash = wrong
+                break
             try:
                 columns.append((_flat(fwd), _flat(grads)))
             except Exception as e:
@@ -255,7 +290,8 @@ def _error_blocks(
 
 def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """A scalar engine's results at all points as forward (outputs, m) and gradients (inputs, m),
-    one numpy call each; None unless every point gave the same number of numbers."""
+    one numpy call each; None unless every point gave the same number of numbers, or when a nan
+    appears (numpy reads None as nan: the answers' types are then checked one by one)."""
     if not results:
         return None
     try:
@@ -263,9 +299,13 @@ def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
         grads = np.array([g for _, g in results], dtype=np.float64)
     except (TypeError, ValueError):
         return None
-    if fwd.ndim != 2 or grads.ndim != 2:
+    if fwd.ndim != 2 or grads.ndim != 2 or _any_nan(fwd) or _any_nan(grads):
         return None
     return fwd.T, grads.T
+
+
+def _any_nan(x: np.ndarray) -> bool:
+    return bool(np.isnan(np.add.reduce(x, axis=None)))
 
 
 def _flat(values: Sequence[Any]) -> np.ndarray:
@@ -277,6 +317,49 @@ def _flat(values: Sequence[Any]) -> np.ndarray:
         if values
         else np.zeros(0)
     )
+
+
+def _answer_shapes(graph: Graph) -> tuple[list[tuple[int, ...]], list[tuple[str, tuple[int, ...]]]]:
+    """The shape of each output, and the name and shape of each input (its gradient's shape)."""
+    shapes = graph_shapes(graph) if graph.is_tensor else [()] * (graph.n_inputs + len(graph.nodes))
+    return [shapes[o] for o in graph.outputs], [(inp.name, shapes[i]) for i, inp in enumerate(graph.inputs)]
+
+
+def wrong_type(
+    forward: Sequence[Any],
+    grads: Sequence[Any],
+    out_shapes: Sequence[tuple[int, ...]],
+    inputs: Sequence[tuple[str, tuple[int, ...]]],
+) -> str | None:
+    """The first of an engine's answers that is not a number (a float, or a numeric array) of the
+    expected shape, in words; None when all are. A node inside `.data`, None or a list is the
+    engine's answer, not the harness's trouble: the check reports it against the graph."""
+    answers = [(f"output {j}", shape, v) for j, (shape, v) in enumerate(zip(out_shapes, forward))]
+    answers += [(f"the gradient of {name}", shape, g) for (name, shape), g in zip(inputs, grads)]
+    if len(forward) != len(out_shapes) or len(grads) != len(inputs):
+        return (
+            f"{WRONG_TYPE}: the engine gave {len(forward)} output(s) and {len(grads)} gradient(s), "
+            f"expected {len(out_shapes)} and {len(inputs)}"
+        )
+    for what, shape, v in answers:
+        if not _is_number(v):
+            return f"{WRONG_TYPE}: {what} is {type(v).__name__} {_short_repr(v)}, not a number"
+        if np.shape(v) != shape:
+            return f"{WRONG_TYPE}: {what} has shape {np.shape(v)}, expected {shape}"
+    return None
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (float, int, np.number)):
+        return True
+    return isinstance(v, np.ndarray) and v.dtype.kind in "fiu"
+
+
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _SIGNS = np.array([-1.0, 1.0])
@@ -395,7 +478,9 @@ def _compare_hvp(
     bad = ~(err <= allowed)
     if bad.any() and np.isfinite(hvp_e[bad]).all() and np.isfinite(hvp_t[bad]).all():
         # a small entry can be a difference of large terms: both may be right to rounding
-        settled = bad & rounding_only(hvp_e, hvp_t, rounding_spread(graph, values, cot, direction))
+        rounding = rounding_spread(graph, values, cot, direction)
+        rounding += gradient_rounding(graph, values, cot, direction)
+        settled = bad & rounding_only(hvp_e, hvp_t, rounding)
         if settled.any() and not (bad & ~settled).any():
             result.settled_points += 1
         bad &= ~settled

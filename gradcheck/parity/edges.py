@@ -4,7 +4,8 @@ At every edge case the engine's value and gradient must match torch's float64 on
 pattern of finite, +inf, -inf and nan, and within `EDGE_TOLERANCE` where both are finite. An
 engine that raises where torch computes a result (Python floats raise at `1 / 0` and on overflow)
 differs from torch: that is reported too, as kind `exception`. Random graphs never go here: they
-keep every node well inside its domain.
+keep every node well inside its domain. Which cases differ is decided here (with the edge
+tolerances); what kind of difference each is, by `gradcheck.parity.classify` as in every phase.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.edges import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.parity.kinds import Kind
+from gradcheck.parity.classify import classify
+from gradcheck.parity.kinds import WRONG_TYPE, Kind
 
 try:
     import torch
@@ -92,13 +95,29 @@ def check_edge(adapter: EngineAdapter, graph: Graph) -> list[EdgeProblem]:
         value_e = np.asarray(forward[0], dtype=np.float64)
         grads_e = [np.asarray(g, dtype=np.float64) for g in grads]
     except (TypeError, ValueError) as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number
-        return [EdgeProblem(op, graph, Kind.WRONG_VALUE, "forward", f"engine gave a non-real result: {e}")]
+        text = f"{WRONG_TYPE}: the engine gave a result that is not a real number: {e}"
+        return [EdgeProblem(op, graph, Kind.WRONG_TYPE, "forward", text)]
     with np.errstate(all="ignore"):
         problems = _compare(op, graph, "forward", value_e, value_t)
-        if not _at_a_kink(graph):  # slopes at a kink are conventions: the kink cases judge them
+        # slopes at a kink are conventions: the kink cases judge them (a tie of infinities has no
+        # one-sided slopes to judge a share by: the finite ties judge the engine's)
+        if not _at_a_kink(graph) and not _tied_infinities(graph):
             for inp, g_e, g_t in zip(graph.inputs, grads_e, grads_t):
                 problems += _compare(op, graph, "gradient", g_e, g_t, inp.name)
-    return problems[:1]
+    return [_classified(problem, adapter, cotangent) for problem in problems[:1]]
+
+
+def _classified(problem: EdgeProblem, adapter: EngineAdapter, cotangent: list[Any]) -> EdgeProblem:
+    """`problem` with the kind and check the one classifier gives it (a valid subgradient at a tie
+    is a convention here as in the random graphs; (0, 0) at maximum's tie is a wrong gradient)."""
+    text = problem.message if problem.check == "gradient" else f"forward {problem.message}"
+    cotangent = [c.tolist() if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangent]
+    weighted = Graph(
+        problem.graph.inputs, problem.graph.nodes, problem.graph.outputs, None, cotangent, problem.graph.meta
+    )
+    with np.errstate(all="ignore"):
+        difference = classify([text], weighted, adapter)
+    return EdgeProblem(problem.op, problem.graph, difference.kind, difference.check, problem.message)
 
 
 def _at_a_kink(graph: Graph) -> bool:
@@ -114,6 +133,13 @@ def _at_a_kink(graph: Graph) -> bool:
         )
         for kink, attrs in REGISTRY[node.op].kink_cases
     )
+
+
+def _tied_infinities(graph: Graph) -> bool:
+    """Whether an edge case ties a tie-kinked op's arguments at the same infinity (inf, inf)."""
+    args = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
+    tied = len(args) == 2 and bool(np.all(args[0] == args[1]))
+    return tied and REGISTRY[graph.nodes[0].op].kinks.startswith("ties") and bool(np.isinf(args[0]).any())
 
 
 def edge_cases(ops: Sequence[str], tensor: bool = False) -> list[Graph]:

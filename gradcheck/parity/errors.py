@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerance import Tolerance
-from gradcheck.parity.rounding import rounding_only
+from gradcheck.parity.rounding import SPREAD_SAFETY, rounding_only
 
 # Engine vs torch: both are float64 autograd, so they agree far closer than either agrees with a
 # numerical oracle; errors are measured against the point's gradient scale (its largest entry).
@@ -63,7 +63,8 @@ class PointErrors:
 
         abs_fwd = np.abs(fwd_t)
         self.fwd_scale = np.maximum(abs_fwd, 1e-3 * np.maximum(_column_max(abs_fwd), 1e-300))
-        self.fwd_rel = np.abs(fwd_e - fwd_t) / self.fwd_scale
+        with np.errstate(over="ignore"):  # a difference at an exact zero is judged by its floor
+            self.fwd_rel = np.abs(fwd_e - fwd_t) / self.fwd_scale
         fwd_err = _column_max(self.fwd_rel) if fwd_t.size else np.zeros(m)
         self.fwd_err = np.where(np.isfinite(fwd_err), fwd_err, np.inf)
 
@@ -76,7 +77,8 @@ class PointErrors:
         abs_t_max = _column_nanmax(self.abs_t)
         figures = [self.fwd_err, abs_t_max, abs_t_max / unit]
         self.bad_torch = _any_column(~(self.abs_t <= self.allowed_t))
-        bad = ~(self.fwd_err <= FORWARD_RTOL)
+        self.bad_forward = ~(self.fwd_err <= FORWARD_RTOL)
+        bad = np.zeros(m, dtype=bool)
 
         self.numeric = numeric is not None
         if self.numeric:
@@ -91,20 +93,48 @@ class PointErrors:
             bad |= _any_column(~(self.abs_n <= self.allowed_n))
             bad |= _any_column(~(self.abs_tn <= self.allowed_n))
         self.figures = figures
-        self.bad_elsewhere = bad  # forward values, or against central differences
-        self.bad = bad | self.bad_torch
+        self.bad_numeric = bad  # against central differences
+        self.bad_elsewhere = bad | self.bad_forward  # forward values, or against central differences
+        self.bad = self.bad_elsewhere | self.bad_torch
 
-    def torch_only(self) -> np.ndarray:
-        """The columns whose only failures are gradient entries outside the torch tolerance."""
-        return np.flatnonzero(self.bad_torch & ~self.bad_elsewhere)
+    def forward_failing(self) -> np.ndarray:
+        """The columns whose forward values differ from torch's, with finite values on both sides."""
+        finite = ~_any_column(~(np.isfinite(self.fwd_e) & np.isfinite(self.fwd_t)))
+        return np.flatnonzero(self.bad_forward & finite)
 
-    def settle(self, c: int, spread: np.ndarray) -> bool:
-        """Clear column `c` when every gradient entry outside the torch tolerance differs from
-        torch by no more than its rounding spread (`rounding.rounding_only`); whether it did."""
-        failing = ~(self.abs_t[:, c] <= self.allowed_t[:, c])
-        if not rounding_only(self.grad_e[failing, c], self.grad_t[failing, c], spread[failing]).all():
+    def settle_forward(self, c: int, rounding: np.ndarray) -> bool:
+        """Clear column `c`'s forward failure when every differing output is within its rounding
+        bound (`rounding.forward_rounding`: the absolute floor of an output whose terms cancel);
+        whether it did."""
+        failing = ~(self.fwd_rel[:, c] <= FORWARD_RTOL)
+        error = np.abs(self.fwd_e[failing, c] - self.fwd_t[failing, c])
+        if not (error <= SPREAD_SAFETY * rounding[failing]).all():
             return False
-        self.bad_torch[c] = False
+        self.fwd_rel[failing, c] = 0.0
+        self.fwd_err[c] = float(_column_max(self.fwd_rel[:, c : c + 1])[0])
+        self.bad_forward[c] = False
+        self.bad_elsewhere[c] = self.bad_numeric[c]
+        self.bad[c] = self.bad_elsewhere[c] | self.bad_torch[c]
+        return True
+
+    def gradient_only(self) -> np.ndarray:
+        """The columns whose only failures are gradient entries (against torch or central differences)."""
+        return np.flatnonzero(self.bad & ~self.bad_forward)
+
+    def settle(self, c: int, rounding: np.ndarray) -> bool:
+        """Clear column `c` when every gradient entry is within its rounding (`rounding`, per entry:
+        how far float64 rounding moves torch's gradient): from torch's by `rounding.rounding_only`,
+        from central differences by their tolerance plus that much; whether it did."""
+        e, t = self.grad_e[:, c], self.grad_t[:, c]
+        failing = ~(self.abs_t[:, c] <= self.allowed_t[:, c])
+        if not rounding_only(e[failing], t[failing], rounding[failing]).all():
+            return False
+        if self.numeric:
+            slack = self.allowed_n[:, c] + SPREAD_SAFETY * rounding
+            if not ((self.abs_n[:, c] <= slack) & (self.abs_tn[:, c] <= slack)).all():
+                return False
+        self.bad_torch[c] = self.bad_numeric[c] = False
+        self.bad_elsewhere[c] = self.bad_forward[c]
         self.bad[c] = self.bad_elsewhere[c]
         return True
 

@@ -28,12 +28,26 @@ class Kind(str, Enum):
     EXCEPTION = "exception"
     """The engine raised where torch computed a result."""
 
+    WRONG_TYPE = "wrong-type"
+    """The engine answered with something that is not a number of the expected shape (a node
+    inside `.data`, None, a list, an array of another shape)."""
+
     CONVENTION = "convention"
     """At a kink the engine's slope lies between the one-sided derivatives but is not torch's."""
+
+    STRUCTURAL = "structural"
+    """The engine's graph code (topological order, accumulation, zero_grad, recursion) differs from
+    torch on the structural phase's graphs, whatever ops they use."""
+
+    NONDETERMINISTIC = "nondeterministic"
+    """A difference that some rebuilds of the same graph show and others do not."""
 
     def __str__(self) -> str:
         return self.value
 
+
+# How a check's problem words an answer of kind WRONG_TYPE ("wrong type: output 0 is ...").
+WRONG_TYPE = "wrong type"
 
 # Reported, but not a failure, under `--conventions subgradient`.
 SUBGRADIENT_TOLERATED = frozenset({Kind.CONVENTION})

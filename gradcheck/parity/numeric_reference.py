@@ -25,22 +25,23 @@ EPS = np.finfo(np.float64).eps
 
 @dataclass
 class NumericResult:
-    """Outputs (n_out, K); cotangent-weighted gradients (n_in, K) with error estimates; valid (K,)."""
+    """Outputs (n_out, K); cotangent-weighted gradients (n_in, K) with error estimates; valid (K,):
+    points whose differences mean something; kinked (K,): points whose stencil crosses a kink
+    (an op's branch changes, at a tie say) with finite outputs, where only torch can judge."""
 
     forward: np.ndarray
     grads: np.ndarray
     error: np.ndarray
     valid: np.ndarray
+    kinked: np.ndarray | None = None
 
 
-def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
-    """All node values for inputs of any common shape (..., K); also a (K,) mask of valid points.
-
-    A point is invalid when some row of it is non-finite or an op's branch differs between rows.
-    """
+def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """All node values for inputs of any common shape (..., K); also (K,) masks of the points where
+    every row is finite, and of those where no op's branch differs between rows (smooth)."""
     nodes = [np.asarray(x, dtype=np.float64) for x in inputs]
     k = nodes[0].shape[-1]
-    valid = np.ones(k, dtype=bool)
+    smooth = np.ones(k, dtype=bool)
     with np.errstate(all="ignore"):
         for node in graph.nodes:
             spec = REGISTRY[node.op]
@@ -50,13 +51,14 @@ def evaluate(graph: Graph, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarra
             if spec.branch is not None:
                 b = spec.branch(args, attr)
                 if b.ndim > 1:
-                    valid &= np.logical_and.reduce(b == b[:1], axis=tuple(range(b.ndim - 1)))
+                    smooth &= np.logical_and.reduce(b == b[:1], axis=tuple(range(b.ndim - 1)))
             nodes.append(out)
+    finite = np.ones(k, dtype=bool)
     for o in graph.outputs:
         out = nodes[o]
-        finite = np.isfinite(out)
-        valid &= np.logical_and.reduce(finite, axis=tuple(range(out.ndim - 1))) if out.ndim > 1 else finite
-    return nodes, valid
+        ok = np.isfinite(out)
+        finite &= np.logical_and.reduce(ok, axis=tuple(range(out.ndim - 1))) if out.ndim > 1 else ok
+    return nodes, finite, smooth
 
 
 def central_differences(graph: Graph, points: Sequence[np.ndarray], cotangent: np.ndarray) -> NumericResult:
@@ -66,14 +68,14 @@ def central_differences(graph: Graph, points: Sequence[np.ndarray], cotangent: n
     """
     x = np.stack([np.asarray(p, dtype=np.float64) for p in points])  # (n, K)
     stencil, h = batch_stencil(x)
-    nodes, valid = evaluate(graph, [stencil[:, i, :] for i in range(len(points))])
+    nodes, finite, smooth = evaluate(graph, [stencil[:, i, :] for i in range(len(points))])
     outs = np.stack([nodes[o] for o in graph.outputs])  # (n_out, m, K)
     f = np.einsum("jmk,jk->mk", outs, cotangent)  # weighted sum, (m, K)
     coarse, fine = batch_extrapolate(f, h)
     # the coarse estimate's error bounds the fine one's truncation; add the fine stencil's rounding
     scale = np.abs(outs[:, 0, :]).max(axis=0) * np.abs(cotangent).max(axis=0) + np.abs(f[0])
     error = np.abs(coarse - fine) + 4 * EPS * scale / h
-    return NumericResult(outs[:, 0, :], fine, error, valid)
+    return NumericResult(outs[:, 0, :], fine, error, finite & smooth, finite & ~smooth)
 
 
 def central_differences_tensor(
@@ -97,18 +99,19 @@ def central_differences_tensor(
         inputs.append(pad(flat[:, start : start + size].reshape(m * k, *inp.shape), inp.shape))
         start += size
     nodes = list(inputs)
-    valid = np.ones(k, dtype=bool)
+    smooth = np.ones(k, dtype=bool)
     with np.errstate(all="ignore"):
         for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
             spec = REGISTRY[node.op]
             args = node.operands(nodes)
             if spec.branch is not None:
                 b = np.asarray(spec.branch(args, node.attr)).reshape(m, k, -1)
-                valid &= (b == b[:1]).all(axis=(0, 2))
+                smooth &= (b == b[:1]).all(axis=(0, 2))
             nodes.append(pad(spec.numpy(args, node.attr), shape))
     outs = [nodes[o].reshape(m, k, -1) for o in graph.outputs]  # (m, K, size_j)
+    finite = np.ones(k, dtype=bool)
     for out in outs:
-        valid &= np.isfinite(out).all(axis=(0, 2))
+        finite &= np.isfinite(out).all(axis=(0, 2))
     cots = [np.asarray(c, dtype=np.float64).reshape(k, -1) for c in cotangent]
     f = sum(np.einsum("mke,ke->mk", out, c) for out, c in zip(outs, cots))  # (m, K)
     coarse, fine = batch_extrapolate(f, h)
@@ -117,4 +120,4 @@ def central_differences_tensor(
     )
     error = np.abs(coarse - fine) + 4 * EPS * scale / h
     forward = np.concatenate([out[0].T for out in outs], axis=0)  # (F, K)
-    return NumericResult(forward, fine, error, valid)
+    return NumericResult(forward, fine, error, finite & smooth, finite & ~smooth)

@@ -22,12 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.program import Program
+from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
 
 SAMPLES = 8
 # The engine's rounding may exceed torch's (another order of the same sums): this much leeway.
 SPREAD_SAFETY = 10.0
+EPS = float(np.finfo(np.float64).eps)
 
 
 def rounding_spread(
@@ -88,3 +92,69 @@ def rounding_only(engine: np.ndarray, torch: np.ndarray, spread: np.ndarray) -> 
     """Per entry: whether the engine differs from torch by no more than rounding (finite entries)."""
     with np.errstate(invalid="ignore"):
         return np.isfinite(spread) & (np.abs(engine - torch) <= SPREAD_SAFETY * spread)
+
+
+def forward_rounding(graph: Graph, values: Sequence[Any]) -> np.ndarray:
+    """Per flattened output entry at one point: how far float64 rounding of the values the graph
+    computes can move it, to first order (an absolute floor for the forward comparison).
+
+    Each value the graph computes or reads (inputs included: they are the terms of the first ops)
+    may carry a relative rounding of EPS; its effect on an output is that times the output's
+    derivative with respect to it, so the bound is EPS * sum over values n of |d out / d n| * |n|.
+    An output that cancels exactly (`log(x / x)`) is then zero up to the size of the terms that
+    cancelled: an engine's -1.1e-16 there is rounding, its 1e-12 is not.
+    """
+    _, nodes, outputs = _torch_nodes(graph, values)
+    return _sensitivity([o.reshape(-1)[e] for o in outputs for e in range(o.numel())], nodes)
+
+
+def gradient_rounding(
+    graph: Graph, values: Sequence[Any], cotangent: Sequence[Any], direction: Sequence[Any] | None = None
+) -> np.ndarray:
+    """`forward_rounding` for the cotangent-weighted gradient (with `direction`: for the
+    Hessian-vector product), per flattened input entry: how far the rounding of the forward
+    values moves it (a gradient proportional to a cancelled value, `log(x / x) / y ** 3`, is
+    rounding amplified). `gradient_spread` and `rounding_spread` measure the rounding of the
+    backward passes themselves."""
+    leaves, nodes, outputs = _torch_nodes(graph, values)
+    loss = sum((o * _like(c, o)).sum() for o, c in zip(outputs, cotangent))
+    grads = torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
+    if direction is not None:
+        pairs = [(g, d) for g, d in zip(grads, direction) if g is not None and g.requires_grad]
+        terms = [(g * _like(d, g)).sum() for g, d in pairs]
+        grads = (None,) * len(leaves)
+        if terms:
+            grads = torch.autograd.grad(sum(terms), leaves, create_graph=True, allow_unused=True)
+    entries = [
+        None if g is None else g.reshape(-1)[e] for g, leaf in zip(grads, leaves) for e in range(leaf.numel())
+    ]
+    return _sensitivity(entries, nodes)
+
+
+def _like(x: Any, template: Any) -> Any:
+    """A float64 array (or number) as a torch tensor of `template`'s shape."""
+    return torch.as_tensor(np.asarray(x, dtype=np.float64)).reshape(template.shape)
+
+
+def _sensitivity(entries: Sequence[Any], nodes: Sequence[Any]) -> np.ndarray:
+    """EPS * sum over `nodes` of |d entry / d node| * |node|, per entry (torch scalars; None or
+    one that depends on no node: 0)."""
+    live = [n for n in nodes if n.requires_grad]
+    bound = np.zeros(len(entries))
+    for j, entry in enumerate(entries):
+        if entry is None or not entry.requires_grad:
+            continue
+        adjoints = torch.autograd.grad(entry, live, retain_graph=True, allow_unused=True)
+        terms = [(g.abs() * n.detach().abs()).sum() for g, n in zip(adjoints, live) if g is not None]
+        bound[j] = float(sum(terms))
+    return EPS * bound
+
+
+def _torch_nodes(graph: Graph, values: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Torch's leaves for one point's `values` (a batch of one), every value of `graph` computed
+    from them, and its outputs."""
+    leaves = [torch.tensor(np.asarray(v, dtype=np.float64)[None], requires_grad=True) for v in values]
+    if graph.is_tensor:
+        return leaves, *torch_reference.tensor_nodes(graph, leaves)
+    nodes = Program(graph, lambda op: REGISTRY[op].torch_rule).run(leaves, torch_reference.torch_constant)
+    return leaves, nodes, [nodes[o] for o in graph.outputs]

@@ -104,16 +104,11 @@ def run_torch_tensor_batch(
     adjoint is multiplied by 1 +- size at random per element, as rounding it would (the float32
     check's measure of how far a gradient moves when each adjoint is rounded).
     """
-    shapes = graph_shapes(graph)
     k = points[0].shape[0]
     leaves = [torch.tensor(np.asarray(p, dtype=dtype), requires_grad=True) for p in points]
-    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
-    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
-        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
-        nodes.append(pad(out, shape))
+    nodes, outputs = tensor_nodes(graph, leaves)
     if jitter is not None:
         _jitter_adjoints(nodes[graph.n_inputs :], *jitter)
-    outputs = [unpad(nodes[o], shapes[o]) for o in graph.outputs]
     cot = [
         torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
         for c, o in zip(cotangent, outputs)
@@ -168,6 +163,17 @@ def _jitter_adjoints(nodes: Sequence[Any], rng: np.random.Generator, size: float
         if node.requires_grad and id(node) not in hooked:
             hooked.add(id(node))
             node.register_hook(rounded)
+
+
+def tensor_nodes(graph: Graph, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """Every node of a tensor graph computed by torch from batched `leaves` (batch first), in the
+    padded layout (`shapes.pad`), and the outputs as (batch, *shape)."""
+    shapes = graph_shapes(graph)
+    nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
+    for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
+        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
+        nodes.append(pad(out, shape))
+    return nodes, [unpad(nodes[o], shapes[o]) for o in graph.outputs]
 
 
 def set_torch_threads(n: int) -> int | None:

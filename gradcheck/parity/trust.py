@@ -18,7 +18,8 @@ import numpy as np
 from gradcheck.checker.numerical import ridders
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import policy_for
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
@@ -161,3 +162,17 @@ def checked_graph(graph: Graph, engine: str | EngineAdapter, *, seed: int = 0, *
                 failing_point=None,
                 settled_points=settled + check.settled_points,
             )
+
+
+def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
+    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
+    `checked_graph`'s, e.g. dtype)."""
+    try:
+        check = checked_graph(graph, adapter, **options)
+    except Exception:
+        return None
+    if check.passed or check.points_checked == 0:
+        return None
+    if all("reference disagreement" in p for p in check.problems):
+        return None  # torch and the oracle disagree: the candidate left the checkable domain
+    return check

@@ -141,6 +141,10 @@ _settings: dict[str, str] = {"conventions": "torch"}
 
 def pytest_configure(config: pytest.Config) -> None:
     _settings["conventions"] = conventions(config)
+    config.addinivalue_line(  # registered here too, for projects that run the suite as a plugin
+        "markers",
+        "structure: the structural checks of the engine's graph code; deselect with -m 'not structure'",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -152,7 +156,7 @@ def gradcheck_engine_name(pytestconfig: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def gradcheck_engine(gradcheck_engine_name: str) -> Any:
     """The engine adapter under test (`gradcheck.engines.EngineAdapter`)."""
-    from gradcheck.engines.adapter import UnknownEngineError, load_engine
+    from gradcheck.engines.loading import UnknownEngineError, load_engine
 
     try:
         return load_engine(gradcheck_engine_name)

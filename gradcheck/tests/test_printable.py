@@ -18,7 +18,7 @@ ENGINES = textwrap.dedent(
 
 
     class ColourfulErrors(MinigradValue):
-        # one-op graphs build fine (the adapter passes its smoke test); larger graphs raise
+        # one-op graphs build fine; larger graphs raise
         def build(self, graph, values):
             if len(graph.nodes) > 1:
                 raise RuntimeError("\\x1b[31mboom\\x1b[0m\\rover\\u202e<b>")
@@ -26,7 +26,7 @@ ENGINES = textwrap.dedent(
 
 
     class ColourfulAdapter(MinigradValue):
-        def apply(self, op, args, attrs):
+        def __init__(self):  # an adapter that cannot be built is refused, on stderr
             raise TypeError("\\x1b[2J\\x1b[Hcleared")
     """
 )

@@ -27,12 +27,53 @@ def test_graphs_with_one_signature_are_one_finding_with_every_index_and_the_smal
     assert merged.graph == RELU
 
 
-def test_a_different_kind_check_or_place_is_a_different_finding():
+def test_a_different_kind_check_or_region_is_a_different_finding():
     base = relu_finding(1)
     other_kind = Finding(Kind.NONFINITE, ("relu",), "gradient", RELU, graph_indices=(2,))
     other_check = Finding(Kind.EXCEPTION, ("relu",), "second-derivative", RELU, graph_indices=(3,))
-    other_place = Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, where="at 0", graph_indices=(4,))
-    assert len(group_findings([base, other_kind, other_check, other_place])) == 4
+    other_region = Finding(
+        Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, region="kink", graph_indices=(4,)
+    )
+    assert len(group_findings([base, other_kind, other_check, other_region])) == 4
+
+
+def raised(exception: str, region: str, phase: str = "edges") -> Finding:
+    problem = f"at x = 0.0: engine raised {exception}: boom"
+    return Finding(
+        Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase=phase, region=region, problems=(problem,)
+    )
+
+
+def test_exception_types_of_one_rule_at_one_region_are_one_finding_that_names_each_type():
+    (merged,) = group_findings([raised("ZeroDivisionError", "pole"), raised("OverflowError", "pole")])
+    assert merged.graphs == 2
+    assert merged.title == "pow_const at a pole — engine raised OverflowError/ZeroDivisionError"
+
+
+def test_the_same_exception_at_another_region_is_another_finding():
+    found = group_findings([raised("OverflowError", "pole"), raised("OverflowError", "overflow point")])
+    assert sorted(f.region for f in found) == ["overflow point", "pole"]
+
+
+def test_a_rule_breaking_down_at_a_special_region_is_one_finding_whatever_the_kind_or_check():
+    # micrograd's a * b**-1: OverflowError at (1e300, 1e-300), a nan gradient at (inf, 1e300)
+    overflow = raised("OverflowError", "overflow point")
+    nan_gradient = Finding(Kind.NONFINITE, ("pow_const",), "gradient", RELU, region="overflow point")
+    nan_value = Finding(Kind.NONFINITE, ("pow_const",), "forward", RELU, region="overflow point")
+    (merged,) = group_findings([overflow, nan_gradient, nan_value])
+    assert merged.graphs == 3
+    assert merged.title == (
+        "pow_const at an overflow point — engine raised OverflowError; "
+        "nan/inf unlike torch (value and gradient)"
+    )
+    assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).title == merged.title
+
+
+def test_a_breakdown_at_ordinary_inputs_stays_apart_from_a_wrong_number():
+    nan_gradient = Finding(Kind.NONFINITE, ("pow_const",), "gradient", RELU, region="ordinary")
+    overflow = raised("OverflowError", "ordinary")
+    wrong = Finding(Kind.WRONG_GRADIENT, ("pow_const",), "gradient", RELU, region="overflow point")
+    assert len(group_findings([nan_gradient, overflow, wrong])) == 3
 
 
 def test_grouping_does_not_depend_on_arrival_order():
@@ -134,14 +175,37 @@ def test_a_finding_met_in_several_phases_counts_each_phase_in_its_own_unit():
     assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).cases == merged.cases
 
 
-def test_an_exception_is_one_finding_wherever_met_and_another_exception_is_another():
+def test_an_exception_at_a_pole_is_one_finding_in_every_phase():
     def raised(name: str, phase: str, where: str = "") -> Finding:
         problem = f"at x = 0.0: engine raised {name}: boom"
         return Finding(
-            Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase=phase, where=where, problems=(problem,)
+            Kind.EXCEPTION,
+            ("pow_const",),
+            "gradient",
+            RELU,
+            phase=phase,
+            where=where,
+            problems=(problem,),
+            region="pole",
         )
 
     zero = [raised("ZeroDivisionError", "edges"), raised("ZeroDivisionError", "isolation", "at 0")]
     (merged,) = group_findings(zero)
-    assert merged.graphs == 2 and merged.title == "pow_const at 0 — engine raised ZeroDivisionError"
-    assert len(group_findings([*zero, raised("OverflowError", "edges")])) == 2
+    assert merged.graphs == 2 and merged.title == "pow_const at a pole — engine raised ZeroDivisionError"
+
+
+def test_a_rule_wrong_at_ordinary_inputs_is_one_finding_with_its_special_inputs_but_not_its_pole():
+    def wrong(region: str, phase: str = "edges") -> Finding:
+        return Finding(Kind.WRONG_GRADIENT, ("relu",), "gradient", RELU, phase=phase, region=region)
+
+    found = [
+        wrong("ordinary", "random"),
+        wrong("overflow point"),
+        wrong("nan/inf"),
+        wrong("tiny"),
+        wrong("kink"),
+    ]
+    (merged,) = group_findings(found)
+    assert merged.region == "ordinary" and merged.cases == {"random": 1, "edges": 4}
+    assert len(group_findings([*found, wrong("pole")])) == 2, "a pole keeps its own finding"
+    assert len(group_findings(found[1:])) == 4, "without an ordinary finding each region stands alone"

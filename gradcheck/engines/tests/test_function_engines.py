@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign import CampaignError, Settings, validate
-from gradcheck.engines.adapter import EngineAdapter, load_engine
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
@@ -42,7 +43,11 @@ def test_random_graphs_agree_with_torch_and_numerics(name):
 
 def _only_known_second_order_finding(name: str, check: Any) -> bool:
     """JAX's documented differences: nan second derivatives of x ** 1.0 at 0, and nan first
-    derivatives of x ** 0.0 and pow(0, 0) at an exact-zero input (graphs now draw exact zeros)."""
+    derivatives of x ** 0.0 and pow(0, 0) at an exact-zero input (graphs now draw exact zeros).
+    HIPS autograd's mixed second derivative of pow(a, b) at an exact-zero exponent is a (its
+    Hessian is not symmetric there), torch's is 0, the truth 1/a: they differ at such points."""
+    if name.startswith("autograd"):
+        return all("second derivatives" in p and "=0.0" in p for p in check.problems)
     return name.startswith("jax") and all(
         "second derivatives" in p or ("=0.0" in p and "engine nan" in p) for p in check.problems
     )

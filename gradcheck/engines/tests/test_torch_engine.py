@@ -59,3 +59,28 @@ def test_inputs_and_gradients_come_back_as_the_engines_values():
     assert TORCH.like(a, np.array([3.0, 4.0])).dtype == torch.float64
     (g,) = TORCH.grad([a * a], [a], [np.ones(2)])
     np.testing.assert_array_equal(TORCH.value(g), [2.0, 4.0])
+
+
+def test_the_hessian_of_a_linear_graph_is_zero_not_an_error():
+    # sum(x0): its gradient is a constant, so the second backward has nothing to differentiate
+    from gradcheck.graphs.ir import Graph, Input, OpNode
+
+    x = np.array([0.5, -1.0, 2.0])
+    graph = Graph(
+        [Input("x0", x, (3,))], [OpNode("sum", (0,), (("dims", (0,)),))], [1], meta={"kind": "tensor"}
+    )
+    hvp = TORCH.run_hvp(graph, [x], [np.array(1.0)], [np.ones(3)])
+    assert np.array_equal(np.asarray(hvp[0]), np.zeros(3))
+
+
+def test_a_linear_graph_has_a_zero_hessian_vector_product_as_an_engine():
+    # the gradients of -x or x + x are constants: no graph to differentiate again, and no error
+    from gradcheck.graphs.ir import Graph, Input, OpNode
+    from gradcheck.parity.compare import check_graph
+
+    x0 = Input("x0", np.array([[1.0, 2.0, 3.0]]), (1, 3))
+    for node in (OpNode("neg", (0,)), OpNode("add", (0, 0))):
+        graph = Graph([x0], [node], [1], meta={"kind": "tensor"})
+        ones = [np.ones((1, 3))]
+        assert TORCH.run_hvp(graph, [x0.value], ones, ones)[0].tolist() == [[0.0] * 3]
+        assert check_graph(graph, TORCH).passed

@@ -117,3 +117,25 @@ def test_each_op_takes_the_attributes_its_snippet_names():
     assert required_attrs("clamp") == {"low", "high"}
     assert required_attrs("softmax") == {"dim"}
     assert required_attrs("tanh") == set()
+
+
+def test_a_tensor_graph_a_campaign_writes_reads_back_with_its_layout_attributes():
+    # a campaign saves failing graphs as they were drawn: a matmul's operand ranks and a reshape's
+    # input rank are attributes no spelling shows, read by the batched references
+    import numpy as np
+
+    from gradcheck.graphs.corpus_checks import check_graph_data
+    from gradcheck.graphs.generate import random_graph
+    from gradcheck.graphs.ir import Graph
+
+    ops = ["matmul", "reshape"]
+    drawn = [random_graph(np.random.default_rng(s), ops=ops, tensor=True) for s in range(40)]
+    layouts = {name for g in drawn for n in g.nodes for name, _ in n.attrs if name in ("ranks", "ndim_in")}
+    assert layouts == {"ranks", "ndim_in"}
+    for g in drawn:
+        check_graph_data(g.to_json())
+        assert Graph.from_json(g.to_json()).to_json() == g.to_json()
+    bogus = drawn[0].to_dict()
+    bogus["nodes"][0]["attrs"]["colour"] = 1
+    with pytest.raises(corpus.GraphFormatError, match=r"unknown attribute\(s\) \['colour'\]"):
+        check_graph_data(json.dumps(bogus))

@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from gradcheck.graphs import generate
-from gradcheck.graphs.generate import ZERO_EVERY, Sizes, random_graph, sample_points
+from gradcheck.graphs.generate import (
+    TINY_EVERY,
+    TINY_EXPONENTS,
+    ZERO_EVERY,
+    Sizes,
+    random_graph,
+    sample_points,
+)
 from gradcheck.graphs.registry import in_domain
 from gradcheck.graphs.rng_stream import RngChooser
 
@@ -54,7 +61,7 @@ def test_fast_and_plain_generation_make_the_same_graphs(plain_generator, points,
         assert fast_rng.bit_generator.state == plain_rng.bit_generator.state
 
 
-def test_one_point_draws_its_zero_as_numpy_draws_an_array_of_one():
+def test_one_point_draws_its_tiny_value_and_zero_as_numpy_draws_an_array_of_one():
     for seed in range(300):
         fast, plain = np.random.default_rng(seed), np.random.default_rng(seed)
         values = sample_points(fast, 3, 1)
@@ -63,6 +70,8 @@ def test_one_point_draws_its_zero_as_numpy_draws_an_array_of_one():
             scale = 10.0 ** plain.uniform(-0.7, 0.7, size=1)
             v = plain.uniform(-2.0, 2.0, size=1) * scale
             v[plain.integers(ZERO_EVERY, size=1) == 0] = 0.0
+            tiny = np.flatnonzero(plain.integers(TINY_EVERY, size=1) == 0)
+            v[tiny] = np.copysign(10.0 ** plain.uniform(*TINY_EXPONENTS, size=tiny.size), v[tiny])
             expected.append(v)
         assert all(np.array_equal(a, b) for a, b in zip(values, expected))
         assert fast.bit_generator.state == plain.bit_generator.state

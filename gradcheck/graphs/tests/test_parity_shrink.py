@@ -7,6 +7,9 @@ import pytest
 
 from gradcheck.engines.broken import AssignGrads, OffByMillionth, WrongDerivative, WrongOrder
 from gradcheck.graphs.generate import graph_in_domain, random_graph
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.regions import region_of
+from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.compare import check_graph
 
@@ -35,3 +38,29 @@ def test_failures_shrink_to_a_few_nodes(engine, max_nodes):
 def test_a_passing_predicate_leaves_the_graph_alone():
     g = random_graph(np.random.default_rng(0), points=1)
     assert shrink_graph(g, lambda _: False) is g
+
+
+def test_a_node_can_be_frozen_into_an_input_holding_its_value_so_shrinking_crosses_a_pole():
+    # 1.0 / sigmoid(x0) at x0 = -800: sigmoid underflows to 0, the division is at its pole. Bypassing
+    # sigmoid gives 1.0 / -800 (no pole); freezing it gives 1.0 / 0.0, the one-op repro.
+    graph = Graph(
+        [Input("x0", -800.0)],
+        [OpNode("sigmoid", (0,)), OpNode("div", (1,), consts=(Constant(0, 1.0),))],
+        [2],
+    )
+
+    def divides_by_zero(g: Graph) -> bool:
+        values = [float(i.value) for i in g.inputs]
+        for node in g.nodes:
+            args = node.operands(values)
+            if node.op == "div" and args[1] == 0.0:
+                return True
+            values.append(
+                float(np.asarray(REGISTRY[node.op].numpy([np.float64(a) for a in args], node.attr)))
+            )
+        return False
+
+    with np.errstate(over="ignore"):
+        shrunk = shrink_graph(graph, divides_by_zero)
+    assert [n.op for n in shrunk.nodes] == ["div"] and [i.value for i in shrunk.inputs] == [0.0]
+    assert region_of(shrunk) == "pole"

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from gradcheck.engines import kind_engines
+from gradcheck.engines import cause_engines, kind_engines
+from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check, problem_text
 from gradcheck.parity.compare import check_graph, kink_graphs
@@ -82,3 +83,66 @@ def test_nonfinite_means_a_different_pattern_of_nan_and_inf():
     assert _same_pattern(np.array([nan, inf, 1.0]), np.array([nan, inf, 2.0]))
     assert not _same_pattern(np.array([inf]), np.array([-inf]))
     assert not _same_pattern(np.array([nan]), np.array([1.0]))
+
+
+def tensor_graph(op: str, values: list, args: tuple[int, ...], **attrs) -> Graph:
+    inputs = [Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v)) for i, v in enumerate(values)]
+    node = OpNode(op, args, tuple(sorted(attrs.items())))
+    return Graph(
+        inputs, [node], [len(inputs)], cotangent=[np.ones(np.shape(values[0]))], meta={"kind": "tensor"}
+    )
+
+
+def kind_of(engine, graph: Graph) -> Kind:
+    result = check_graph(graph, engine, numeric=False, second_order=False)
+    assert not result.passed
+    return classify_check(result, engine).kind
+
+
+@pytest.mark.parametrize(
+    ("engine", "kind"),
+    [
+        (cause_engines.MaximumZeroAtTie(), Kind.WRONG_GRADIENT),
+        (cause_engines.MaximumFirstAtTie(), Kind.CONVENTION),
+    ],
+    ids=["zero-zero", "one-zero"],
+)
+def test_a_tie_is_a_convention_only_when_its_partials_are_a_subgradient(engine, kind):
+    # maximum(x0, x1) at x0 = x1: partials (1, 0) are a subgradient, not torch's (1/2, 1/2);
+    # (0, 0) is none: moving both together moves the maximum with slope 1, the partials sum to 0
+    assert kind_of(engine, tensor_graph("maximum", [1.5, 1.5], (0, 1))) is kind
+
+
+def test_maximum_of_a_node_with_itself_has_slope_one_whatever_the_tie_rule():
+    # maximum(x0, x0) = x0: no kink at all, so partials summing to 0 are a wrong gradient
+    assert (
+        kind_of(cause_engines.MaximumZeroAtTie(), tensor_graph("maximum", [0.25], (0, 0)))
+        is Kind.WRONG_GRADIENT
+    )
+    assert check_graph(tensor_graph("maximum", [0.25], (0, 0)), cause_engines.MaximumFirstAtTie()).passed
+
+
+class _AmaxTiedShare(MinigradTensor):
+    """amax over the last dim whose gradient gives each tied maximum `share` (torch: 1 / the number
+    tied); its value is right."""
+
+    share = 0.0
+
+    def apply(self, op, args, attrs):
+        if op != "amax":
+            return super().apply(op, args, attrs)
+        x = args[0]
+        top = x.data.max(axis=-1)
+        winners = (x.data == top[..., None]).astype(np.float64)
+        weights = np.where(winners.sum(axis=-1, keepdims=True) > 1, self.share * winners, winners)
+        return (x * weights).sum(dim=-1) + (top - (x.data * weights).sum(axis=-1))
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_tied_maxima_must_share_a_total_of_one(share):
+    engine = type("AmaxShare", (_AmaxTiedShare,), {"share": share})()
+    graph = tensor_graph("amax", [[1.0, 1.0, 0.5]], (0,), dims=(-1,))
+    graph = Graph(graph.inputs, graph.nodes, graph.outputs, cotangent=[np.ones(1)], meta=graph.meta)
+    assert kind_of(engine, graph) is Kind.WRONG_GRADIENT
+    torch_like = type("AmaxHalf", (_AmaxTiedShare,), {"share": 0.5})()
+    assert check_graph(graph, torch_like, numeric=False, second_order=False).passed

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradcheck.engines import kind_engines
-from gradcheck.engines.adapter import load_engine
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity import compare
 from gradcheck.parity.compare import check_graph

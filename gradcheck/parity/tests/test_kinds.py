@@ -10,7 +10,10 @@ def test_every_kind_has_its_report_spelling():
         "wrong-value",
         "nonfinite",
         "exception",
+        "wrong-type",
         "convention",
+        "structural",
+        "nondeterministic",
     ]
 
 

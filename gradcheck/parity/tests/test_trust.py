@@ -7,7 +7,7 @@ import pytest
 
 from gradcheck.campaign import graph_seed
 from gradcheck.engines import kind_engines
-from gradcheck.engines.adapter import load_engine
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.compare import check_graph

@@ -1,0 +1,112 @@
+"""Markdown summaries (`--summary-md FILE` of `run` and `gate`), e.g. for $GITHUB_STEP_SUMMARY:
+the verdict first, then the findings with their repro, then one row per op."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gradcheck.campaign.findings import Finding, summary
+from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
+from gradcheck.campaign.repro import finding_code
+from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.printable import printable
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return "0" if x == 0 else f"{x:.2e}"
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a table cell (a pipe would end it)."""
+    return printable(text).replace("|", "\\|")
+
+
+def _finding_block(label: str, finding: Finding) -> list[str]:
+    lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text})"]
+    if finding.repro:
+        lines.append(f"  reproduce: `{finding.repro}`")
+    lines += ["", "  ```python", *("  " + line for line in finding_code(finding).splitlines()), "  ```", ""]
+    return lines
+
+
+def gate_markdown(outcome: GateResult) -> str:
+    """The gate's summary: a verdict line, gate-wide problems, new and accepted findings, one row per op."""
+    verdicts = outcome.verdicts
+    failed = [v for v in verdicts if v.failed]
+    lines = [f"## Gradient-regression gate: {'PASS' if outcome.passed else 'FAIL'}", ""]
+    lines.append(
+        f"Threshold: a figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
+        "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
+    )
+    changed = [v for v in verdicts if not v.failed and v.changed]
+    lines.append(
+        f"{len(verdicts)} op rows compared: {len(failed)} failed, {len(changed)} changed within limits, "
+        f"{len(verdicts) - len(failed) - len(changed)} unchanged."
+    )
+    new, accepted = outcome.new_findings, [f for f in outcome.findings if not f.failed]
+    lines.append(f"Findings: {len(new)} new, {len(accepted)} in the baseline, {len(outcome.gone)} gone.")
+    if outcome.seconds is not None:
+        lines.append(f"Campaign time: {outcome.seconds:.1f} s.")
+    lines.append("")
+    lines += [f"- **{_cell(p)}**" for p in outcome.problems]
+    if outcome.problems:
+        lines.append("")
+    for fv in new:
+        lines += _finding_block(f"new finding ({fv.part})", fv.finding)
+    for fv in accepted:
+        lines.append(f"- in the baseline ({fv.part}): {_cell(fv.finding.title)} ({fv.finding.count_text})")
+    lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
+    if accepted or outcome.gone:
+        lines.append("")
+    lines += _gate_table(verdicts)
+    return "\n".join(lines) + "\n"
+
+
+def _gate_table(verdicts: Sequence[OpVerdict]) -> list[str]:
+    header = " | ".join(f"{LABELS[m]} (before → after)" for m in FLOORS)
+    lines = [f"| part | op | graphs | {header} | verdict |", "|---|---|---:|" + "---|" * len(FLOORS) + "---|"]
+    for v in verdicts:
+        graphs = v.after["graphs"] if v.after else 0
+        cells = []
+        for metric in FLOORS:
+            b = _fmt(as_figure(v.before.get(metric))) if v.before else "–"
+            a = _fmt(as_figure(v.after.get(metric))) if v.after else "–"
+            cells.append(f"{b} → {a}")
+        verdict = f"**{_cell(v.verdict)}**" if v.failed else _cell(v.verdict)
+        lines.append(f"| {v.part} | `{v.op}` | {graphs} | " + " | ".join(cells) + f" | {verdict} |")
+    return lines
+
+
+def run_markdown(result: CampaignResult) -> str:
+    """A campaign's summary: verdict and settings, findings with their repro, one row per op."""
+    s = result.settings
+    conventions = s.conventions
+    kind = ("tensor" if s.tensor else "scalar") + ("" if s.dtype == "float64" else f" {s.dtype}")
+    verdict = "PASS" if result.passed else "FAIL"
+    lines = [
+        f"## gradcheck parity campaign: {verdict}",
+        "",
+        f"Engine `{s.engine}`: {len(result.records)} random {kind} graphs, seed {s.seed}, "
+        f"{s.points} input points each; {len(result.failures)} graph(s) disagree; {result.seconds:.1f} s.",
+        "",
+        _cell(summary(result.findings, conventions)),
+        "",
+    ]
+    for i, f in enumerate(result.findings):
+        label = f"finding {i}" if f.is_failure(conventions) else f"note {i}"
+        lines += _finding_block(label, f)
+    lines += [
+        "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
+        "| failing graphs | findings |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for op, st in result.ops.items():
+        found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
+        figures = [
+            f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}"
+            for m in ("max_rel_err_torch", "max_rel_err_numeric")
+        ]
+        lines.append(f"| `{op}` | {st.graphs} | {' | '.join(figures)} | {st.failures} | {found} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,600 @@
+"""The structural phase: the engine's graph code checked apart from its ops, before any random graph.
+
+Deterministic graphs on the simplest ops the engine has (`mul` for a node that matters, `add` to
+reuse it; either one alone when the engine has only one) exercise what no op rule decides: a node
+used twice and eight times, a diamond, a node shared between two outputs (compared with torch,
+each rebuilt `REBUILDS` times while the earlier builds stay alive, so ids and set orders change),
+`backward()` twice, gradients reset and taken again and interior nodes' gradients (object-style
+adapters, against torch with retained gradients), and chains 10^3, 10^4 and 10^5 deep, bisected
+down to the deepest the engine takes when one fails.
+
+The differences are diagnosed into one finding per cause, kind `structural` (or `nondeterministic`
+when only some rebuilds differ), with a plain name and no ops: the graph code is to blame.
+
+Two more steps settle the other phases' findings (`settle_findings`): each minimal graph is
+rebuilt and re-checked `REBUILDS` times, and one that does not always fail is `nondeterministic`
+with its rate; and a finding is folded into a structural finding about shared nodes when its
+graph reuses a node and the same computation with every reuse removed (`without_reuse`: each use
+a fresh copy, down to the inputs) passes on every rebuild: then no op is wrong alone, only the
+sharing is, which is what the structural finding names. A graph whose tree would be too large
+(a flaky failure shrinks badly) is folded when each of its op nodes passes alone instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from gradcheck.campaign.blame import node_values, one_op_graph
+from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.validation import load_adapter
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.functional import FunctionAdapter
+from gradcheck.engines.torch_engine import TorchRetaining
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.parity.classify import torch_at
+from gradcheck.parity.edges import check_edge
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.trust import checked_graph, failing_check
+
+REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
+PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
+DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
+MAX_TREE_NODES = 400  # `without_reuse` gives up on graphs whose tree would be larger
+_VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One structural check: its name, what it exercises (`cause`), the outcome and the evidence.
+
+    status: "passed", "failed" or "not applicable"; failures of `runs` rebuilds differed from
+    torch; detail: the first difference (or why the check does not apply); ratio: the engine's
+    first differing gradient over torch's.
+    """
+
+    name: str
+    cause: str
+    status: str
+    runs: int = 0
+    failures: int = 0
+    detail: str = ""
+    ratio: float | None = None
+    graph: Graph | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "cause": self.cause,
+            "status": self.status,
+            "runs": self.runs,
+            "failures": self.failures,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class StructureReport:
+    """The phase's checks, the findings diagnosed from them and the time it took."""
+
+    cases: list[CaseResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """One line: "structural phase: 9 checks, 8 passed, 1 failed, 1 not applicable; 0.4 s"."""
+        counts = {s: sum(c.status == s for c in self.cases) for s in ("passed", "failed", "not applicable")}
+        parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        return (
+            f"structural phase: {len(self.cases)} checks ({parts}), {len(self.findings)} finding(s); "
+            f"{self.seconds:.1f} s"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"checks": [c.to_dict() for c in self.cases]}
+
+
+# --- the graphs -------------------------------------------------------------------------------------
+
+
+def simplest_ops(ops: Sequence[str]) -> tuple[str, str] | None:
+    """(the op that makes a node worth sharing, the op that reuses it): mul and add when present."""
+    base = "mul" if "mul" in ops else "add" if "add" in ops else None
+    combine = "add" if "add" in ops else base
+    return None if base is None or combine is None else (base, combine)
+
+
+def _graph(n_inputs: int, nodes: list[tuple[str, int, int]], outputs: list[int]) -> Graph:
+    inputs = [Input(f"x{i}", _VALUES[i]) for i in range(n_inputs)]
+    cotangent = [1.0, -2.0][: len(outputs)]
+    return Graph(inputs, [OpNode(op, (a, b)) for op, a, b in nodes], outputs, cotangent=cotangent)
+
+
+def sharing_graphs(base: str, combine: str) -> dict[str, Graph]:
+    """The cases of shared nodes: node 2 = x0 base x1 is used again and again."""
+    return {
+        "a node used twice": _graph(2, [(base, 0, 1), (combine, 2, 2)], [3]),
+        "a node used eight times": _graph(
+            2, [(base, 0, 1), (combine, 2, 2), (combine, 3, 3), (combine, 4, 4)], [5]
+        ),
+        "a diamond": _graph(2, [(base, 0, 1), (combine, 2, 1), (base, 2, 0), (combine, 3, 4)], [5]),
+        "a node used directly and through another": _graph(
+            2, [(base, 0, 1), (base, 2, 1), (combine, 3, 2)], [4]
+        ),
+        "a node shared between two outputs": _graph(2, [(base, 0, 1), (combine, 2, 0), (base, 2, 1)], [3, 4]),
+    }
+
+
+def tree_graph(base: str, combine: str) -> Graph:
+    """A chain with no node used twice, for backward twice, resets and interior gradients."""
+    return _graph(4, [(base, 0, 1), (combine, 4, 2), (base, 5, 3)], [6])
+
+
+def chain_graph(combine: str, depth: int) -> Graph:
+    """x0 combined with the constant 1 `depth` times in a row (no node is used twice)."""
+    nodes = [OpNode(combine, (k,), consts=(Constant(1, 1.0),)) for k in range(depth)]
+    return Graph([Input("x0", _VALUES[0])], nodes, [depth], cotangent=[1.0])
+
+
+# --- running them -----------------------------------------------------------------------------------
+
+
+def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
+    """A twin of `adapter` that keeps every graph it differentiates alive in the returned list, so
+    that each rebuild's nodes get fresh ids (a freed graph's memory, and ids, would be reused)."""
+    kept: list[Any] = []
+    if isinstance(adapter, FunctionAdapter):
+        return adapter, kept
+    twin = copy.copy(adapter)
+    original = adapter.gradients
+
+    def gradients(outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
+        kept.append((list(outputs), list(inputs)))
+        grads = original(outputs, inputs, cotangent)
+        kept.append(spare_leaves(adapter, len(kept)))
+        return grads
+
+    twin.gradients = gradients  # type: ignore[method-assign]
+    return twin, kept
+
+
+def spare_leaves(adapter: EngineAdapter, count: int) -> list[Any]:
+    """`count` leaves to keep alive between two builds, so the next build's nodes sit at other
+    addresses: their ids, and the order of sets of them, change from build to build."""
+    return [adapter.leaf(0.0) for _ in range(count % 7 + 1)]
+
+
+def _flat(values: Sequence[Any]) -> np.ndarray:
+    return np.array([0.0 if v is None else float(np.asarray(v, dtype=np.float64)) for v in values])
+
+
+def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) -> tuple[str, float | None]:
+    """The first entry where the engine differs from torch, as text and ratio ("" when none)."""
+    close = np.isclose(engine, torch, rtol=1e-9, atol=1e-12) | (np.isnan(engine) & np.isnan(torch))
+    if close.all():
+        return "", None
+    k = int(np.flatnonzero(~close)[0])
+    ratio = float(engine[k] / torch[k]) if torch[k] != 0 else None
+    return f"{labels[k]}: engine {float(engine[k])!r}, torch {float(torch[k])!r}", ratio
+
+
+def _repeat(
+    name: str, cause: str, graph: Graph, runs: int, attempt: Callable[[], tuple[str, float | None]]
+) -> CaseResult:
+    """`attempt` run `runs` times (each a fresh build); an exception is a difference, except
+    NotImplementedError: the adapter cannot express the check."""
+    failures, first, ratio = 0, "", None
+    for _ in range(runs):
+        try:
+            detail, r = attempt()
+        except NotImplementedError as e:
+            return CaseResult(name, cause, "not applicable", detail=f"the adapter cannot: {e}", graph=graph)
+        except Exception as e:
+            detail, r = f"engine raised {type(e).__name__}: {e}", None
+        if detail:
+            failures += 1
+            if not first:
+                first, ratio = detail, r
+    status = "failed" if failures else "passed"
+    return CaseResult(name, cause, status, runs, failures, first, ratio, graph)
+
+
+def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PHASE_REBUILDS) -> CaseResult:
+    """A shared-node graph's gradients against torch's, rebuilt `runs` times."""
+    twin, kept = retaining(adapter)
+    values = graph.input_values(0)
+    cotangent = list(graph.cotangent or [1.0])
+    torch = torch_at(graph, values, cotangent).grads[:, 0]
+    labels = [f"gradient of {i.name}" for i in graph.inputs]
+
+    def attempt() -> tuple[str, float | None]:
+        _, grads = twin.run(graph, values, cotangent)
+        return _difference(_flat(grads), torch, labels)
+
+    result = _repeat(name, "sharing", graph, runs, attempt)
+    kept.clear()
+    return result
+
+
+def object_style(adapter: EngineAdapter) -> str:
+    """Why the object checks (backward twice, resets, interior gradients) do not apply ("" if they do)."""
+    if isinstance(adapter, FunctionAdapter):
+        return "a function-style engine has no backward() to call twice and stores no gradients"
+    cls = type(adapter)
+    if cls.build is not EngineAdapter.build or cls.run is not EngineAdapter.run:
+        return "the adapter builds graphs its own way (it overrides build or run)"
+    return ""
+
+
+# An object check: given the adapter, the graph's nodes (its `leaves` first, the output last), the
+# gradients it observes; None for a node whose gradient the engine does not keep.
+Observe = Callable[[EngineAdapter, list[Any], int], list[Any]]
+
+
+def _backward_twice(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
+    adapter.backward(nodes[-1])
+    adapter.backward(nodes[-1])
+    return [adapter.grad_of(n) for n in nodes[:leaves]]
+
+
+def _reset_and_again(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
+    adapter.backward(nodes[-1])
+    adapter.zero_grad(nodes)
+    adapter.backward(nodes[-1])
+    return [adapter.grad_of(n) for n in nodes[:leaves]]
+
+
+def _interior(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
+    adapter.backward(nodes[-1])
+    return [adapter.grad_of(n) for n in nodes[leaves:-1]]
+
+
+OBJECT_CHECKS: dict[str, tuple[str, Observe]] = {
+    "backward() twice": ("backward-twice", _backward_twice),
+    "gradients reset and taken again": ("reset", _reset_and_again),
+    "interior nodes' gradients": ("interior", _interior),
+}
+
+
+def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: list[Any]) -> list[Any]:
+    leaves = [adapter.leaf(v) for v in graph.input_values(0)]
+    nodes = adapter.program(graph).run(leaves, adapter.operand)
+    kept += [nodes, spare_leaves(adapter, len(kept))]
+    return observe(adapter, list(nodes), graph.n_inputs)
+
+
+def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS) -> CaseResult:
+    """One of `OBJECT_CHECKS` on `graph`, against torch (interior gradients retained)."""
+    cause, observe = OBJECT_CHECKS[name]
+    reason = object_style(adapter)
+    if reason:
+        return CaseResult(name, cause, "not applicable", detail=reason, graph=graph)
+    reference = TorchRetaining()
+    torch = _flat([reference.plain(g) for g in _observe(reference, graph, observe, [])])
+    labels = [f"gradient of {graph.name_of(i)}" for i in range(graph.n_inputs + len(graph.nodes))]
+    labels = labels[: graph.n_inputs] if cause != "interior" else labels[graph.n_inputs : -1]
+    kept: list[Any] = []
+    unkept: list[str] = []
+
+    def attempt() -> tuple[str, float | None]:
+        grads = _observe(adapter, graph, observe, kept)
+        if any(g is None for g in grads):
+            unkept.append("the engine keeps no gradient on interior nodes")
+            return "", None
+        return _difference(_flat([adapter.plain(g) for g in grads]), torch, labels)
+
+    result = _repeat(name, cause, graph, runs, attempt)
+    if unkept and result.status == "passed":
+        return CaseResult(name, cause, "not applicable", detail=unkept[0], graph=graph)
+    return result
+
+
+def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[str, float | None]:
+    """A chain `depth` deep built op by op (no graph object of that size), its gradient against 1."""
+    x0 = adapter.leaf(_VALUES[0])
+    y = x0
+    for _ in range(depth):
+        y = adapter.apply(combine, [y, 1.0], {})
+    (g,) = adapter.gradients([y], [x0], [1.0])
+    return _difference(_flat([None if g is None else adapter.plain(g)]), np.ones(1), ["gradient of x0"])
+
+
+def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
+    """Chains 10^3, 10^4, 10^5 deep; at the first that fails by recursion, the deepest that works."""
+    name = "deep chains"
+    reason = object_style(adapter)
+    if reason:
+        return CaseResult(name, "depth", "not applicable", detail=reason)
+    passed = 0
+    for depth in DEPTHS:
+        outcome = _try_chain(adapter, combine, depth)
+        if outcome is RecursionError:
+            limit = _bisect(adapter, combine, passed, depth)
+            detail = (
+                f"recursion limit at depth {limit + 1}: a chain of {limit} ops works, one of {limit + 1} "
+                f"raises RecursionError (Python's recursion limit is {sys.getrecursionlimit()})"
+            )
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+        if outcome:
+            detail = f"a chain {depth} deep: {outcome}"
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+        passed = depth
+    return CaseResult(name, "depth", "passed", len(DEPTHS), 0, f"chains up to {DEPTHS[-1]} deep work")
+
+
+def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:
+    """ "" when the chain works, RecursionError when it overflows, else what went wrong."""
+    try:
+        detail, _ = _chain_attempt(adapter, combine, depth)
+    except RecursionError:
+        return RecursionError
+    except Exception as e:
+        return f"engine raised {type(e).__name__}: {e}"
+    return detail
+
+
+def _bisect(adapter: EngineAdapter, combine: str, works: int, fails: int) -> int:
+    """The deepest chain between `works` and `fails` that does not overflow the stack."""
+    while fails - works > 1:
+        middle = (works + fails) // 2
+        if _try_chain(adapter, combine, max(middle, 1)) is RecursionError:
+            fails = middle
+        else:
+            works = middle
+    return works
+
+
+# --- the phase --------------------------------------------------------------------------------------
+
+
+def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
+    """Every structural check of `adapter` on its simplest ops, and the findings they show."""
+    started = time.perf_counter()
+    simplest = simplest_ops(sorted(adapter.ops) if ops is None else ops)
+    if simplest is None:
+        case = CaseResult(
+            "every structural check", "all", "not applicable", detail="the engine has neither add nor mul"
+        )
+        return StructureReport([case], [], time.perf_counter() - started)
+    base, combine = simplest
+    cases = [sharing_case(adapter, name, graph) for name, graph in sharing_graphs(base, combine).items()]
+    tree = tree_graph(base, combine)
+    cases += [object_case(adapter, name, tree) for name in OBJECT_CHECKS]
+    cases.append(depth_case(adapter, combine))
+    return StructureReport(cases, diagnose(cases), time.perf_counter() - started)
+
+
+def _failed(cases: Sequence[CaseResult], cause: str) -> list[CaseResult]:
+    return [c for c in cases if c.cause == cause and c.status == "failed"]
+
+
+def _near(ratio: float | None, value: float) -> bool:
+    return ratio is not None and abs(ratio - value) < 1e-9
+
+
+def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
+    """One finding per cause the failed checks show, named plainly (see the module docstring)."""
+    findings: list[Finding] = []
+    shared, twice = _failed(cases, "sharing"), _failed(cases, "backward-twice")
+    reset, interior = _failed(cases, "reset"), _failed(cases, "interior")
+    if shared:
+        first = shared[0]
+        if any(c.failures < c.runs for c in shared):
+            runs, fails = sum(c.runs for c in shared), sum(c.failures for c in shared)
+            name = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
+            findings.append(
+                _finding(name, shared, Kind.NONDETERMINISTIC, rate=f"fails {fails} of {runs} rebuilds")
+            )
+        elif _near(first.ratio, 0.5) and twice and _near(twice[0].ratio, 0.5):
+            name = "gradients are assigned, not accumulated (`=` where `+=` belongs)"
+            findings.append(_finding(name, shared + twice))
+            twice = []
+        elif first.ratio is not None and first.ratio > 1:
+            twice_word = "twice" if _near(first.ratio, 2) else "more than once"
+            findings.append(_finding(f"a shared node's gradient is counted {twice_word}", shared))
+        elif first.ratio is not None and first.ratio < 1:
+            findings.append(_finding("a shared node's gradient is lost (one use overwrites another)", shared))
+        else:
+            findings.append(_finding("a shared node's gradient differs from torch's", shared))
+    if twice and reset:
+        name = "zero_grad leaves interior gradients, which the next backward() adds again"
+        findings.append(_finding(name, twice + reset, cause="zero-grad"))
+    elif twice:
+        findings.append(
+            _finding(f"backward() twice does not accumulate like torch ({twice[0].detail})", twice)
+        )
+    elif reset:
+        findings.append(_finding("gradients reset and taken again differ from torch's", reset))
+    if interior:
+        findings.append(_finding("interior nodes' gradients differ from torch's", interior))
+    for case in _failed(cases, "depth"):
+        name = case.detail.split(":")[0] if case.detail.startswith("recursion limit") else case.detail
+        findings.append(_finding(name, [case]))
+    return findings
+
+
+def _finding(
+    name: str, cases: Sequence[CaseResult], kind: Kind = Kind.STRUCTURAL, rate: str = "", cause: str = ""
+) -> Finding:
+    graph = next(c.graph for c in cases if c.graph is not None)
+    extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
+    if rate:
+        extra["rate"] = rate
+    return Finding(
+        kind=kind,
+        ops=(),
+        check="gradient",
+        graph=graph.to_dict(),
+        phase="structure",
+        where=name,
+        graphs=len(cases),
+        problems=tuple(f"{c.name}: {c.detail}" + _rate_of(c) for c in cases),
+        extra=extra,
+    )
+
+
+def _rate_of(case: CaseResult) -> str:
+    return f" (fails {case.failures} of {case.runs} rebuilds)" if case.runs > 1 else ""
+
+
+# --- settling the other phases' findings --------------------------------------------------------------
+
+
+def _check_options(graph: Graph) -> dict[str, Any]:
+    """How a finding's graph is re-checked, as `replay` checks it (a kink case against torch alone)."""
+    return {"numeric": False, "second_order": False} if graph.meta.get("kink") else {}
+
+
+def rebuild_failures(
+    graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: str = "float64"
+) -> int:
+    """In how many of `runs` fresh builds (earlier ones kept alive) the engine fails `graph`."""
+    twin, kept = retaining(adapter)
+    if graph.meta.get("edge"):
+        failures = sum(bool(check_edge(twin, graph)) for _ in range(runs))
+    else:
+        options = {**_check_options(graph), "dtype": dtype}
+        failures = sum(failing_check(graph, twin, **options) is not None for _ in range(runs))
+    kept.clear()
+    return failures
+
+
+def with_rates(findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64") -> list[Finding]:
+    """Each finding's minimal graph rebuilt and re-checked `REBUILDS` times: one that does not always
+    fail becomes `nondeterministic`, with its rate (the structural phase's are rated already)."""
+    out = []
+    for f in findings:
+        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC:
+            fails = rebuild_failures(Graph.from_dict(f.graph), adapter, dtype=dtype)
+            if fails < REBUILDS:
+                rate = f"fails {fails} of {REBUILDS} rebuilds"
+                f = replace(
+                    f, kind=Kind.NONDETERMINISTIC, extra={**f.extra, "rate": rate, "was": f.kind.value}
+                )
+        out.append(f)
+    return group_findings(out)
+
+
+def reuses(graph: Graph) -> bool:
+    """Whether some node or input is used more than once (as an argument or an output)."""
+    uses = graph.use_counts()
+    for o in graph.outputs:
+        uses[o] += 1
+    return any(n > 1 for n in uses)
+
+
+def without_reuse(graph: Graph, max_nodes: int = MAX_TREE_NODES) -> Graph | None:
+    """The same computation as a tree: every use of a node or input gets a fresh copy of it (the
+    inputs' copies hold the same values); None when the tree would exceed `max_nodes` op nodes."""
+    n = graph.n_inputs
+    size = [0] * n
+    for node in graph.nodes:
+        size.append(1 + sum(size[a] for a in node.args))
+    if sum(size[o] for o in graph.outputs) > max_nodes:
+        return None
+    inputs: list[Input] = []
+    columns: list[int] = []  # for each copied input, the input it copies
+    nodes: list[tuple[OpNode, list[Any]]] = []
+
+    def copy_of(node_id: int) -> Any:
+        if node_id < n:
+            columns.append(node_id)
+            original = graph.inputs[node_id]
+            inputs.append(Input(f"{original.name}_{len(inputs)}", original.value, original.shape))
+            return ("input", len(inputs) - 1)
+        node = graph.nodes[node_id - n]
+        args = [copy_of(a) for a in node.args]
+        nodes.append((node, args))
+        return ("node", len(nodes) - 1)
+
+    roots = [copy_of(o) for o in graph.outputs]
+    ids = lambda ref: ref[1] if ref[0] == "input" else len(inputs) + ref[1]
+    tree_nodes = [node.with_args(tuple(ids(a) for a in args)) for node, args in nodes]
+    points = None if graph.points is None else [graph.points[c] for c in columns]
+    return Graph(inputs, tree_nodes, [ids(r) for r in roots], points, graph.cotangent, dict(graph.meta))
+
+
+def explained_by_sharing(f: Finding, adapter: EngineAdapter, dtype: str = "float64") -> bool:
+    """Whether finding `f`'s graph reuses a node and no op is wrong without the reuse: the graph as
+    a tree (`without_reuse`) passes on every rebuild, or, when the tree would be too large, each
+    op node passes alone at the values it saw (its repeated arguments made distinct inputs)."""
+    graph = Graph.from_dict(f.graph)
+    if not reuses(graph):
+        return False
+    tree = without_reuse(graph)
+    if tree is not None:
+        return passes(tree, adapter, REBUILDS, dtype)
+    if graph.meta.get("edge") or graph.n_points != 1:
+        return False
+    try:
+        values = node_values(graph)
+    except Exception:
+        return False
+    singles = {}
+    for index in range(len(graph.nodes)):
+        single = one_op_graph(graph, index, values)
+        singles[single.to_json(indent=None)] = single
+    return all(passes(without_reuse(single) or single, adapter, 1, dtype) for single in singles.values())
+
+
+def passes(graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: str = "float64") -> bool:
+    """Whether the engine agrees on `graph` (at a checkable point) on each of `runs` fresh builds."""
+    if graph.meta.get("edge"):
+        return rebuild_failures(graph, adapter, runs, dtype) == 0
+    twin, kept = retaining(adapter)
+    try:
+        checks = [checked_graph(graph, twin, dtype=dtype, **_check_options(graph)) for _ in range(runs)]
+    except Exception:
+        return False
+    finally:
+        kept.clear()
+    return all(c.passed and c.points_checked > 0 for c in checks)
+
+
+def fold_into_sharing(
+    findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64"
+) -> list[Finding]:
+    """The findings, with those a structural finding about shared nodes explains folded into it
+    (`explained_by_sharing`): their cases count as its cases; the others are left as they are."""
+    target = next((f for f in findings if f.phase == "structure" and f.extra.get("cause") == "sharing"), None)
+    if target is None:
+        return list(findings)
+    folded = [f for f in findings if f.phase != "structure" and explained_by_sharing(f, adapter, dtype)]
+    if not folded:
+        return list(findings)
+    cases = dict(target.cases)
+    for f in folded:
+        for phase, count in f.cases.items():
+            cases[phase] = cases.get(phase, 0) + count
+    merged = replace(
+        target,
+        graphs=target.graphs + sum(f.graphs for f in folded),
+        graph_indices=tuple(sorted({i for f in [target, *folded] for i in f.graph_indices})),
+        extra={**target.extra, "cases": cases, "folded": [f.title for f in folded]},
+    )
+    rest = [f for f in findings if f is not target and not any(f is g for g in folded)]
+    return group_findings([merged, *rest])
+
+
+def settle_findings(
+    findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64"
+) -> list[Finding]:
+    """The findings after the rebuild re-checks (`with_rates`) and the folding (`fold_into_sharing`)."""
+    return fold_into_sharing(with_rates(findings, adapter, dtype), adapter, dtype)
+
+
+def make_structure(settings: Settings) -> Callable[[], StructureReport]:
+    """The phase as a campaign backend runs it (in the main process, before everything else)."""
+    return lambda: run_structure(load_adapter(settings.engine))
+
+
+def settle(settings: Settings, findings: list[Finding]) -> list[Finding]:
+    """`settle_findings` for a campaign's engine and dtype."""
+    return settle_findings(findings, load_adapter(settings.engine), settings.dtype)

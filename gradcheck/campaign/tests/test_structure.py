@@ -1,0 +1,180 @@
+"""The structural phase names each bug of an engine's graph code once, as the graph code's, never an op's.
+
+The engines are `gradcheck.engines.structural_engines`: one micrograd-style Value with one bug each.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from gradcheck.__main__ import main
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.structure import (
+    REBUILDS,
+    reuses,
+    run_structure,
+    sharing_graphs,
+    with_rates,
+    without_reuse,
+)
+from gradcheck.engines import load_engine
+from gradcheck.engines import structural_engines as se
+from gradcheck.parity.classify import torch_at
+from gradcheck.parity.kinds import Kind
+from gradcheck.replay import Saved, replay
+
+ENGINES = "gradcheck.engines.structural_engines"
+BUGS = {
+    "DoubledSharedAdapter": "a shared node's gradient is counted twice",
+    "OverwriteAdapter": "gradients are assigned, not accumulated (`=` where `+=` belongs)",
+    "LeafZeroGradAdapter": "zero_grad leaves interior gradients, which the next backward() adds again",
+    "RecursiveSortAdapter": "recursion limit at depth",
+    "IdOrderAdapter": "a shared node's gradient",
+}
+
+
+@pytest.mark.parametrize("adapter", sorted(BUGS))
+def test_each_graph_code_bug_is_one_structural_finding_without_ops(adapter):
+    report = run_structure(getattr(se, adapter)())
+    assert len(report.findings) == 1, [f.title for f in report.findings]
+    (finding,) = report.findings
+    assert finding.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC)
+    assert finding.ops == ()
+    assert finding.where.startswith(BUGS[adapter])
+
+
+@pytest.mark.parametrize(
+    "engine", ["minigrad", "gradcheck.engines.torch_engine:TorchAdapter", f"{ENGINES}:CorrectAdapter"]
+)
+def test_correct_engines_have_no_structural_finding(engine):
+    report = run_structure(load_engine(engine))
+    assert report.findings == []
+    assert {c.status for c in report.cases} <= {"passed", "not applicable"}
+
+
+def test_micrograd_shows_its_recursion_limit_and_its_backward_twice():
+    pytest.importorskip("micrograd")
+    names = [f.where for f in run_structure(load_engine("micrograd")).findings]
+    assert any(n.startswith("recursion limit at depth ") for n in names), names
+    assert any(n.startswith("backward() twice does not accumulate like torch") for n in names), names
+    assert len(names) == 2
+
+
+def test_a_recursion_limit_is_found_to_the_op():
+    (case,) = [c for c in run_structure(se.RecursiveSortAdapter()).cases if c.cause == "depth"]
+    depth = int(case.detail.split()[4].rstrip(":"))
+    x = y = se.RecursiveSortValue(1.0)
+    for _ in range(depth - 1):
+        y = y + 1.0
+    y.backward()  # one op less than the limit works here too (the stack here is no deeper)
+    assert x.grad == 1.0
+    for _ in range(20):  # a few ops more overflow, whatever the stack's depth here
+        y = y + 1.0
+    with pytest.raises(RecursionError):
+        y.backward()
+
+
+def test_function_style_engines_skip_the_object_checks():
+    pytest.importorskip("jax")
+    report = run_structure(load_engine("jax"))
+    statuses = {c.cause: c.status for c in report.cases}
+    assert statuses["sharing"] == "passed"
+    assert statuses["backward-twice"] == statuses["depth"] == "not applicable"
+
+
+def test_a_graph_without_reuse_computes_the_same():
+    graph = sharing_graphs("mul", "add")["a diamond"]
+    tree = without_reuse(graph)
+    assert reuses(graph) and not reuses(tree)
+    assert tree.n_inputs > graph.n_inputs
+    same = torch_at(graph, graph.input_values(0), [1.0]).forward
+    np.testing.assert_array_equal(torch_at(tree, tree.input_values(0), [1.0]).forward, same)
+
+
+class _Flaky(se.CorrectAdapter):
+    """Every other gradient doubled: a difference that only some rebuilds show."""
+
+    calls = 0
+
+    def gradients(self, outputs, inputs, cotangent):
+        type(self).calls += 1
+        grads = super().gradients(outputs, inputs, cotangent)
+        return [2 * g for g in grads] if self.calls % 2 else grads
+
+
+def _finding(graph) -> Finding:
+    return Finding(kind=Kind.WRONG_GRADIENT, ops=tuple(graph.ops()), check="gradient", graph=graph.to_dict())
+
+
+def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rate():
+    graph = sharing_graphs("mul", "add")["a diamond"].instance(0)
+    (flaky,) = with_rates([_finding(graph)], _Flaky())
+    assert flaky.kind is Kind.NONDETERMINISTIC
+    assert flaky.extra["rate"] == f"fails {REBUILDS // 2} of {REBUILDS} rebuilds"
+    assert "nondeterministic (fails 4 of 8 rebuilds)" in flaky.title
+    (steady,) = with_rates([_finding(graph)], se.DoubledSharedAdapter())
+    assert steady.kind is Kind.WRONG_GRADIENT
+
+
+def test_replay_says_fixed_only_when_every_rebuild_agrees(capsys):
+    graph = sharing_graphs("mul", "add")["a diamond"].instance(0)
+    saved = Saved(graph, None, "a diamond")
+    console = Console(force_terminal=False, width=200)
+    assert replay(saved, f"{ENGINES}:CorrectAdapter", console) == 0
+    assert replay(replace(saved), _Flaky(), console) == 1
+    out = capsys.readouterr().out
+    assert "fixed" in out and "nondeterministic (fails 4 of 8 rebuilds)" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter", sorted(BUGS))
+def test_a_campaign_names_the_bug_once_and_blames_no_op(adapter, tmp_path, capsys):
+    engine = f"{ENGINES}:{adapter}"
+    status = main(["run", "--engine", engine, "--graphs", "12", "--out", str(tmp_path), "--no-save"])
+    report = json.loads((tmp_path / "report.json").read_text())
+    titles = [f["title"] for f in report["findings"]]
+    assert status == 1
+    assert len(report["findings"]) == 1, titles
+    (finding,) = report["findings"]
+    assert finding["kind"] in ("structural", "nondeterministic") and finding["ops"] == []
+    assert all(op["failures"] == 0 for op in report["ops"].values())
+    assert report["structure"]["checks"] and report["run"]["structure_seconds"] > 0
+    assert "Structural phase" in (tmp_path / "report.html").read_text()
+    assert "structural phase: 9 checks" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_without_the_phase_the_same_bug_is_blamed_on_ops(tmp_path):
+    engine = f"{ENGINES}:DoubledSharedAdapter"
+    main(["run", "--engine", engine, "--graphs", "12", "--out", str(tmp_path), "--no-save", "--no-structure"])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["structure"] is None and "--no-structure" in report["run"]["repeat_command"]
+    assert report["findings"] and all(f["ops"] for f in report["findings"])
+
+
+def test_structural_findings_are_not_saved_as_corpus_graphs(tmp_path):
+    # a recursion limit is no graph a corpus could replay; the phase runs again on every campaign
+    engine = f"{ENGINES}:RecursiveSortAdapter"
+    corpus = tmp_path / "corpus"
+    status = main(
+        ["run", "--engine", engine, "--graphs", "3", "--out", str(tmp_path), "--corpus", str(corpus)]
+    )
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert status == 1 and [f["phase"] for f in report["findings"]] == ["structure"]
+    assert not list(corpus.glob("*.json"))
+
+
+def test_a_structural_finding_replays_by_running_the_phase_again(tmp_path, capsys):
+    engine = f"{ENGINES}:RecursiveSortAdapter"
+    main(["run", "--engine", engine, "--graphs", "2", "--out", str(tmp_path), "--no-save", "--no-edges"])
+    capsys.readouterr()
+    report = str(tmp_path / "report.json")
+    assert main(["replay", report, "--finding", "0"]) == 1
+    assert "still fails: structural: recursion limit at depth" in capsys.readouterr().out
+    assert main(["replay", report, "--finding", "0", "--engine", f"{ENGINES}:CorrectAdapter"]) == 0
+    assert "(fixed)" in capsys.readouterr().out

@@ -1,0 +1,148 @@
+"""`load_engine`: an adapter from an engine's name: a built-in name, `module:Class`, or
+`path/to/file.py:Class`.
+
+`Class` is an adapter (an `EngineAdapter` subclass or instance), or a micrograd-style value
+class, for which an adapter is built by inspecting it (`gradcheck.engines.value_class`). A file
+is loaded from its path, never looked up on `sys.path`, so no folder of the same name (a
+campaign's `--out`) can stand in for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+import sysconfig
+from pathlib import Path
+from types import ModuleType
+
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.value_class import ValueClassAdapter, not_a_value_class
+from gradcheck.graphs.registry import REGISTRY
+
+# name -> "module:Class" for the engines that ship with the harness
+BUILTIN_ENGINES: dict[str, str] = {
+    "minigrad": "gradcheck.engines.minigrad_value:MinigradValue",
+    "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
+    "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
+}
+# name -> "module:Class" for the built-in function-style engines (gradcheck.engines.functional)
+FUNCTION_ENGINES: dict[str, str] = {
+    "jax": "gradcheck.engines.jax_engine:JaxAdapter",
+    "jax-tensor": "gradcheck.engines.jax_engine:JaxTensorAdapter",
+    "autograd": "gradcheck.engines.autograd_engine:AutogradAdapter",
+    "autograd-tensor": "gradcheck.engines.autograd_engine:AutogradTensorAdapter",
+}
+
+
+class UnknownEngineError(ValueError):
+    """`load_engine` got a name it cannot resolve."""
+
+
+def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
+    """An adapter instance for `name`: a built-in engine name, 'package.module:Class' or
+    'path/to/file.py:Class', where Class is an adapter or a micrograd-style value class."""
+    if isinstance(name, EngineAdapter):
+        return name
+    target = BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)
+    if ":" not in target:
+        raise UnknownEngineError(
+            f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
+            "'module:Class' or 'path/to/file.py:Class' naming an EngineAdapter subclass or a "
+            "micrograd-style Value class"
+        )
+    where, _, attr = target.rpartition(":")
+    module = _module(name, where)
+    obj = getattr(module, attr, None)
+    if obj is None and getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
+        raise UnknownEngineError(
+            f"engine {name!r}: {where!r} imported as the folder {', '.join(module.__path__)} (a folder "
+            "without __init__.py, such as a campaign's --out folder), not as your module: put the "
+            "module's folder on PYTHONPATH, or name its file (--engine path/to/file.py:Class)"
+        )
+    if obj is None:
+        raise UnknownEngineError(f"engine {name!r}: module {where!r} has no attribute {attr!r}")
+    if isinstance(obj, type) and issubclass(obj, EngineAdapter):
+        adapter = obj()
+    elif isinstance(obj, EngineAdapter):
+        adapter = obj
+    elif isinstance(obj, type):
+        reason = not_a_value_class(obj)
+        if reason:
+            raise UnknownEngineError(
+                f"engine {name!r}: {target} is not an EngineAdapter subclass or instance, and not a "
+                f"micrograd-style value class ({reason}); write an adapter (docs/adapters.md)"
+            )
+        adapter = ValueClassAdapter(obj, canonical_spec(target))
+    else:
+        raise UnknownEngineError(f"engine {name!r}: {target} is not an EngineAdapter subclass or instance")
+    unknown = sorted(set(adapter.ops) - set(REGISTRY))
+    if unknown:
+        raise UnknownEngineError(f"engine {name!r} lists ops unknown to the registry: {unknown}")
+    adapter.spec = name if target != name else canonical_spec(target)
+    return adapter
+
+
+def is_path_spec(spec: str) -> bool:
+    """Whether an engine spec names a file ('dir/engine.py:Value') rather than a module."""
+    return spec.rpartition(":")[0].endswith(".py")
+
+
+def canonical_spec(spec: str) -> str:
+    """`spec` as it works from any directory: a file's path made absolute; module specs as they are."""
+    if not is_path_spec(spec):
+        return spec
+    where, _, attr = spec.rpartition(":")
+    return f"{Path(where).resolve()}:{attr}"
+
+
+def import_root(spec: str) -> str | None:
+    """The folder to put on PYTHONPATH so that `spec`'s module imports in a fresh process (None:
+    it imports as it is: a file spec, a built-in name, or a module installed with Python)."""
+    where = spec.rpartition(":")[0]
+    if not where or is_path_spec(spec):
+        return None
+    top = sys.modules.get(where.split(".")[0])
+    file = getattr(top, "__file__", None)
+    if file is None:
+        return None
+    path = Path(file).resolve()
+    root = path.parent.parent if path.name == "__init__.py" else path.parent
+    # where Python's own and installed packages live, and gradcheck itself: a replay imports those
+    found = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib", "stdlib")}
+    found.add(Path(__file__).resolve().parents[2])
+    return None if root in found else str(root)
+
+
+def _module(name: str, where: str) -> ModuleType:
+    if where.endswith(".py"):
+        return _module_from_file(name, Path(where))
+    try:
+        return importlib.import_module(where)
+    except ImportError as e:
+        raise UnknownEngineError(f"engine {name!r}: cannot import module {where!r}: {e}") from e
+
+
+def _module_from_file(name: str, path: Path) -> ModuleType:
+    """The module in file `path`, loaded once per process under a name of its own."""
+    path = path.resolve()
+    if not path.is_file():
+        raise UnknownEngineError(f"engine {name!r}: no file {str(path)!r}")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    module_name = f"gradcheck_engine_file_{digest}_{path.stem}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise UnknownEngineError(f"engine {name!r}: cannot load {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # before running it: dataclasses and pickling look it up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        del sys.modules[module_name]
+        raise UnknownEngineError(
+            f"engine {name!r}: importing {str(path)!r} raised {type(e).__name__}: {e}"
+        ) from e
+    return module

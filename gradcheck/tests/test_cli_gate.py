@@ -1,0 +1,199 @@
+"""`gradcheck gate` as a user runs it in CI, from a directory outside the repository: record a
+baseline once, gate each build, fail on a gradient 1e-6 off; and the CI files of `gate` and `run`
+(JUnit XML that a JUnit parser loads, a markdown summary) and an 80-column console."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from gradcheck.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # subprocesses that import torch and run campaigns
+GRAPHS = "300"  # enough to draw each of micrograd's 7 ops many times
+
+# The user's adapter: micrograd, or (GATE_MUTANT set, a later "build") micrograd whose product rule
+# is 1e-6 off, relative.
+USER_ENGINE = textwrap.dedent(
+    """
+    import os
+
+    from micrograd.engine import Value
+    from gradcheck.engines.micrograd import MicrogradAdapter
+
+
+    class Engine(MicrogradAdapter):
+        def apply(self, op, args, attrs):
+            out = super().apply(op, args, attrs)
+            if op == "mul" and os.environ.get("GATE_MUTANT"):
+                a, b = (x if isinstance(x, Value) else Value(x) for x in args)
+
+                def backward():
+                    a.grad += b.data * out.grad * (1 + 1e-6)
+                    b.grad += a.data * out.grad * (1 + 1e-6)
+
+                out._backward = backward
+            return out
+    """
+)
+
+
+def gradcheck_cli(directory: Path, *argv: str, mutant: bool = False) -> subprocess.CompletedProcess:
+    """`python -m gradcheck ARGV` in `directory`, importing this checkout and the user's adapter,
+    with no terminal and no COLUMNS (as in a CI log)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GATE_MUTANT")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(directory)])
+    if mutant:
+        env["GATE_MUTANT"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "gradcheck", *argv],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def user_ci(tmp_path_factory):
+    """A user's CI outside the repository: record the baseline, gate the same build, gate a mutant."""
+    directory = tmp_path_factory.mktemp("user-project")
+    (directory / "user_engine.py").write_text(USER_ENGINE)
+    gate = ["gate", "--engine", "user_engine:Engine", "--graphs", GRAPHS, "--baseline", "b.json"]
+    ci_files = ["--junit-xml", "junit.xml", "--summary-md", "summary.md"]
+    runs = {
+        "record": gradcheck_cli(directory, *gate, "--update-baseline"),
+        "same build": gradcheck_cli(directory, *gate),
+        "mutant": gradcheck_cli(directory, *gate, *ci_files, mutant=True),
+    }
+    return directory, runs
+
+
+def test_a_baseline_recorded_once_passes_the_same_engine_and_fails_a_gradient_1e_6_off(user_ci):
+    directory, runs = user_ci
+    assert not (ROOT / "b.json").exists() and (directory / "b.json").exists()
+    assert [runs[k].returncode for k in runs] == [0, 0, 1], {k: r.stderr[-2000:] for k, r in runs.items()}
+    assert "accepted finding: div — engine raised ZeroDivisionError" in runs["record"].stdout
+    # micrograd sums gradients in the order of a set of nodes (memory addresses), so figures far
+    # below the floors may change from run to run: "changed within limits", never a failure
+    assert "gate: PASS: 7 op rows, 0 failed" in runs["same build"].stdout
+    out = runs["mutant"].stdout
+    assert "new finding (scalar):" in out and "mul — wrong gradient" in out
+    assert "gate: FAIL" in out
+
+
+def test_the_console_fits_an_80_column_log(user_ci):
+    _, runs = user_ci
+    for run in runs.values():
+        too_wide = [line for line in run.stdout.splitlines() if len(line) > 80]
+        assert not too_wide
+    rows = [
+        line for line in runs["same build"].stdout.splitlines() if re.match(r"^ ?(add|mul|relu) +\d+ ", line)
+    ]
+    assert len(rows) == 3, "one line per op"
+
+
+def test_the_gate_junit_file_has_a_case_per_op_and_per_finding_with_the_repro(user_ci):
+    directory, _ = user_ci
+    root = ET.parse(directory / "junit.xml").getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) and int(root.get("failures")) == int(suite.get("failures"))
+    ops = {c.get("name") for c in cases if c.get("classname") == "gate.scalar.ops"}
+    assert ops == {"add", "sub", "mul", "div", "pow_const", "neg", "relu"}
+    failed = {c.get("name"): c.find("failure") for c in cases if c.find("failure") is not None}
+    assert int(suite.get("failures")) == len(failed)
+    new = failed["mul — wrong gradient"]
+    assert new.get("type") == "wrong-gradient"
+    assert "from micrograd.engine import Value" in new.text, "the repro is in the failure text"
+    rerun = "reproduce: python -m gradcheck run --engine user_engine:Engine --graphs 300 --seed 20240601"
+    assert rerun in new.text, "and the campaign that finds it"
+    accepted = [c for c in cases if c.get("name") == "div — engine raised ZeroDivisionError"]
+    assert accepted and accepted[0].find("failure") is None
+    assert "in the baseline" in accepted[0].find("system-out").text
+    summary = (directory / "summary.md").read_text()
+    assert summary.startswith("## Gradient-regression gate: FAIL")
+    assert "- **new finding (scalar)**: mul — wrong gradient" in summary
+
+
+def test_the_gate_junit_file_loads_in_junitparser(user_ci):
+    junitparser = pytest.importorskip("junitparser")  # pip install --target DIR junitparser
+    directory, _ = user_ci
+    xml = junitparser.JUnitXml.fromfile(str(directory / "junit.xml"))
+    cases = [case for suite in xml for case in suite]
+    failing = [case for case in cases if not case.is_passed]
+    assert {case.name for case in failing} >= {"mul — wrong gradient", "mul"}
+    assert all(case.result and case.result[0].message for case in failing)
+
+
+@pytest.mark.parametrize("options", [["--tensor"], ["--tensor", "--dtype", "float32"]], ids=["f64", "f32"])
+def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options):
+    gate = ["gate", "--engine", "minigrad-tensor", *options, "--graphs", "60", "--baseline", "t.json"]
+    assert gradcheck_cli(tmp_path, *gate, "--update-baseline").returncode == 0
+    done = gradcheck_cli(tmp_path, *gate)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tensor" in done.stdout and "matmul" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--engine", "no_such_module:Engine"], "no_such_module"),
+        (["--engine", "micrograd"], "engine 'user_engine:Engine' (this gate: 'micrograd')"),
+        (["--engine", "user_engine:Engine", "--graphs", "301"], "graphs 300 (this gate: 301)"),
+        (["--engine", "minigrad-tensor", "--tensor"], "this gate runs ['tensor']"),
+        (["--engine", "micrograd", "--dtype", "float32"], "--dtype float32 needs --tensor"),
+        (["--engine", "micrograd", "--junit-xml", "no/dir/j.xml"], "its directory no/dir does not exist"),
+        (["--engine", "micrograd", "--update-baseline"], "its directory no/dir does not exist"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line(user_ci, argv, message):
+    directory, _ = user_ci
+    graphs = [] if "--graphs" in argv else ["--graphs", GRAPHS]
+    baseline = "no/dir/b.json" if "--update-baseline" in argv else "b.json"
+    done = gradcheck_cli(directory, "gate", *argv, *graphs, "--baseline", baseline)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and done.stderr.startswith("gradcheck: error:")
+
+
+def test_run_writes_junit_and_a_markdown_summary(tmp_path, capsys):
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.md"
+    argv = ["run", "--engine", "micrograd", "--graphs", "60", "--out", str(tmp_path), "--no-save"]
+    assert main([*argv, "--junit-xml", str(junit), "--summary-md", str(summary)]) == 1
+    capsys.readouterr()
+    suite = ET.parse(junit).getroot().find("testsuite")
+    findings = [c for c in suite.findall("testcase") if c.get("classname") == "gradcheck.findings"]
+    ops = {c.get("name") for c in suite.findall("testcase") if c.get("classname") == "gradcheck.ops"}
+    assert ops == {"add", "sub", "mul", "div", "pow_const", "neg", "relu"}
+    zero = [c for c in findings if c.get("name") == "pow_const at 0 — engine raised ZeroDivisionError"]
+    assert zero and "python -m gradcheck replay" in zero[0].find("failure").text
+    text = summary.read_text()
+    assert text.startswith("## gradcheck parity campaign: FAIL")
+    assert "pow_const at 0 — engine raised ZeroDivisionError" in text and "| `relu` |" in text
+
+
+@pytest.mark.parametrize(("columns", "absolute"), [(None, False), ("140", True)])
+def test_the_run_table_has_one_line_per_op_in_80_columns_and_more_when_wider(
+    tmp_path, capsys, monkeypatch, columns, absolute
+):
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert main(["run", "--graphs", "30", "--ops", "tanh,mul,add", "--out", str(tmp_path), "--no-save"]) == 0
+    out = capsys.readouterr().out
+    width = int(columns or 80)
+    assert max(len(line) for line in out.splitlines()) <= width
+    rows = [line for line in out.splitlines() if re.match(r"^ ?(add|mul|tanh) +\d+ ", line)]
+    assert len(rows) == 3 and all(line.count("/") >= 2 for line in rows)
+    assert ("abs err vs torch" in out) is absolute
