@@ -314,7 +314,9 @@ class _AssigningGetItem(TensorOp):
 
 class OverwrittenRepeats(MinigradTensor):
     """minigrad Tensor whose indexing overwrites the gradient at a repeated index instead of
-    accumulating it (first order only)."""
+    accumulating it (first order only). Not among BROKEN_TENSOR_ENGINES: the seeded stream
+    catches it within tens of graphs (parity/tests/test_planted.py), but the self-check's
+    hypothesis budget reaches a repeated integer-array index too rarely to count on."""
 
     name = "broken-index-repeats"
     create_graph = False
@@ -326,7 +328,7 @@ class OverwrittenRepeats(MinigradTensor):
 
 
 BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {
-    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast, OverwrittenRepeats)
+    cls.name: cls for cls in (UnsummedBroadcast, ScalarBroadcast)
 }
 # broken only in float32: caught by the float32 check
 BROKEN_FLOAT32_ENGINES: dict[str, type[EngineAdapter]] = {
