@@ -38,9 +38,16 @@ class AutogradAdapter(FunctionAdapter):
         return quiet
 
 
+# Ops autograd's backward cannot take as the random graphs draw them (autograd 1.x): the VJP of
+# `where` does not sum the gradient back to an operand smaller than the result
+# ("non-broadcastable output operand"), and that of `broadcast_to` asserts on new leading dims
+# ("Can't handle extra leading dims").
+AUTOGRAD_LACKS = frozenset({"where", "expand"})
+
+
 class AutogradTensorAdapter(AutogradAdapter):
-    """HIPS autograd on tensor graphs (every registry op)."""
+    """HIPS autograd on tensor graphs (every registry op but `AUTOGRAD_LACKS`)."""
 
     name = "autograd-tensor"
-    ops = frozenset(TENSOR_OPS)
+    ops = frozenset(TENSOR_OPS) - AUTOGRAD_LACKS
     tensor = True

@@ -17,8 +17,10 @@ import numpy as np
 import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_tensor import MinigradTensor
+from gradcheck.graphs.layout_ops import index_key
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
-from minigrad import Tensor
+from minigrad import Tensor, TensorOp
+from minigrad.tensor import apply_op
 
 
 class TinyValue:
@@ -290,6 +292,39 @@ class HalfPrecisionAccumulation(MinigradTensor):
                     acc = np.zeros(g.shape, np.float16) if total[i] is None else total[i]
                     total[i] = (acc + g.data.astype(np.float16)).astype(np.float16)
         return [None if t is None else t.astype(self.dtype) for t in total]
+
+
+class _AssigningGetItem(TensorOp):
+    """Indexing whose gradient is assigned at the index instead of added there: an element picked
+    twice keeps one of its cotangents (the scatter of engines that write `grad[index] = g`)."""
+
+    name = "getitem"
+    arithmetic = False
+
+    @staticmethod
+    def forward(a: np.ndarray, *, index: Any) -> np.ndarray:
+        return a[index]
+
+    @staticmethod
+    def backward(g: np.ndarray, out: np.ndarray, a: np.ndarray, *, needs: Any, index: Any) -> tuple[Any]:
+        grad = np.zeros(a.shape, dtype=g.dtype)
+        grad[index] = g
+        return (grad,)
+
+
+class OverwrittenRepeats(MinigradTensor):
+    """minigrad Tensor whose indexing overwrites the gradient at a repeated index instead of
+    accumulating it (first order only). Not among BROKEN_TENSOR_ENGINES: the seeded stream
+    catches it within tens of graphs (parity/tests/test_planted.py), but the self-check's
+    hypothesis budget reaches a repeated integer-array index too rarely to count on."""
+
+    name = "broken-index-repeats"
+    create_graph = False
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "index":
+            return apply_op(_AssigningGetItem, (args[0],), index=index_key(attrs["index"]))
+        return super().apply(op, args, attrs)
 
 
 BROKEN_TENSOR_ENGINES: dict[str, type[EngineAdapter]] = {

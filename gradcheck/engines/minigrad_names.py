@@ -26,19 +26,15 @@ MINIGRAD_OP_NAMES: dict[str, str] = {
     "rdivconst": "div",
     "rpowconst": "pow",
     "bcewithlogits": "binary_cross_entropy_with_logits",  # the Value loss's op
-    "permute": "transpose",
     "sumtosize": "sum",
+    "getitem": "index",
+    "takealongaxis": "max_dim",  # the values of max(dim) and min(dim)
     # data movement: exact, checked like reshape
     "cat": "reshape",
     "stack": "reshape",
-    "expand": "reshape",
-    "getitem": "reshape",
     "to": "reshape",
-    "takealongaxis": "reshape",
     "putalongaxis": "reshape",
     "scatteradd": "reshape",
-    # selection: piecewise like maximum
-    "where": "maximum",
     # a loss built from log, checked like log_softmax
     "bce": "log_softmax",
     # minigrad's function and method names for composites and views (`Tensor.max`, `.T`, losses)
@@ -80,7 +76,8 @@ MINIGRAD_API_OPS: dict[str, tuple[str, ...]] = {
     "sum_to_size": ("sum",),
     "linear": ("linear", "linear_no_bias"),
     "linear_relu": ("linear_relu", "linear_relu_no_bias"),
-    # shape and indexing ops (their entries come with the surface-index work)
+    "view": ("reshape",),  # minigrad's view is reshape (numpy decides whether it copies)
+    # shape and indexing ops
     "__getitem__": ("index",),
     "__iter__": ("index",),  # rows, as t[0], t[1], ...
     "broadcast_to": ("expand",),

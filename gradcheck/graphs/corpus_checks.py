@@ -14,9 +14,11 @@ import keyword
 import math
 import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 from gradcheck.graphs.ir import NONFINITE_SPELLINGS, GraphFormatError
+from gradcheck.graphs.layout_ops import INDEX_KINDS
 from gradcheck.graphs.registry import REGISTRY
 
 MAX_BYTES = 4_000_000
@@ -147,7 +149,7 @@ def _check_node(i: int, node: Any, n_inputs: int) -> None:
     if not isinstance(attrs, dict):
         raise GraphFormatError(f"{where} ({spec.name}): 'attrs' must be an object, got {_describe(attrs)}")
     expected = required_attrs(spec.name)
-    missing = sorted(expected - set(attrs))
+    missing = sorted(expected - set(attrs) - set(spec.optional_attrs))
     if missing:
         raise GraphFormatError(f"{where} ({spec.name}): missing attribute(s) {missing}")
     extra = sorted(set(attrs) - expected - set(spec.layout_attrs))
@@ -174,13 +176,18 @@ def required_attrs(op: str) -> set[str]:
 
 
 def _check_attr(where: str, name: str, value: Any) -> None:
+    if name in _STRUCTURED_CHECKS:
+        problem = _STRUCTURED_CHECKS[name](value)
+        if problem:
+            raise GraphFormatError(f"{where}: {problem}, got {_describe(value)}")
+        return
     if name in ("dims", "shape", "ranks"):
         if not isinstance(value, list) or not all(_is_int(v) and abs(v) <= 64 for v in value):
             raise GraphFormatError(f"{where}: expected a list of small integers, got {_describe(value)}")
         if name == "shape" and not all(v >= 1 for v in value):
             raise GraphFormatError(f"{where}: a shape's sizes must be at least 1, got {value!r}")
         return
-    if name == "dim":
+    if name in ("dim", "start_dim", "end_dim"):
         if not _is_int(value) or abs(value) > 64:
             raise GraphFormatError(f"{where}: expected a small integer, got {_describe(value)}")
         return
@@ -189,6 +196,55 @@ def _check_attr(where: str, name: str, value: Any) -> None:
             f"{where}: expected a finite number of magnitude at most {MAX_ATTRIBUTE:g}, "
             f"got {_describe(value)}"
         )
+
+
+def _index_problem(value: Any) -> str:
+    """What is wrong with an `index` attribute (layout_ops' entries), or ""."""
+    if not isinstance(value, list) or not value:
+        return "expected a non-empty list of index entries"
+    for entry in value:
+        if not isinstance(entry, list) or not entry or entry[0] not in INDEX_KINDS:
+            return f"expected entries [kind, ...] with kind one of {INDEX_KINDS}"
+        kind, rest = entry[0], entry[1:]
+        if kind == "int" and not (len(rest) == 1 and _small_int(rest[0])):
+            return 'expected ["int", i] with i a small integer'
+        if kind == "slice" and not (len(rest) == 3 and all(v is None or _small_int(v) for v in rest)):
+            return 'expected ["slice", start, stop, step] of small integers or null'
+        if kind == "slice" and rest[2] is not None and rest[2] < 1:
+            return "expected a slice step of at least 1 (torch has no negative steps)"
+        if kind == "ints" and not (len(rest) == 1 and _nested(rest[0], _small_int)):
+            return 'expected ["ints", [i, ...]] of small integers'
+        if kind == "mask" and not (len(rest) == 1 and _nested(rest[0], _is_bool)):
+            return 'expected ["mask", [b, ...]] of booleans'
+    return ""
+
+
+def _nested(value: Any, leaf: Callable[[Any], bool]) -> bool:
+    """A non-empty (nested) list whose leaves all pass `leaf`."""
+    if not isinstance(value, list):
+        return False
+    return bool(value) and all(_nested(v, leaf) if isinstance(v, list) else leaf(v) for v in value)
+
+
+def _small_int(value: Any) -> bool:
+    return _is_int(value) and abs(value) <= 64
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+# Attributes with a structure of their own: a function naming what is wrong ("" when sound).
+_STRUCTURED_CHECKS: dict[str, Callable[[Any], str]] = {
+    "index": _index_problem,
+    "cond": lambda v: "" if _is_bool(v) or _nested(v, _is_bool) else "expected a boolean or nested booleans",
+    "keepdim": lambda v: "" if _is_bool(v) else "expected true or false",
+    "sizes": lambda v: (
+        ""
+        if isinstance(v, list) and all(_small_int(n) and (n >= 1 or n == -1) for n in v)
+        else "expected a list of sizes (at least 1, or -1 to keep a dim)"
+    ),
+}
 
 
 def _check_finite(where: str, value: Any, non_finite: bool = False) -> None:

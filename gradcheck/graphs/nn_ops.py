@@ -178,6 +178,8 @@ def _class_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tu
     target = np.shape(attrs["target"])
     if len(shape) not in (1, 2) or target != shape[:-1]:
         return None
+    if np.size(attrs["target"]) and int(np.max(attrs["target"])) >= shape[-1]:
+        return None  # a class the logits do not have (the shrinker may hand the op fewer classes)
     return _reduced_shape(target, attrs)
 
 

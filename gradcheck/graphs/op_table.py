@@ -29,12 +29,26 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "ndim_in": "the argument's rank (so a leading batch axis can be kept)",
     "reduction": "'mean', 'sum' or 'none', as torch's losses take it",
     "target": "the class index of each row (an int for one row), no gradient",
-    "ranks": "the two operands' ranks (1: a vector, 2: a matrix, 3+: a batch of matrices), as drawn",
+    "keepdim": "whether the reduced dims stay, with size 1 (optional, default False)",
+    "index": (
+        "one entry per dim: [\"int\", i], [\"slice\", start, stop, step], [\"ints\", [i, ...]] "
+        "(repeats and negatives allowed) or [\"mask\", [b, ...]] (a mask may cover several dims)"
+    ),
+    "cond": "the boolean condition, nested lists broadcasting against both operands",
+    "sizes": "the target sizes; -1 keeps a dim's size, extra leading sizes add dims",
+    "start_dim": "the first dim merged (negative)",
+    "end_dim": "the last dim merged (negative, inclusive)",
+    "ranks": "the operands' ranks (1 a vector, 2 a matrix, 3 a batch of matrices; for the batched layout)",
 }
 
 # Where an attribute means something else for one op.
 OP_ATTRIBUTE_MEANINGS: dict[tuple[str, str], str] = {
     ("transpose", "dims"): "the two axes to swap, a pair (negative)",
+    ("permute", "dims"): "the new order of all the dims (negative)",
+    ("squeeze", "dims"): "the dims to drop where their size is 1 (others stay, as in torch)",
+    ("unsqueeze", "dim"): "where the new size-1 dim goes (negative, counted in the result)",
+    ("max_dim", "dim"): "the dim (negative) to reduce; the values of torch's (values, indices)",
+    ("min_dim", "dim"): "the dim (negative) to reduce; the values of torch's (values, indices)",
 }
 
 # Shapes a tensor op's attributes are drawn for, to learn which attributes it takes.

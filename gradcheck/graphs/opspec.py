@@ -93,6 +93,11 @@ class OpSpec:
         there is placed in (`gradcheck.graphs.regions`); None for ops without poles.
     bounded: arguments at most MAX_MAGNITUDE in size and inside the domain give a finite result
         within MAX_MAGNITUDE too (sin, tanh, relu, log...): the generator skips its magnitude test.
+    optional_attrs: attribute name -> the value meant when a node leaves it out (`keepdim` of
+        sum and mean, which graphs saved before it existed do not carry).
+    spell_attrs: attribute name -> how a snippet spells its value for a target ('minigrad' or
+        'torch'), for attributes whose `repr` is not what the engines take (an index as
+        `1, ::2, torch.tensor([0, 0])`); the others are spelled with `repr`.
     """
 
     name: str
@@ -122,13 +127,19 @@ class OpSpec:
     tensor_attrs: Callable[[Chooser, tuple[int, ...]], Attrs | None] | None = None
     # the op on batched torch tensors (a leading batch axis) when `torch_apply` cannot serve
     torch_batched: Callable[[Args, Attrs], Any] | None = None
+    optional_attrs: dict[str, Any] = field(default_factory=dict)
+    spell_attrs: dict[str, Callable[[Any, str], str]] = field(default_factory=dict)
     # tensor graphs: attributes no spelling shows, read by the batched references (which see
     # padded arrays): a reshape's input rank, a matmul's operand ranks
     layout_attrs: tuple[str, ...] = ()
 
     def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
         template = self.torch_template if target == "torch" and self.torch_template else self.template
-        return template.format(*args, **{k: repr(v) for k, v in attrs.items()})
+        spelled = {
+            k: self.spell_attrs[k](v, target) if k in self.spell_attrs else repr(v)
+            for k, v in {**self.optional_attrs, **attrs}.items()
+        }
+        return template.format(*args, **spelled)
 
     @property
     def torch_rule(self) -> Callable[[Args, Attrs], Any]:
@@ -142,9 +153,13 @@ class OpSpec:
         return (self.torch_batched or self.torch_apply or self.apply)(args, attrs)
 
     def out_shape(self, shapes: Sequence[tuple[int, ...]], attrs: Attrs) -> tuple[int, ...] | None:
-        """The output shape for these argument shapes, None when they do not fit together."""
+        """The output shape for these argument shapes, None when they do not fit together (or
+        not with these attributes: the shrinker rewires a node to arguments of other shapes)."""
         if self.shape is not None:
-            return self.shape(shapes, attrs)
+            try:
+                return self.shape(shapes, attrs)
+            except (IndexError, ValueError):  # a dim or size the argument does not have
+                return None
         try:
             return tuple(np.broadcast_shapes(*shapes))
         except ValueError:

@@ -2,7 +2,7 @@
 
 Generation, evaluation, the numeric and torch references, snippets, the tolerance policy, the
 mpmath oracle and the self-check's broken engines all read `REGISTRY`; adding an op is one
-`OpSpec(...)` in `scalar_ops.py`, `tensor_ops.py` or `nn_ops.py` (or `register` at run time).
+`OpSpec(...)` in `scalar_ops.py`, `tensor_ops.py`, `layout_ops.py` or `nn_ops.py` (or `register` at run time).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.graphs.layout_ops import LAYOUT_SPECS
 from gradcheck.graphs.nn_ops import NN_SPECS
 from gradcheck.graphs.opspec import (
     CANCELLATION,
@@ -26,9 +27,11 @@ from gradcheck.graphs.opspec import (
 from gradcheck.graphs.scalar_ops import SCALAR_SPECS
 from gradcheck.graphs.tensor_ops import TENSOR_SPECS
 
-REGISTRY: dict[str, OpSpec] = {spec.name: spec for spec in SCALAR_SPECS + TENSOR_SPECS + NN_SPECS}
+REGISTRY: dict[str, OpSpec] = {
+    spec.name: spec for spec in SCALAR_SPECS + TENSOR_SPECS + LAYOUT_SPECS + NN_SPECS
+}
 SCALAR_OPS: tuple[str, ...] = tuple(spec.name for spec in SCALAR_SPECS)
-TENSOR_OPS: tuple[str, ...] = SCALAR_OPS + tuple(spec.name for spec in TENSOR_SPECS + NN_SPECS)
+TENSOR_OPS: tuple[str, ...] = SCALAR_OPS + tuple(spec.name for spec in TENSOR_SPECS + LAYOUT_SPECS + NN_SPECS)
 
 
 def register(spec: OpSpec) -> OpSpec:

@@ -42,17 +42,31 @@ def _fits(dims: Sequence[int], shape: tuple[int, ...]) -> bool:
     return all(-len(shape) <= d < 0 for d in dims)
 
 
+def _reduce_keepdim_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    """Reduction dims, and whether the reduced dims stay as size 1 (sum and mean)."""
+    if not shape:
+        return None
+    return {"dims": chooser.choice(_dims_options(shape)), "keepdim": chooser.choice((False, True))}
+
+
+def _keepdim(attrs: dict[str, Any]) -> bool:
+    return bool(attrs.get("keepdim", False))
+
+
 def _reduced_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
     n = len(shapes[0])
-    if not _fits(attrs["dims"], shapes[0]):
+    if not all(-n <= d <= -1 for d in attrs["dims"]):
         return None
-    drop = {n + d for d in attrs["dims"]}
-    return tuple(s for i, s in enumerate(shapes[0]) if i not in drop)
+    reduced = {n + d for d in attrs["dims"]}
+    if _keepdim(attrs):
+        return tuple(1 if i in reduced else s for i, s in enumerate(shapes[0]))
+    return tuple(s for i, s in enumerate(shapes[0]) if i not in reduced)
 
 
 def _sum_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
-    dims = tuple(attrs["dims"])
-    return np.abs(args[0].sum(axis=dims)) >= CANCELLATION * np.abs(args[0]).sum(axis=dims)
+    dims, keep = tuple(attrs["dims"]), _keepdim(attrs)
+    total = np.abs(args[0].sum(axis=dims, keepdims=keep))
+    return total >= CANCELLATION * np.abs(args[0]).sum(axis=dims, keepdims=keep)
 
 
 def _flat_last(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -152,11 +166,12 @@ def _reshape_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] |
 
 
 def _reshaped_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
-    shape, new = shapes[0], tuple(attrs["shape"])
-    return new if len(shape) == attrs["ndim_in"] and np.prod(shape) == np.prod(new) else None
+    """The new shape, None for an argument of another rank or size than it was drawn for."""
+    fits = attrs["ndim_in"] == len(shapes[0]) and np.prod(attrs["shape"]) == np.prod(shapes[0])
+    return tuple(attrs["shape"]) if fits else None
 
 
-def _along_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+def _normalised_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
     """softmax's and log_softmax's: the argument's shape, when `dim` is one of its axes."""
     return shapes[0] if _fits((attrs["dim"],), shapes[0]) else None
 
@@ -168,6 +183,30 @@ def _reshape_batched(x: Any, attrs: dict[str, Any]) -> Any:
 
 def _dim_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
     return None if not shape else {"dim": chooser.choice([-d for d in range(1, len(shape) + 1)])}
+
+
+def _dim_keepdim_attrs(chooser: Chooser, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    attrs = _dim_attrs(chooser, shape)
+    return None if attrs is None else {**attrs, "keepdim": chooser.choice((False, True))}
+
+
+def _along_shape(shapes: Sequence[tuple[int, ...]], attrs: dict[str, Any]) -> tuple[int, ...] | None:
+    return _reduced_shape(shapes, {"dims": (attrs["dim"],), "keepdim": attrs["keepdim"]})
+
+
+def _along_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
+    """The largest element along `dim` a margin above the runner-up (no tie within a step)."""
+    ok = _amax_domain(args, {"dims": (attrs["dim"],)})
+    return np.expand_dims(ok, attrs["dim"]) if attrs["keepdim"] else ok
+
+
+def _first_extreme_xp(xp: Any, x: Any, attrs: dict[str, Any], arg: str) -> Any:
+    """max/min along `dim` as torch computes them: the element at the first arg-extreme index
+    (one-hot selected, so the gradient goes to that index alone, ties included)."""
+    dim, size = attrs["dim"], x.shape[attrs["dim"]]
+    index = getattr(xp, arg)(x, axis=dim, keepdims=True)
+    positions = xp.arange(size).reshape([size if i == x.ndim + dim else 1 for i in range(x.ndim)])
+    return xp.sum(xp.where(positions == index, x, 0.0), axis=dim, keepdims=attrs["keepdim"])
 
 
 def _np_softmax(x: np.ndarray, dim: int) -> np.ndarray:
@@ -208,6 +247,28 @@ def log_softmax_xp(xp: Any, x: Any, dim: int) -> Any:
     return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
 
 
+def _along_spec(name: str, arg: str, pick: Any, ties: tuple[Any, ...]) -> OpSpec:
+    """max or min along one dim, the values of torch's `(values, indices)`."""
+    sign = 1.0 if name == "max" else -1.0
+    return OpSpec(
+        f"{name}_dim",
+        1,
+        lambda a, k: getattr(a[0], name)(dim=k["dim"], keepdim=k["keepdim"])[0],
+        lambda a, k: pick(a[0], axis=k["dim"], keepdims=k["keepdim"]),
+        "{0}." + name + "(dim={dim}, keepdim={keepdim})[0]",
+        domain=lambda a, k: _along_domain([sign * a[0]], k),
+        branch=lambda a, k: _amax_branch([sign * a[0]], {"dims": (k["dim"],)}),
+        kinks=f"ties (torch: the whole gradient goes to the returned index, the first {arg})",
+        kink_cases=ties,
+        tensor_only=True,
+        shape=_along_shape,
+        tensor_attrs=_dim_keepdim_attrs,
+        family="piecewise",
+        edges=_row_edges(dim=-1, keepdim=False),
+        array=lambda xp, a, k: _first_extreme_xp(xp, a[0], k, arg),
+    )
+
+
 TENSOR_SPECS: list[OpSpec] = [
     OpSpec(
         "matmul",
@@ -215,8 +276,9 @@ TENSOR_SPECS: list[OpSpec] = [
         lambda a, k: a[0] @ a[1],
         _matmul_batched,
         "{0} @ {1}",
-        domain=lambda a, k: np.abs(_matmul_batched(a, k))
-        >= CANCELLATION * _matmul_batched([np.abs(a[0]), np.abs(a[1])], k),
+        domain=lambda a, k: (
+            np.abs(_matmul_batched(a, k)) >= CANCELLATION * _matmul_batched([np.abs(a[0]), np.abs(a[1])], k)
+        ),
         tensor_only=True,
         shape=_matmul_shape,
         tensor_attrs=_matmul_attrs,
@@ -228,30 +290,32 @@ TENSOR_SPECS: list[OpSpec] = [
     OpSpec(
         "sum",
         1,
-        lambda a, k: a[0].sum(dim=tuple(k["dims"])),
-        lambda a, k: a[0].sum(axis=tuple(k["dims"])),
-        "{0}.sum(dim={dims})",
+        lambda a, k: a[0].sum(dim=tuple(k["dims"]), keepdim=_keepdim(k)),
+        lambda a, k: a[0].sum(axis=tuple(k["dims"]), keepdims=_keepdim(k)),
+        "{0}.sum(dim={dims}, keepdim={keepdim})",
         domain=_sum_domain,
         tensor_only=True,
         shape=_reduced_shape,
-        tensor_attrs=_reduce_attrs,
+        tensor_attrs=_reduce_keepdim_attrs,
         family="arithmetic",
         edges=_row_edges(dims=(-1,)),
-        array=lambda xp, a, k: xp.sum(a[0], axis=tuple(k["dims"])),
+        array=lambda xp, a, k: xp.sum(a[0], axis=tuple(k["dims"]), keepdims=_keepdim(k)),
+        optional_attrs={"keepdim": False},
     ),
     OpSpec(
         "mean",
         1,
-        lambda a, k: a[0].mean(dim=tuple(k["dims"])),
-        lambda a, k: a[0].mean(axis=tuple(k["dims"])),
-        "{0}.mean(dim={dims})",
+        lambda a, k: a[0].mean(dim=tuple(k["dims"]), keepdim=_keepdim(k)),
+        lambda a, k: a[0].mean(axis=tuple(k["dims"]), keepdims=_keepdim(k)),
+        "{0}.mean(dim={dims}, keepdim={keepdim})",
         domain=_sum_domain,
         tensor_only=True,
         shape=_reduced_shape,
-        tensor_attrs=_reduce_attrs,
+        tensor_attrs=_reduce_keepdim_attrs,
         family="arithmetic",
         edges=_row_edges(dims=(-1,)),
-        array=lambda xp, a, k: xp.mean(a[0], axis=tuple(k["dims"])),
+        array=lambda xp, a, k: xp.mean(a[0], axis=tuple(k["dims"]), keepdims=_keepdim(k)),
+        optional_attrs={"keepdim": False},
     ),
     OpSpec(
         "amax",
@@ -372,7 +436,7 @@ TENSOR_SPECS: list[OpSpec] = [
         "minigrad.functional.softmax({0}, {dim})",
         domain=_softmax_domain,
         tensor_only=True,
-        shape=_along_shape,
+        shape=_normalised_shape,
         tensor_attrs=_dim_attrs,
         torch_template="torch.softmax({0}, {dim})",
         family="exp_log",
@@ -387,11 +451,30 @@ TENSOR_SPECS: list[OpSpec] = [
         "minigrad.functional.log_softmax({0}, {dim})",
         domain=_softmax_domain,
         tensor_only=True,
-        shape=_along_shape,
+        shape=_normalised_shape,
         tensor_attrs=_dim_attrs,
         torch_template="torch.log_softmax({0}, {dim})",
         family="exp_log",
         edges=_row_edges(dim=-1),
         array=lambda xp, a, k: log_softmax_xp(xp, a[0], k["dim"]),
+    ),
+    _along_spec(
+        "max",
+        "argmax",
+        np.max,
+        (
+            ((np.array([1.0, 3.0, 3.0, 0.0]),), {"dim": -1, "keepdim": False}),
+            ((np.array([[2.0, 2.0], [2.0, -1.0]]),), {"dim": -2, "keepdim": True}),
+            ((np.array([[0.5, 0.5, 0.5]]),), {"dim": -1, "keepdim": False}),
+        ),
+    ),
+    _along_spec(
+        "min",
+        "argmin",
+        np.min,
+        (
+            ((np.array([0.5, -1.0, -1.0]),), {"dim": -1, "keepdim": True}),
+            ((np.array([[1.0, -2.0], [1.0, -2.0]]),), {"dim": -2, "keepdim": False}),
+        ),
     ),
 ]

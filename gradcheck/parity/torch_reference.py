@@ -92,6 +92,7 @@ def run_torch_tensor_batch(
     direction: Sequence[np.ndarray] | None = None,
     dtype: str = "float64",
     adjoints: bool = False,
+    jitter: tuple[np.random.Generator, float] | None = None,
 ) -> TorchResult:
     """A tensor graph at K points: points[i] (K, *shape_i), cotangent[j] (K, *shape of output j).
 
@@ -99,11 +100,15 @@ def run_torch_tensor_batch(
     (N, K); `direction` (like points) asks for the Hessian-vector product too. `dtype`: the
     inputs' and cotangents' dtype (0-d tensor constants stay float64, so type promotion shows).
     `adjoints`: also the largest adjoint |d loss / d node| per point (how much rounding any
-    node's value can push into the gradients).
+    node's value can push into the gradients). `jitter` (rng, relative size): every op node's
+    adjoint is multiplied by 1 +- size at random per element, as rounding it would (the float32
+    check's measure of how far a gradient moves when each adjoint is rounded).
     """
     k = points[0].shape[0]
     leaves = [torch.tensor(np.asarray(p, dtype=dtype), requires_grad=True) for p in points]
     nodes, outputs = tensor_nodes(graph, leaves)
+    if jitter is not None:
+        _jitter_adjoints(nodes[graph.n_inputs :], *jitter)
     cot = [
         torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
         for c, o in zip(cotangent, outputs)
@@ -145,6 +150,19 @@ def run_torch_tensor_batch(
         else:
             hvp = np.zeros((sum(int(np.prod(i.shape)) for i in graph.inputs), k))
     return TorchResult(forward, flat(grads), hvp, dtypes, adjoint_scale)
+
+
+def _jitter_adjoints(nodes: Sequence[Any], rng: np.random.Generator, size: float) -> None:
+    """Hook each node (once) so its adjoint comes out multiplied by 1 +- size per element."""
+
+    def rounded(g: Any) -> Any:
+        return g * torch.from_numpy(1.0 + size * rng.choice([-1.0, 1.0], size=tuple(g.shape)))
+
+    hooked: set[int] = set()
+    for node in nodes:
+        if node.requires_grad and id(node) not in hooked:
+            hooked.add(id(node))
+            node.register_hook(rounded)
 
 
 def tensor_nodes(graph: Graph, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:

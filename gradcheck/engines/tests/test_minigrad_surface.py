@@ -17,23 +17,6 @@ from gradcheck.engines.minigrad_names import MINIGRAD_API_OPS, NOT_DIFFERENTIABL
 from gradcheck.graphs.registry import REGISTRY
 from minigrad import Tensor, Value
 
-# The shape and indexing ops the `surface-index` branch adds to the registry. Remove this set when
-# merging it: the last test below fails until then.
-_PENDING_FROM_SURFACE_INDEX = frozenset(
-    {
-        "index",
-        "where",
-        "expand",
-        "permute",
-        "squeeze",
-        "unsqueeze",
-        "flatten",
-        "view",
-        "max_dim",
-        "min_dim",
-    }
-)
-
 
 def class_surface(cls: type) -> set[str]:
     """The public names and the operators a class defines (on itself or a base other than object)."""
@@ -60,7 +43,7 @@ def module_surface(module: ModuleType) -> set[str]:
 
 def unchecked(names: set[str]) -> list[str]:
     """The names neither mapped to a registry (or pending) op nor excluded as not an op."""
-    known = set(REGISTRY) | _PENDING_FROM_SURFACE_INDEX
+    known = set(REGISTRY)
     return sorted(
         name
         for name in names
@@ -114,6 +97,3 @@ def test_mappings_and_exclusions_name_what_minigrad_exposes_and_what_the_registr
     assert all(reason.strip() for reason in NOT_DIFFERENTIABLE_OPS.values())
 
 
-def test_pending_surface_index_ops_are_not_yet_in_the_registry():
-    """Once the surface-index entries are merged, `_PENDING_FROM_SURFACE_INDEX` must go."""
-    assert _PENDING_FROM_SURFACE_INDEX & set(REGISTRY) == set()

@@ -27,6 +27,15 @@ def pow_const(exponent_json: str) -> str:
     )
 
 
+def tensor_op(op: str, attrs_json: str, args: str = "[0]") -> str:
+    """A graph of one tensor op on an input of shape (2, 3)."""
+    return (
+        '{"format": "minigrad-graph", "version": 1, "inputs": [{"name": "x0", "value": [[0.5, 1.0, 2.0], '
+        f'[1.5, -1.0, 0.25]], "shape": [2, 3]}}], "nodes": [{{"op": "{op}", "args": {args}, "attrs": '
+        f"{attrs_json}}}], " + '"outputs": [1]}'
+    )
+
+
 MALFORMED = {
     "no points": (graph(points=[[], []]), "at least one input point"),
     "nan input": (graph().replace("0.5", "NaN"), "inputs[0].value: float nan is not a finite"),
@@ -50,6 +59,28 @@ MALFORMED = {
     "snippet variable as a name": (graph().replace('"x0"', '"torch"'), "reserved"),
     "node name as a name": (graph().replace('"x0"', '"v2"'), "reserved"),
     "two inputs one name": (graph().replace('"x1"', '"x0"'), "used by two inputs"),
+    "index entry of unknown kind": (
+        tensor_op("index", '{"index": [["slice", null, null, null], ["ellipsis"]]}'),
+        "attribute 'index': expected entries [kind, ...]",
+    ),
+    "index with code for an integer": (
+        tensor_op("index", '{"index": [["int", "__import__(\'os\')"], ["slice", 0, 2, 1]]}'),
+        'expected ["int", i]',
+    ),
+    "index with a negative step": (
+        tensor_op("index", '{"index": [["slice", null, null, -1], ["ints", [0, 0]]]}'),
+        "slice step of at least 1",
+    ),
+    "mask of numbers": (tensor_op("index", '{"index": [["mask", [1, 0]]]}'), "of booleans"),
+    "condition of numbers": (
+        tensor_op("where", '{"cond": [1, 0, 1]}', args="[0, 0]"),
+        "attribute 'cond': expected a boolean",
+    ),
+    "expand to size 0": (tensor_op("expand", '{"sizes": [2, 0, 3]}'), "at least 1, or -1"),
+    "keepdim as a number": (
+        tensor_op("sum", '{"dims": [-1], "keepdim": 1}'),
+        "attribute 'keepdim': expected true or false",
+    ),
     "clamp bounds reversed": (
         pow_const('{"low": 1.0, "high": -1.0}').replace("pow_const", "clamp"),
         "low 1.0 is above high -1.0",
@@ -71,6 +102,14 @@ def test_a_malformed_entry_is_refused_naming_the_file_and_the_field(tmp_path, te
 def test_a_sound_entry_loads():
     assert corpus.parse(graph(points=[[0.5, 1.0], [1.5, 2.0]])).n_points == 2
     assert corpus.parse(pow_const('{"exponent": -0.5}')).nodes[0].attr == {"exponent": -0.5}
+
+
+def test_shape_and_indexing_attributes_load_and_keepdim_may_be_left_out():
+    index = corpus.parse(tensor_op("index", '{"index": [["mask", [true, false]], ["ints", [0, -3, 2]]]}'))
+    assert index.nodes[0].attr["index"] == [["mask", [True, False]], ["ints", [0, -3, 2]]]
+    older_sum = corpus.parse(tensor_op("sum", '{"dims": [-1]}'))  # saved before keepdim existed
+    assert "keepdim=False" in older_sum.to_python()
+    assert corpus.parse(tensor_op("expand", '{"sizes": [4, -1, 3]}')).nodes[0].attr == {"sizes": [4, -1, 3]}
 
 
 def test_each_op_takes_the_attributes_its_snippet_names():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.registry import (
@@ -20,7 +21,9 @@ from gradcheck.graphs.registry import (
     register,
     resolve_ops,
 )
-from gradcheck.parity.compare import check_graph
+from gradcheck.graphs.rng_stream import RngChooser
+from gradcheck.graphs.shapes import pad, unpad
+from gradcheck.parity.compare import check_graph, kink_graphs
 from minigrad import Value
 
 SAMPLES = np.linspace(-3.3, 3.1, 23)
@@ -167,3 +170,110 @@ def test_a_bounded_op_stays_sane_on_sane_arguments_inside_its_domain(name):
 def test_the_ops_with_unbounded_results_are_not_marked_bounded():
     expected = {"neg", "relu", "abs", "tanh", "sigmoid", "sin", "cos", "atan", "atan2", "exp", "log", "sqrt"}
     assert set(BOUNDED) == expected
+
+
+SHAPE_PROBES = [(3,), (2, 3), (1, 3), (2, 1), (2, 2), (2, 2, 3), (2, 1, 3), ()]
+# The ops whose operands all share one shape, which the probes below give them (the linear layers
+# take a weight and a bias of other shapes: graphs/tests/test_nn_ops.py checks their rule).
+SAME_SHAPE_OPS = [name for name in TENSOR_ONLY if not name.startswith("linear")]
+
+
+def _distinct_values(shape, first):
+    """Values all different (no ties), so a misplaced element shows."""
+    return np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) * 0.25 + first - 1.0
+
+
+@pytest.mark.parametrize("name", SAME_SHAPE_OPS)
+def test_each_tensor_op_computes_what_torch_computes_with_the_shape_its_rule_says(name):
+    """For attributes drawn on many shapes: the shape rule, torch's op on one point and the
+    numpy reference on a padded batch of two points agree."""
+    spec = REGISTRY[name]
+    chooser = RngChooser(np.random.default_rng(5))
+    checked = 0
+    for shape in SHAPE_PROBES * 8:
+        attrs = spec.draw_tensor_attrs(chooser, shape)
+        shapes = [shape, shape[::-1]] if name == "matmul" else [shape] * spec.arity
+        expected = None if attrs is None else spec.out_shape(shapes, dict(attrs))
+        if expected is None:
+            continue
+        batch = [_distinct_values((2, *s), first=i) for i, s in enumerate(shapes)]
+        reference = unpad(spec.numpy([pad(b, s) for b, s in zip(batch, shapes)], dict(attrs)), expected)
+        first = spec.apply_torch([torch.tensor(b[0]) for b in batch], dict(attrs))
+        assert tuple(first.shape) == expected, (name, shape, attrs)
+        np.testing.assert_allclose(first.numpy(), reference[0], rtol=1e-14, err_msg=f"{name} {shape} {attrs}")
+        checked += 1
+    assert checked >= 8, f"{name}: only {checked} attribute draws fit the probe shapes"
+
+
+def test_index_draws_integers_slices_masks_and_repeated_and_negative_indices():
+    chooser = RngChooser(np.random.default_rng(0))
+    seen: set[str] = set()
+    for _ in range(300):
+        entries = dict(REGISTRY["index"].draw_tensor_attrs(chooser, (2, 3)))["index"]
+        for (kind, *rest), size in zip(entries, (2, 3)):
+            seen.add(kind)
+            if kind == "ints":
+                places = [i % size for i in rest[0]]
+                seen |= {"repeat"} if len(set(places)) < len(places) else set()
+                seen |= {"negative"} if min(rest[0]) < 0 else set()
+            if kind == "mask" and np.ndim(rest[0]) == 2:
+                seen.add("whole mask")
+    assert seen == {"int", "slice", "ints", "mask", "repeat", "negative", "whole mask"}
+
+
+class _TiesShared(MinigradTensor):
+    """max and min along a dim spelled as amax/amin, which share a tie's gradient evenly."""
+
+    def apply(self, op, args, attrs):
+        if op in ("max_dim", "min_dim"):
+            reduce = args[0].amax if op == "max_dim" else args[0].amin
+            return reduce(dim=attrs["dim"], keepdim=attrs["keepdim"])
+        return super().apply(op, args, attrs)
+
+
+def test_max_and_min_along_a_dim_send_a_ties_gradient_to_the_returned_index_as_torch_does():
+    ties = kink_graphs(["max_dim", "min_dim"])
+    assert len(ties) >= 4
+    for graph in ties:
+        assert check_graph(graph, "minigrad-tensor", numeric=False, second_order=False).passed
+        assert not check_graph(graph, _TiesShared(), numeric=False, second_order=False).passed
+    rng = np.random.default_rng(3)
+    caught = 0
+    for index in range(10):  # random graphs draw exact ties too
+        graph = random_graph(rng, ops=["max_dim", "min_dim", "mul"], tensor=True, points=2)
+        assert check_graph(graph, "minigrad-tensor", seed=index).passed
+        caught += not check_graph(graph, _TiesShared(), seed=index).passed
+    assert caught
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max_dim", "min_dim"])
+def test_reductions_draw_keepdim_both_ways_and_keep_reduced_dims_with_size_one(name):
+    spec = REGISTRY[name]
+    chooser = RngChooser(np.random.default_rng(1))
+    drawn = {dict(spec.draw_tensor_attrs(chooser, (2, 3)))["keepdim"] for _ in range(40)}
+    assert drawn == {False, True}
+    dims = {"dims": (-1,)} if name in ("sum", "mean") else {"dim": -1}
+    assert spec.out_shape([(2, 3)], {**dims, "keepdim": True}) == (2, 1)
+    assert spec.out_shape([(2, 3)], {**dims, "keepdim": False}) == (2,)
+
+
+def test_minigrads_shape_indexing_and_along_a_dim_ops_are_in_the_tensor_registry_and_claimed():
+    surface = {"index", "where", "expand", "permute", "squeeze", "unsqueeze", "flatten", "max_dim", "min_dim"}
+    assert surface <= set(TENSOR_ONLY)
+    assert surface <= MinigradTensor.ops
+
+
+@pytest.mark.parametrize("name", TENSOR_ONLY)
+def test_a_shape_rule_refuses_arguments_its_attributes_do_not_fit(name):
+    """The shrinker rewires nodes to arguments of other shapes: the rule then says None, or the
+    shape the reference really computes, never raises."""
+    spec = REGISTRY[name]
+    chooser = RngChooser(np.random.default_rng(9))
+    for drawn_on in SHAPE_PROBES:
+        attrs = spec.draw_tensor_attrs(chooser, drawn_on)
+        for shape in SHAPE_PROBES if attrs is not None else []:
+            shapes = [shape, shape[::-1]] if name == "matmul" else [shape] * spec.arity
+            out = spec.out_shape(shapes, dict(attrs))
+            if out is not None:
+                batch = [pad(_distinct_values((2, *s), first=0), s) for s in shapes]
+                assert unpad(spec.numpy(batch, dict(attrs)), out).shape == (2, *out), (name, attrs, shape)

@@ -16,6 +16,7 @@ from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.edges import check_edge, check_edges, edge_graph
 from gradcheck.parity.kinds import Kind
+from minigrad import Tensor
 
 
 def test_every_scalar_op_has_an_edge_table_with_the_limits_of_float64():
@@ -132,3 +133,75 @@ def test_a_value_as_ill_conditioned_as_float32_makes_it_is_not_an_engine_error()
     check = check_graph(graph, "minigrad-tensor", dtype="float32")
     assert check.passed, check.report()
     assert check.max_forward_err > 1e-6  # the error is there, and as large as the conditioning allows
+
+
+def test_a_graph_torch_refuses_in_float32_is_judged_on_values_without_a_dtype_to_match():
+    """0-d float32 + 0-d float64 constant is float64 in torch; expanded into a matmul with a
+    float32 operand torch raises (no mixed matmul), so there is no torch dtype to match."""
+    graph = Graph(
+        [Input("x0", np.array(0.5), ()), Input("x1", np.array([[1.0, 2.0], [0.5, -1.0]]), (2, 2))],
+        [
+            OpNode("add", (0,), (), (Constant(1, 1.5, True),)),
+            OpNode("expand", (2,), (("sizes", (2, 2)),)),
+            OpNode("matmul", (3, 1)),
+        ],
+        [4],
+        meta={"kind": "tensor"},
+    )
+    check = check_graph(graph, "minigrad-tensor", dtype="float32")
+    assert check.passed and check.points_checked == 1, check.report()
+
+
+class ExpUlpsLow(MinigradTensor):
+    """exp's float32 value `ulps` ulps below minigrad's (numpy's float32 exp is 2 ulps below the
+    correctly rounded value at 3.8482680); its derivative rule is right."""
+
+    create_graph = False
+
+    def __init__(self, ulps: float) -> None:
+        super().__init__()
+        self.ulps = ulps
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        out = super().apply(op, args, attrs)
+        if op == "exp" and out.dtype == np.float32:
+            return out - Tensor(self.ulps * np.spacing(out.data))
+        return out
+
+
+def test_an_ops_last_ulps_amplified_by_what_follows_are_allowed_as_the_conditioning_allows():
+    """sin(exp(x)) at exp(x) = 47: one ulp of exp moves sin by 4e-6 and one ulp of x by 2e-5, so a
+    float32 exp a few ulps off (as numpy's) passes; one 1000 ulps off does not."""
+    graph = Graph(
+        [Input("x0", np.array([3.8482679665165067, 0.5, -1.0]), (3,))],
+        [OpNode("exp", (0,)), OpNode("sin", (1,))],
+        [2],
+        meta={"kind": "tensor"},
+    )
+    assert check_graph(graph, ExpUlpsLow(2.0), dtype="float32").passed
+    far = check_graph(graph, ExpUlpsLow(1000.0), dtype="float32")
+    assert not far.passed and any("float32 forward" in p for p in far.problems), far.report()
+
+
+def test_a_gradient_that_cancels_to_zero_and_is_then_scaled_up_is_allowed_its_rounding():
+    """softmax over copies of one value: the gradient sums to 0 over the copies (in float32 to
+    a few ulps of the terms), and the x1000 in front scales that residue up. torch's float32
+    happened to cancel exactly here; the engine's 3e-5 is within the rounding of the adjoints."""
+    copies = Graph.from_dict(
+        {
+            "format": "minigrad-graph",
+            "version": 2,
+            "inputs": [
+                {"name": "x0", "value": [[0.596, 0.0, -2.773], [-1.504, -3.066, -3.029]], "shape": [2, 3]}
+            ],
+            "nodes": [
+                {"op": "mul", "args": [0], "consts": [{"at": 0, "value": 1000.0, "tensor": True}]},
+                {"op": "expand", "args": [1], "attrs": {"sizes": [3, 2, -1]}},
+                {"op": "permute", "args": [2], "attrs": {"dims": [-1, -3, -2]}},
+                {"op": "softmax", "args": [3], "attrs": {"dim": -2}},
+            ],
+            "outputs": [4],
+        }
+    )
+    for seed in range(8):
+        assert check_graph(copies, "minigrad-tensor", dtype="float32", seed=seed).passed

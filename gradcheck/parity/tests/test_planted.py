@@ -17,6 +17,11 @@ from hypothesis import strategies as st
 
 from gradcheck import GradcheckError, gradcheck, gradgradcheck
 from gradcheck.checker.tolerance import TORCH
+from gradcheck.engines.broken import OverwrittenRepeats
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.layout_ops import FULL_SLICE
+from gradcheck.parity.catching import stream_graphs_until_caught
+from gradcheck.parity.compare import check_graph
 from minigrad import ScalarOp, Value, apply_op
 from minigrad import floatmath as fm
 from minigrad.scalar_ops import cos, div, sin
@@ -337,3 +342,26 @@ def test_any_relative_error_from_1e6_up_is_caught_in_both_modes(a, b, size, sign
     inputs = [Value(a), Value(b)]
     assert not gradcheck(f, inputs, raise_exception=False)
     assert not gradcheck(f, inputs, fast_mode=True, raise_exception=False)
+
+
+# --- a planted bug in a tensor op of the registry ------------------------------------------------
+
+
+def _index_graph(indices: tuple[int, ...]) -> Graph:
+    """x[indices] for x of shape (2, 3), the indices on the last dim, at two input points."""
+    points = [np.array([[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], [[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]]])]
+    node = OpNode("index", (0,), (("index", (FULL_SLICE, ("ints", indices))),))
+    return Graph([Input("x0", points[0][0], (2, 3))], [node], [1], points, meta={"kind": "tensor"})
+
+
+def test_indexing_that_overwrites_a_repeated_index_is_caught_where_an_index_repeats():
+    repeated = _index_graph((0, 2, -3))  # 0 and -3 are the same element
+    caught = check_graph(repeated, OverwrittenRepeats(), seed=1)
+    assert not caught.passed
+    assert any("x0" in problem for problem in caught.problems), caught.report()
+    assert check_graph(repeated, "minigrad-tensor", seed=1).passed
+    assert check_graph(_index_graph((2, 0)), OverwrittenRepeats(), seed=1).passed  # no repeat, no bug
+
+
+def test_random_tensor_graphs_catch_indexing_that_overwrites_repeated_indices():
+    assert stream_graphs_until_caught(OverwrittenRepeats(), 100, tensor=True) is not None
