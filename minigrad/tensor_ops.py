@@ -33,13 +33,20 @@ def _share(g: Any, loses: np.ndarray, tie: np.ndarray) -> Any:
     return where(loses, 0.0, where(tie, 0.5 * g, g))
 
 
+def _compared(a: Any, b: Any, out: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands at the result's precision, where torch compares them: a float32 tensor and a
+    0-d float64 one tie when they are equal in float32."""
+    dtype = data(out).dtype
+    return data(a).astype(dtype, copy=False), data(b).astype(dtype, copy=False)
+
+
 class Maximum(TensorOp):
     name = "maximum"
     forward = staticmethod(np.maximum)
 
     @staticmethod
     def backward(g, out, a, b, *, needs):
-        a_data, b_data = data(a), data(b)
+        a_data, b_data = _compared(a, b, out)
         tie = a_data == b_data
         grad_a = sum_to(_share(g, a_data < b_data, tie), a) if needs[0] else None
         grad_b = sum_to(_share(g, b_data < a_data, tie), b) if needs[1] else None
@@ -52,7 +59,7 @@ class Minimum(TensorOp):
 
     @staticmethod
     def backward(g, out, a, b, *, needs):
-        a_data, b_data = data(a), data(b)
+        a_data, b_data = _compared(a, b, out)
         tie = a_data == b_data
         grad_a = sum_to(_share(g, a_data > b_data, tie), a) if needs[0] else None
         grad_b = sum_to(_share(g, b_data > a_data, tie), b) if needs[1] else None

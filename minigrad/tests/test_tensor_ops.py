@@ -204,6 +204,17 @@ def test_maximum_and_minimum_split_the_gradient_in_half_on_ties():
     check(lambda x, y: x.minimum(y), [np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0])])
 
 
+def test_a_float32_tensor_ties_a_0d_float64_one_where_they_are_equal_in_float32_as_torch():
+    # -0.001 is not a float32: in float64 the two sides differ, in float32 (the result's dtype) they tie
+    x = minigrad.Tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
+    shift = minigrad.Tensor(np.array(-0.001))
+    (x + shift).minimum(shift).sum().backward()
+    xt = torch.zeros(3, dtype=torch.float32, requires_grad=True)
+    shift_t = torch.tensor(-0.001, dtype=torch.float64)
+    (xt + shift_t).minimum(shift_t).sum().backward()
+    assert x.grad.tolist() == xt.grad.tolist() == [0.5, 0.5, 0.5]
+
+
 def test_tensor_exponent_rules_match_torch_at_zero_base_and_zero_exponent():
     base = np.array([0.0, 0.0, 2.0, -2.0, 0.0])
     exponent = np.array([0.0, 2.0, 0.0, 3.0, -1.0])
