@@ -24,6 +24,7 @@ from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
 
@@ -143,9 +144,11 @@ def blame_nodes(
     Every node counts, also one no output uses: the engine evaluates it all the same, so an
     exception there is that node's. With `cause` (the graph's own kind and check), only a node
     failing alone in the same way is blamed: an engine with two bugs does not get a graph that
-    fails for one of them blamed on the other. Nodes whose op is in `prefer` (the ops of
-    findings already known) are tried first, so a graph failing for a known reason usually costs
-    one one-op check.
+    fails for one of them blamed on the other. A wrong second derivative is also blamed, when no
+    node fails alone that way, on a node whose first derivative is wrong alone (the second
+    derivatives differentiate that wrong gradient; a graph whose output multiplies it by 0 shows
+    only them). Nodes whose op is in `prefer` (the ops of findings already known) are tried
+    first, so a graph failing for a known reason usually costs one one-op check.
     """
     try:
         values = node_values(failing)
@@ -153,6 +156,7 @@ def blame_nodes(
         return None
     order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
     seen: set[str] = set()
+    explaining: GraphCheck | None = None
     for index in order:
         single = one_op_graph(failing, index, values)
         key = single.to_json(indent=None)
@@ -165,9 +169,22 @@ def blame_nodes(
             continue
         if check.passed or check.points_checked == 0 or check.failure is None:
             continue
-        if cause is None or classify(check.problems, check.failure, adapter) == cause:
+        if cause is None:
             return check
-    return None
+        alone = classify(check.problems, check.failure, adapter)
+        if alone == cause:
+            return check
+        if explaining is None and _wrong_gradient_explains(alone, cause):
+            explaining = check
+    return explaining
+
+
+def _wrong_gradient_explains(alone: Difference, cause: Difference) -> bool:
+    """Whether a node's wrong first derivative (alone) accounts for a graph's wrong second one."""
+    return (alone.kind, alone.check) == (Kind.WRONG_GRADIENT, "gradient") and (cause.kind, cause.check) == (
+        Kind.WRONG_SECOND_DERIVATIVE,
+        "second-derivative",
+    )
 
 
 def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:
