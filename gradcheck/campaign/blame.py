@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.campaign.findings import Finding, graph_size
+from gradcheck.campaign.findings import CHECKS, Finding, graph_size
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
@@ -144,11 +144,12 @@ def blame_nodes(
     Every node counts, also one no output uses: the engine evaluates it all the same, so an
     exception there is that node's. With `cause` (the graph's own kind and check), only a node
     failing alone in the same way is blamed: an engine with two bugs does not get a graph that
-    fails for one of them blamed on the other. A wrong second derivative is also blamed, when no
-    node fails alone that way, on a node whose first derivative is wrong alone (the second
-    derivatives differentiate that wrong gradient; a graph whose output multiplies it by 0 shows
-    only them). Nodes whose op is in `prefer` (the ops of findings already known) are tried
-    first, so a graph failing for a known reason usually costs one one-op check.
+    fails for one of them blamed on the other. When no node fails alone that way, a wrong
+    number in a later check is blamed on a node with a wrong number in an earlier one (a wrong
+    value makes the gradients that multiply by it wrong, a wrong gradient the second derivatives:
+    a graph whose output multiplies the first wrong number by an input of 0 shows only the later).
+    Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a graph
+    failing for a known reason usually costs one one-op check.
     """
     try:
         values = node_values(failing)
@@ -174,17 +175,21 @@ def blame_nodes(
         alone = classify(check.problems, check.failure, adapter)
         if alone == cause:
             return check
-        if explaining is None and _wrong_gradient_explains(alone, cause):
+        if explaining is None and _earlier_wrong_number_explains(alone, cause):
             explaining = check
     return explaining
 
 
-def _wrong_gradient_explains(alone: Difference, cause: Difference) -> bool:
-    """Whether a node's wrong first derivative (alone) accounts for a graph's wrong second one."""
-    return (alone.kind, alone.check) == (Kind.WRONG_GRADIENT, "gradient") and (cause.kind, cause.check) == (
-        Kind.WRONG_SECOND_DERIVATIVE,
-        "second-derivative",
+def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool:
+    """Whether a node's wrong number (alone) accounts for a graph's wrong number in a later check."""
+    return (
+        alone.kind in _WRONG_NUMBERS
+        and cause.kind in _WRONG_NUMBERS
+        and CHECKS.index(alone.check) < CHECKS.index(cause.check)
     )
+
+
+_WRONG_NUMBERS = (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE)
 
 
 def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:
