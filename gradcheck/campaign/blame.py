@@ -147,7 +147,10 @@ def blame_nodes(
     fails for one of them blamed on the other. When no node fails alone that way, a wrong
     number in a later check is blamed on a node with a wrong number in an earlier one (a wrong
     value makes the gradients that multiply by it wrong, a wrong gradient the second derivatives:
-    a graph whose output multiplies the first wrong number by an input of 0 shows only the later).
+    a graph whose output multiplies the first wrong number by an input of 0 shows only the later),
+    and a graph's apparent convention at a kink on a node whose gradient is wrong alone (at a tie
+    inside a bigger graph the tied entries can move at unequal rates, where the sum test of
+    `parity.classify.at_convention` accepts too much; the one-op check is the sharper judge).
     Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a graph
     failing for a known reason usually costs one one-op check.
     """
@@ -181,7 +184,10 @@ def blame_nodes(
 
 
 def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool:
-    """Whether a node's wrong number (alone) accounts for a graph's wrong number in a later check."""
+    """Whether a node's wrong number (alone) accounts for a graph's wrong number in a later check,
+    or for its gradient read as a convention."""
+    if cause == Difference(Kind.CONVENTION, "gradient"):
+        return alone == Difference(Kind.WRONG_GRADIENT, "gradient")
     return (
         alone.kind in _WRONG_NUMBERS
         and cause.kind in _WRONG_NUMBERS
