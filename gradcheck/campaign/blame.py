@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.campaign.findings import Finding, graph_size
+from gradcheck.campaign.findings import CHECKS, Finding, graph_size
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
@@ -24,6 +24,7 @@ from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
 
@@ -143,9 +144,15 @@ def blame_nodes(
     Every node counts, also one no output uses: the engine evaluates it all the same, so an
     exception there is that node's. With `cause` (the graph's own kind and check), only a node
     failing alone in the same way is blamed: an engine with two bugs does not get a graph that
-    fails for one of them blamed on the other. Nodes whose op is in `prefer` (the ops of
-    findings already known) are tried first, so a graph failing for a known reason usually costs
-    one one-op check.
+    fails for one of them blamed on the other. When no node fails alone that way, a wrong
+    number in a later check is blamed on a node with a wrong number in an earlier one (a wrong
+    value makes the gradients that multiply by it wrong, a wrong gradient the second derivatives:
+    a graph whose output multiplies the first wrong number by an input of 0 shows only the later),
+    and a graph's apparent convention at a kink on a node whose gradient is wrong alone (at a tie
+    inside a bigger graph the tied entries can move at unequal rates, where the sum test of
+    `parity.classify.at_convention` accepts too much; the one-op check is the sharper judge).
+    Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a graph
+    failing for a known reason usually costs one one-op check.
     """
     try:
         values = node_values(failing)
@@ -153,6 +160,7 @@ def blame_nodes(
         return None
     order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
     seen: set[str] = set()
+    explaining: GraphCheck | None = None
     for index in order:
         single = one_op_graph(failing, index, values)
         key = single.to_json(indent=None)
@@ -165,9 +173,29 @@ def blame_nodes(
             continue
         if check.passed or check.points_checked == 0 or check.failure is None:
             continue
-        if cause is None or classify(check.problems, check.failure, adapter) == cause:
+        if cause is None:
             return check
-    return None
+        alone = classify(check.problems, check.failure, adapter)
+        if alone == cause:
+            return check
+        if explaining is None and _earlier_wrong_number_explains(alone, cause):
+            explaining = check
+    return explaining
+
+
+def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool:
+    """Whether a node's wrong number (alone) accounts for a graph's wrong number in a later check,
+    or for its gradient read as a convention."""
+    if cause == Difference(Kind.CONVENTION, "gradient"):
+        return alone == Difference(Kind.WRONG_GRADIENT, "gradient")
+    return (
+        alone.kind in _WRONG_NUMBERS
+        and cause.kind in _WRONG_NUMBERS
+        and CHECKS.index(alone.check) < CHECKS.index(cause.check)
+    )
+
+
+_WRONG_NUMBERS = (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE)
 
 
 def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:

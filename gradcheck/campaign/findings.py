@@ -38,9 +38,11 @@ _KIND_WORDS = {
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",
 }
-# The kinds of a rule breaking down (raising, or nan/inf where torch has a number): at a special
-# region they are one problem whichever check met them and however the rule broke at each point.
-_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE})
+# The kinds of a rule breaking down (raising, nan/inf where torch has a number, or an answer that
+# is not a real number): at a special region they are one problem whichever check met them and
+# however the rule broke at each point (micrograd's power of a negative number is complex for
+# exponent 0.5 and raises OverflowError for -0.5).
+_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE})
 # The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.

@@ -127,6 +127,9 @@ class Scalar:
                 seen.add(id(node))
                 stack.append((node, True))
                 stack.extend((p, False) for p in node._prev)
+        for node in order:
+            if node._prev:
+                node.grad = 0.0  # interior gradients start afresh; leaves accumulate, as in torch
         self.grad = 1.0
         for node in reversed(order):
             node._backward()

@@ -69,6 +69,17 @@ def test_a_rule_breaking_down_at_a_special_region_is_one_finding_whatever_the_ki
     assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).title == merged.title
 
 
+def test_an_answer_that_is_not_a_number_outside_the_domain_is_part_of_the_breakdown_there():
+    # micrograd's (-5e-324) ** 0.5 is complex, (-5e-324) ** -0.5 raises OverflowError
+    complex_value = Finding(Kind.WRONG_TYPE, ("pow_const",), "forward", RELU, region="outside the domain")
+    (merged,) = group_findings([complex_value, raised("OverflowError", "outside the domain")])
+    assert merged.title == (
+        "pow_const outside its domain — engine raised OverflowError; not a number (value and gradient)"
+    )
+    ordinary = Finding(Kind.WRONG_TYPE, ("pow_const",), "forward", RELU, region="ordinary")
+    assert len(group_findings([ordinary, raised("OverflowError", "ordinary")])) == 2
+
+
 def test_a_breakdown_at_ordinary_inputs_stays_apart_from_a_wrong_number():
     nan_gradient = Finding(Kind.NONFINITE, ("pow_const",), "gradient", RELU, region="ordinary")
     overflow = raised("OverflowError", "ordinary")

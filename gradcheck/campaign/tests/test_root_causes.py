@@ -108,7 +108,8 @@ def test_maximum_with_partials_0_0_at_a_tie_is_a_wrong_gradient_under_any_conven
     status, report = campaign(tmp_path, "MaximumZeroAtTie", *options)
     assert status == 1
     assert causes(report) == [(("maximum",), "wrong-gradient", "tie")]
-    assert set(report["findings"][0]["extra"]["cases"]) == {"isolation", "edges"}, "one kind in every phase"
+    # the random graphs draw tied entries too (same node on both sides, tied entries)
+    assert {"isolation", "edges"} <= set(report["findings"][0]["extra"]["cases"]), "one kind in every phase"
 
 
 def test_maximum_with_partials_1_0_at_a_tie_is_a_convention_a_note_under_subgradient(tmp_path):
