@@ -9,6 +9,7 @@ themselves are checked at exact points in `test_value_edges.py`.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -113,8 +114,11 @@ def test_value_and_gradient_match_torch(op: Op, data: st.DataObject) -> None:
     ref.backward(torch.tensor(seed, dtype=torch.float64))
 
     assert close(out.data, ref.item(), VALUE_RTOL), (out.data, ref.item())
+    # a derivative that cancels (tanh's 1 - t * t near |x| = 10) carries an ulp of its terms times
+    # the output gradient, whatever its own size: torch's and ours may round that ulp differently
+    cancelled = 4 * sys.float_info.epsilon * abs(seed)
     for x, t in zip(xs, ts):
-        assert close(x.grad, t.grad.item(), GRAD_RTOL, atol=1e-300), (x.grad, t.grad.item())
+        assert close(x.grad, t.grad.item(), GRAD_RTOL, atol=max(1e-300, cancelled)), (x.grad, t.grad.item())
 
 
 def minigrad_derivatives(op: Op, inputs: list[float], constants: list[Any], order: int) -> list[list[float]]:
