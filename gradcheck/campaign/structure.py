@@ -238,16 +238,28 @@ def object_style(adapter: EngineAdapter) -> str:
 Observe = Callable[[EngineAdapter, list[Any], int], list[Any]]
 
 
+class SecondBackwardRefused(Exception):
+    """The engine raised on a second backward() through the same graph: torch's own default (its
+    buffers are freed unless retain_graph=True), so no bug of the graph code."""
+
+
+def _second_backward(adapter: EngineAdapter, output: Any) -> None:
+    try:
+        adapter.backward(output)
+    except Exception as e:
+        raise SecondBackwardRefused(f"{type(e).__name__}: {e}") from e
+
+
 def _backward_twice(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
     adapter.backward(nodes[-1])
-    adapter.backward(nodes[-1])
+    _second_backward(adapter, nodes[-1])
     return [adapter.grad_of(n) for n in nodes[:leaves]]
 
 
 def _reset_and_again(adapter: EngineAdapter, nodes: list[Any], leaves: int) -> list[Any]:
     adapter.backward(nodes[-1])
     adapter.zero_grad(nodes)
-    adapter.backward(nodes[-1])
+    _second_backward(adapter, nodes[-1])
     return [adapter.grad_of(n) for n in nodes[:leaves]]
 
 
@@ -284,7 +296,11 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
     unkept: list[str] = []
 
     def attempt() -> tuple[str, float | None]:
-        grads = _observe(adapter, graph, observe, kept)
+        try:
+            grads = _observe(adapter, graph, observe, kept)
+        except SecondBackwardRefused as e:
+            unkept.append(f"the engine refuses a second backward() through one graph, as torch does: {e}")
+            return "", None
         if any(g is None for g in grads):
             unkept.append("the engine keeps no gradient on interior nodes")
             return "", None

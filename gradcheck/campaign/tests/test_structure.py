@@ -22,7 +22,7 @@ from gradcheck.campaign.structure import (
     with_rates,
     without_reuse,
 )
-from gradcheck.engines import load_engine
+from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.engines import structural_engines as se
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
@@ -85,6 +85,31 @@ def test_function_style_engines_skip_the_object_checks():
     statuses = {c.cause: c.status for c in report.cases}
     assert statuses["sharing"] == "passed"
     assert statuses["backward-twice"] == statuses["depth"] == "not applicable"
+
+
+class TorchScalars(EngineAdapter):
+    """torch's 0-d float64 tensors through the default object-style methods, as a user writes it:
+    a second backward() raises (torch frees the graph's buffers without retain_graph)."""
+
+    name = "torch-scalars"
+    ops = frozenset({"add", "mul", "tanh"})
+
+    def leaf(self, value):
+        import torch
+
+        return torch.tensor(float(value), dtype=torch.float64, requires_grad=True)
+
+    def value(self, node):
+        return float(node.detach())
+
+
+def test_an_engine_refusing_a_second_backward_as_torch_does_has_no_structural_finding():
+    pytest.importorskip("torch")
+    report = run_structure(TorchScalars())
+    statuses = {c.cause: c.status for c in report.cases}
+    assert report.findings == []
+    assert statuses["backward-twice"] == statuses["reset"] == "not applicable"
+    assert statuses["sharing"] == "passed"
 
 
 def test_a_graph_without_reuse_computes_the_same():
