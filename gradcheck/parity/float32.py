@@ -6,7 +6,8 @@ larger of torch's float32 error at that entry and the graph's conditioning (how 
 value or gradient moves when the inputs, and every node's adjoint, move by one float32 ulp: an
 op's last-ulp rounding amplified by what follows, as sin amplifies exp's at exp(x) = 47, or a
 sum of adjoints that cancels to 0 and is then scaled by 1000), plus a few ulps of the point's gradient
-scale (or of the largest adjoint of any node: the size of the terms a gradient sums). An engine
+scale (or of the largest adjoint of any node, or of any one use's contribution to it before the
+uses are summed, as div's two to y in y / y: the size of the terms a gradient sums). An engine
 as accurate as torch passes; one that accumulates in float16 (~8,000 times
 coarser) or loses a term fails. Each output's dtype must be torch's (type promotion: a Python
 float or a 0-d float64 tensor operand keeps a float32 tensor float32).
@@ -134,8 +135,9 @@ def _compare(
     adjoint: float = 0.0,
 ) -> list[str]:
     """The engine's float32 error against the float64 truth, allowed from torch's own and the
-    conditioning; `adjoint` (the largest |d loss / d node|) widens the ulps term for gradients,
-    since a gradient that is 0 in exact arithmetic is a sum of terms that large."""
+    conditioning; `adjoint` (the largest |d loss / d node|, or of one use of a node) widens the
+    ulps term for gradients, since a gradient that is 0 in exact arithmetic is a sum of terms
+    that large."""
     if truth.size == 0:
         return []
     scale = max(float(np.abs(truth).max()), adjoint, SCALE_FLOOR)

@@ -31,7 +31,7 @@ class TorchResult:
     grads: np.ndarray
     hvp: np.ndarray | None = None
     dtypes: list[str] | None = None  # each output's dtype (tensor graphs)
-    adjoint_scale: np.ndarray | None = None  # (K,): the largest |d loss / d node| over all nodes
+    adjoint_scale: np.ndarray | None = None  # (K,): the largest |d loss / d node| over all nodes and uses
 
 
 def torch_constant(c: Constant) -> Any:
@@ -100,21 +100,25 @@ def run_torch_tensor_batch(
     (N, K); `direction` (like points) asks for the Hessian-vector product too. `dtype`: the
     inputs' and cotangents' dtype (0-d tensor constants stay float64, so type promotion shows).
     `adjoints`: also the largest adjoint |d loss / d node| per point (how much rounding any
-    node's value can push into the gradients). `jitter` (rng, relative size): every op node's
-    adjoint is multiplied by 1 +- size at random per element, as rounding it would (the float32
-    check's measure of how far a gradient moves when each adjoint is rounded).
+    node's value can push into the gradients), counting each use of a node on its own: an op's
+    contribution to each operand before the contributions are summed (div's two to y in y / y,
+    each |g / y|, though their sum is 0). `jitter` (rng, relative size): every op node's adjoint,
+    and each use's contribution to it, is multiplied by 1 +- size at random per element, as
+    rounding it would (the float32 check's measure of how far a gradient moves when each adjoint
+    and each term it sums is rounded).
     """
     k = points[0].shape[0]
     leaves = [torch.tensor(np.asarray(p, dtype=dtype), requires_grad=True) for p in points]
-    nodes, outputs = tensor_nodes(graph, leaves)
+    uses: list[Any] | None = [] if adjoints or jitter is not None else None
+    nodes, outputs = tensor_nodes(graph, leaves, uses)
     if jitter is not None:
-        _jitter_adjoints(nodes[graph.n_inputs :], *jitter)
+        _jitter_adjoints(nodes[graph.n_inputs :] + (uses or []), *jitter)
     cot = [
         torch.from_numpy(np.ascontiguousarray(c, dtype=dtype)).reshape(o.shape)
         for c, o in zip(cotangent, outputs)
     ]
     want_hvp = direction is not None
-    inner = [n for n in nodes[graph.n_inputs :] if n.requires_grad] if adjoints else []
+    inner = [n for n in nodes[graph.n_inputs :] + (uses or []) if n.requires_grad] if adjoints else []
     every = torch.autograd.grad(outputs, leaves + inner, cot, allow_unused=True, create_graph=want_hvp)
     grads = every[: len(leaves)]
     adjoint_scale = None
@@ -165,15 +169,33 @@ def _jitter_adjoints(nodes: Sequence[Any], rng: np.random.Generator, size: float
             node.register_hook(rounded)
 
 
-def tensor_nodes(graph: Graph, leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+def tensor_nodes(
+    graph: Graph, leaves: Sequence[Any], uses: list[Any] | None = None
+) -> tuple[list[Any], list[Any]]:
     """Every node of a tensor graph computed by torch from batched `leaves` (batch first), in the
-    padded layout (`shapes.pad`), and the outputs as (batch, *shape)."""
+    padded layout (`shapes.pad`), and the outputs as (batch, *shape).
+
+    With a list `uses`, each op takes each of its differentiable operands through an alias of its
+    own (an identity view), appended there: an alias's adjoint is that one use's contribution to
+    the operand's adjoint, before the uses are summed."""
     shapes = graph_shapes(graph)
     nodes: list[Any] = [pad(leaf, inp.shape) for leaf, inp in zip(leaves, graph.inputs)]
     for node, shape in zip(graph.nodes, shapes[graph.n_inputs :]):
-        out = REGISTRY[node.op].apply_torch_batched(node.operands(nodes, torch_constant), node.attr)
+        args = node.operands(nodes, torch_constant)
+        if uses is not None:
+            args = [_alias(a, uses) for a in args]
+        out = REGISTRY[node.op].apply_torch_batched(args, node.attr)
         nodes.append(pad(out, shape))
     return nodes, [unpad(nodes[o], shapes[o]) for o in graph.outputs]
+
+
+def _alias(arg: Any, uses: list[Any]) -> Any:
+    """`arg` through an identity view of its own (appended to `uses`) when it takes a gradient."""
+    if not (isinstance(arg, torch.Tensor) and arg.requires_grad):
+        return arg
+    alias = arg.view_as(arg)
+    uses.append(alias)
+    return alias
 
 
 def set_torch_threads(n: int) -> int | None:
