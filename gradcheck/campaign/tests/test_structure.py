@@ -65,6 +65,20 @@ def test_micrograd_shows_its_recursion_limit_and_its_backward_twice():
     assert len(names) == 2
 
 
+def test_micrograds_structural_findings_come_with_repros_in_its_own_terms():
+    pytest.importorskip("micrograd")
+    by_cause = {f.extra["cause"]: f for f in run_structure(load_engine("micrograd")).findings}
+    twice = by_cause["backward-twice"].snippet
+    assert "from micrograd.engine import Value" in twice and twice.count(".backward()") == 2
+    scope: dict = {}
+    exec(twice, scope)  # the second backward() adds interior gradients again: -6.75 where torch has -3.375
+    assert scope["x0"].grad == -6.75
+    chain = by_cause["depth"].snippet
+    assert "for _ in range(" in chain
+    with pytest.raises(RecursionError):
+        exec(chain, {})
+
+
 def test_a_recursion_limit_is_found_to_the_op():
     (case,) = [c for c in run_structure(se.RecursiveSortAdapter()).cases if c.cause == "depth"]
     depth = int(case.detail.split()[4].rstrip(":"))
