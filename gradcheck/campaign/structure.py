@@ -44,6 +44,7 @@ from gradcheck.parity.classify import torch_at
 from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
+from gradcheck.printable import printable
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
@@ -423,7 +424,7 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
         lines[at + 1 : at + 1] = step
     elif at is not None and cause == "depth" and graph.nodes:
         lines = _deep_chain(lines, graph, finding.where, at)
-    header = [f"# {problem}" for problem in finding.problems]
+    header = [f"# {printable(problem)}" for problem in finding.problems]  # an engine's text, escaped
     return replace(finding, snippet="\n".join([*header, "", *lines]) + "\n")
 
 
