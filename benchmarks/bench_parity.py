@@ -32,13 +32,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gradcheck.campaign.checking import GraphChecker
 from gradcheck.campaign.settings import Settings
-from gradcheck.engines.broken import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.strategies import scalar_graphs
-from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.trust import checked_graph
+from gradcheck.testing.broken_engines import BROKEN_ENGINES, BROKEN_TENSOR_ENGINES
+from gradcheck.testing.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 
 # Issue 14's harness figures, measured on commit 11812d8 (one core, wall clock): 30-node scalar
 # graphs with second derivatives, graph instances per second at 16 points per graph and graphs

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcheck.engines.broken import AssignGrads
 from gradcheck.graphs import corpus
 from gradcheck.graphs.generate import random_graph
 from gradcheck.parity.compare import check_graph
+from gradcheck.testing.broken_engines import AssignGrads
 from parity_tests import CORPUS
 
 

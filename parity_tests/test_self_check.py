@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.engines.broken import (
+from gradcheck.engines.loading import load_engine
+from gradcheck.parity.edges import check_edges
+from gradcheck.parity.kinds import Kind
+from gradcheck.testing.broken_engines import (
     BROKEN_CONSTANT_ENGINES,
     BROKEN_EDGE_ENGINES,
     BROKEN_ENGINES,
@@ -20,10 +23,7 @@ from gradcheck.engines.broken import (
     TinyAdapter,
     ZeroPowerRaises,
 )
-from gradcheck.engines.loading import load_engine
-from gradcheck.parity.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
-from gradcheck.parity.edges import check_edges
-from gradcheck.parity.kinds import Kind
+from gradcheck.testing.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
 from parity_tests.conftest import EXAMPLES
 
 MICROGRAD_FIXED = "gradcheck.engines.micrograd:MicrogradFixedAdapter"
@@ -59,8 +59,8 @@ def test_correct_engines_raise_no_false_alarm(engine):
 # interpreter, whose loaded modules are always the same.
 _TENSOR_CATCHES = """
 import json, sys
-from gradcheck.engines.broken import BROKEN_TENSOR_ENGINES
-from gradcheck.parity.catching import hypothesis_examples_until_caught
+from gradcheck.testing.broken_engines import BROKEN_TENSOR_ENGINES
+from gradcheck.testing.catching import hypothesis_examples_until_caught
 budget = int(sys.argv[1])
 counts = {name: hypothesis_examples_until_caught(make(), budget, tensor=True)
           for name, make in sorted(BROKEN_TENSOR_ENGINES.items())}

@@ -12,7 +12,7 @@ from pathlib import Path
 from parity_tests import CORPUS
 
 ROOT = Path(__file__).resolve().parents[1]
-RELU_TWO = "gradcheck.engines.kind_engines:ReluTimesTwo"
+RELU_TWO = "gradcheck.testing.kind_engines:ReluTimesTwo"
 
 
 def pytest_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

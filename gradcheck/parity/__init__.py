@@ -1,5 +1,4 @@
-"""The three-way parity check of a graph: an engine against torch and the numerical reference,
-and the self-check's loops that must catch every broken engine."""
+"""The three-way parity check of a graph: an engine against torch and the numerical reference."""
 
 from gradcheck.parity.compare import GraphCheck, check_graph, check_kinks, kink_graphs
 

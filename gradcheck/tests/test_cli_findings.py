@@ -11,7 +11,7 @@ from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 
-RELU_TWO = "gradcheck.engines.kind_engines:ReluTimesTwo"
+RELU_TWO = "gradcheck.testing.kind_engines:ReluTimesTwo"
 
 
 def run(capsys, *argv):
@@ -108,7 +108,7 @@ def test_a_clean_run_leaves_no_corpus_directory_behind(tmp_path, capsys):
 
 
 def test_subgradient_conventions_turn_a_kink_convention_into_a_note(tmp_path, capsys):
-    engine = "gradcheck.engines.kind_engines:ReluHalfAtZero"
+    engine = "gradcheck.testing.kind_engines:ReluHalfAtZero"
     argv = ["run", "--engine", engine, "--graphs", "10", "--ops", "relu,mul", "--no-save"]
     status, out, _ = run(capsys, *argv, "--out", str(tmp_path))
     assert status == 1 and "relu at 0 — convention at a kink" in out

@@ -8,7 +8,7 @@ from gradcheck.campaign.settings import CampaignError
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.kinds import Kind
 
-ENGINES = "gradcheck.engines.field_engines:"
+ENGINES = "gradcheck.testing.field_engines:"
 
 
 def campaign(engine: str, **settings):

@@ -6,11 +6,11 @@ from gradcheck.campaign import Settings, load_adapter, real_backend, run_campaig
 from gradcheck.campaign.blame import blame_nodes, by_pattern
 from gradcheck.campaign.edges import edge_findings
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.engines import kind_engines
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing import kind_engines
 
-RELU_TWO = "gradcheck.engines.kind_engines:ReluTimesTwo"
+RELU_TWO = "gradcheck.testing.kind_engines:ReluTimesTwo"
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_an_unshrunk_graph_joins_the_smallest_known_finding_it_contains():
 @pytest.mark.parametrize(("conventions", "passed"), [("torch", False), ("subgradient", True)])
 def test_a_convention_at_a_kink_fails_under_torch_and_is_a_note_under_subgradient(conventions, passed):
     settings = Settings(
-        engine="gradcheck.engines.kind_engines:ReluHalfAtZero",
+        engine="gradcheck.testing.kind_engines:ReluHalfAtZero",
         graphs=20,
         ops=("relu", "mul"),
         conventions=conventions,
@@ -77,7 +77,7 @@ def test_a_convention_at_a_kink_fails_under_torch_and_is_a_note_under_subgradien
 
 def test_without_the_isolation_pass_a_kink_convention_goes_unseen():
     settings = Settings(
-        engine="gradcheck.engines.kind_engines:ReluHalfAtZero",
+        engine="gradcheck.testing.kind_engines:ReluHalfAtZero",
         graphs=20,
         ops=("relu", "mul"),
         isolation=False,

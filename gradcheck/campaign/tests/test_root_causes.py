@@ -1,4 +1,4 @@
-"""One finding per root cause, through `gradcheck run`: each engine of `engines/cause_engines.py`
+"""One finding per root cause, through `gradcheck run`: each engine of `testing/cause_engines.py`
 reproduces a class of bug the harness once reported wrongly, and comes out as exactly one finding
 per bug, with the right op, kind and region."""
 
@@ -15,7 +15,7 @@ from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph
 
-ENGINES = "gradcheck.engines.cause_engines"
+ENGINES = "gradcheck.testing.cause_engines"
 
 
 def campaign(tmp_path, engine: str, *options: str) -> tuple[int, dict]:

@@ -1,6 +1,6 @@
 """The structural phase names each bug of an engine's graph code once, as the graph code's, never an op's.
 
-The engines are `gradcheck.engines.structural_engines`: one micrograd-style Value with one bug each.
+The engines are `gradcheck.testing.structural_engines`: one micrograd-style Value with one bug each.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from gradcheck.campaign.structure import (
     without_reuse,
 )
 from gradcheck.engines import EngineAdapter, load_engine
-from gradcheck.engines import structural_engines as se
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
 from gradcheck.replay import Saved, replay
+from gradcheck.testing import structural_engines as se
 
-ENGINES = "gradcheck.engines.structural_engines"
+ENGINES = "gradcheck.testing.structural_engines"
 BUGS = {
     "DoubledSharedAdapter": "a shared node's gradient is counted twice",
     "OverwriteAdapter": "gradients are assigned, not accumulated (`=` where `+=` belongs)",

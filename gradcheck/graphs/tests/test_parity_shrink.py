@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcheck.engines.broken import AssignGrads, OffByMillionth, WrongDerivative, WrongOrder
 from gradcheck.graphs.generate import graph_in_domain, random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.regions import region_of
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.compare import check_graph
+from gradcheck.testing.broken_engines import AssignGrads, OffByMillionth, WrongDerivative, WrongOrder
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ import pytest
 
 from gradcheck import MPValue, numerical_jacobian
 from gradcheck.checker.tolerance import FAMILIES, family_of
-from gradcheck.engines.broken import TinyAdapter
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS, in_domain
 from gradcheck.graphs.shapes import pad, unpad
+from gradcheck.testing.broken_engines import TinyAdapter
 
 SAMPLES = np.linspace(-3.3, 3.1, 9)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from gradcheck.engines.broken import WrongDerivative
 from gradcheck.engines.strategies import engine_graphs
 from gradcheck.graphs.generate import graph_in_domain, random_graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.parity.compare import check_graph
+from gradcheck.testing.broken_engines import WrongDerivative
 
 
 @settings(max_examples=60)

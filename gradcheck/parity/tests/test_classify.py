@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from gradcheck.engines import cause_engines, kind_engines
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check, problem_text
 from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing import cause_engines, kind_engines
 
 
 def one_op(op: str, x: float, **attrs) -> Graph:

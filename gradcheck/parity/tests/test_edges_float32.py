@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign.edges import edge_findings
-from gradcheck.engines.broken import HalfPrecisionAccumulation, TinyAdapter
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.edges import check_edge, check_edges, edge_graph
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing.broken_engines import HalfPrecisionAccumulation, TinyAdapter
 from minigrad import Tensor
 
 

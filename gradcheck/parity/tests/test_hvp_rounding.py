@@ -5,12 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcheck.engines import kind_engines
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity import compare
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.rounding import rounding_spread
+from gradcheck.testing import kind_engines
 
 DATA = Path(__file__).with_name("data")
 # log_softmax(1e4 * x0 + x1): the shift by 1e4 * x0 cancels exactly, so d²/dx0² is 0, but every

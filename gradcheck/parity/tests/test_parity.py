@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from gradcheck.engines.broken import BROKEN_ENGINES, TinyAdapter
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference as tb
 from gradcheck.parity.compare import GraphCheck, check_graph, check_kinks, kink_graphs, random_cotangent
+from gradcheck.testing.broken_engines import BROKEN_ENGINES, TinyAdapter
 
 
 def graph_with_everything() -> Graph:

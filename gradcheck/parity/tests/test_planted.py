@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from gradcheck import GradcheckError, gradcheck, gradgradcheck
 from gradcheck.checker.tolerance import TORCH
-from gradcheck.engines.broken import OverwrittenRepeats
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.layout_ops import FULL_SLICE
-from gradcheck.parity.catching import stream_graphs_until_caught
 from gradcheck.parity.compare import check_graph
+from gradcheck.testing.broken_engines import OverwrittenRepeats
+from gradcheck.testing.catching import stream_graphs_until_caught
 from minigrad import ScalarOp, Value, apply_op
 from minigrad import floatmath as fm
 from minigrad.scalar_ops import cos, div, sin

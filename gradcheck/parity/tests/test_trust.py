@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign import graph_seed
-from gradcheck.engines import kind_engines
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.trust import checked_graph, oracle_only, precise_gradient, without_point
+from gradcheck.testing import kind_engines
 
 DATA = Path(__file__).with_name("data")
 

@@ -4,12 +4,12 @@ such (`wrong-type`), never an exception of the harness or a refusal of the adapt
 import numpy as np
 import pytest
 
-from gradcheck.engines.field_engines import NodeInData, Scalar
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph, wrong_type
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing.field_engines import NodeInData, Scalar
 
 TANH = Graph([Input("x0", 0.5)], [OpNode("tanh", (0,))], [1])
 
@@ -18,7 +18,7 @@ def test_a_node_inside_data_is_a_wrong_type_finding_of_the_forward_value():
     check = check_graph(TANH, NodeInData())
     assert not check.passed
     (problem,) = check.problems
-    assert "wrong type: output 0 is Scalar <gradcheck.engines.field_engines.Scalar" in problem
+    assert "wrong type: output 0 is Scalar <gradcheck.testing.field_engines.Scalar" in problem
     difference = classify_check(check, NodeInData())
     assert (difference.kind, difference.check) == (Kind.WRONG_TYPE, "forward")
 

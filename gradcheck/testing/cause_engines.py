@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import minigrad
-from gradcheck.engines.kind_engines import ReluTimesTwo
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
+from gradcheck.testing.kind_engines import ReluTimesTwo
 from minigrad import Tensor
 from minigrad.elementary import data, where
 from minigrad.elementwise import PowConst

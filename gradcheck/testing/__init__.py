@@ -1,0 +1,15 @@
+"""Test machinery for the harness itself, as `numpy.testing` and `torch.testing` are for theirs:
+engines with planted bugs that the harness must catch, and the loops that count how soon it does.
+
+- `broken_engines`: the self-check's engines (`TinyValue` with one bug switched on, minigrad's
+  Tensor with one rule broken) and the correct `TinyAdapter` beside them;
+- `kind_engines`: one broken engine per kind of difference (`gradcheck.parity.kinds.Kind`);
+- `cause_engines`: one engine per root cause the campaign must report as one finding;
+- `field_engines`: the bugs met in autograd engines published by others;
+- `structural_engines`: micrograd-style engines with one bug in their graph code;
+- `catching`: how many graphs the seeded stream or the hypothesis property need to catch a bug.
+
+Tests, `parity_tests/` and `benchmarks/` import it; no library module of gradcheck does
+(`gradcheck/tests/test_architecture.py` keeps it so). Campaigns load its engines by spec, e.g.
+`gradcheck run --engine gradcheck.testing.kind_engines:ReluTimesTwo`.
+"""
