@@ -9,6 +9,13 @@ engines with planted bugs that the harness must catch, and the loops that count 
 - `structural_engines`: micrograd-style engines with one bug in their graph code;
 - `catching`: how many graphs the seeded stream or the hypothesis property need to catch a bug.
 
+The engines built on minigrad reach past its top-level API on purpose: each subclasses minigrad's
+own rule class for the op it breaks (`ReLU`, `Maximum`, `MatMul`...) and reuses the helpers that
+rule is written with, so that everything but the planted bug is minigrad's code, bit for bit. A
+rewrite on the public API alone would be a second engine, free to differ from minigrad elsewhere
+and to give a finding the test does not expect. They use no `_`-prefixed minigrad name; each
+module's docstring says what it takes.
+
 Tests, `parity_tests/` and `benchmarks/` import it; no library module of gradcheck does
 (`gradcheck/tests/test_architecture.py` keeps it so). Campaigns load its engines by spec, e.g.
 `gradcheck run --engine gradcheck.testing.kind_engines:ReluTimesTwo`.

@@ -4,6 +4,10 @@
 arguments and its data; backward walks a topological order). Each broken engine flips one
 switch in it, reproducing a bug seen in real engines. They plug into the harness through the
 same adapter protocol as any third-party engine (`TinyAdapter` and its subclasses).
+
+The tensor engines are minigrad's Tensor with one thing changed; the indexing one adds its rule
+with `minigrad.tensor.apply_op`, the way to give a Tensor an op of one's own (the top-level
+`minigrad.apply_op` is Value's).
 """
 
 from __future__ import annotations

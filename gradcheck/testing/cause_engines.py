@@ -5,6 +5,11 @@ campaign as exactly one finding per bug, with the right op and kind: a division 
 the left is unsupported (no `__rtruediv__`), a division by a number computed as a reciprocal of
 the reversed quotient (it raises at `0.0 / v`, also in nodes no output uses), two bugs in one
 engine, an `x ** 0` rule raising three exception types at 0, and maximum's partials at a tie.
+
+Beyond minigrad's top-level API, the changed rules subclass minigrad's `PowConst` and `Maximum`
+and are written with the helpers of minigrad's own rules (`data`, `where`, `sum_to`), so they
+take floats, arrays and, under create_graph, Values and Tensors as minigrad's rules do; a tensor
+rule is applied with `minigrad.tensor.apply_op` (see `gradcheck.testing`).
 """
 
 from __future__ import annotations

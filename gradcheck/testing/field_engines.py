@@ -6,6 +6,10 @@ output cancels exactly (`log(x / x)` is -1.1e-16), a division off by 1e-12 that 
 output shows, a tanh that puts a node inside `.data`, a tanh computed from exp that loses its
 digits near 0, a matmul whose backward knows only matrices (it crashes on `v @ w`), and an amax
 that gives each tied maximum the whole gradient.
+
+Beyond minigrad's top-level API, the two tensor bugs subclass minigrad's `MatMul` and `Amax` rules
+and reuse the helpers those rules are written with (`swap_last`, `reduced_shape`,
+`expand_reduced`), applied with `minigrad.tensor.apply_op` (see `gradcheck.testing`).
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ The findings' tests run campaigns and checks on these and expect each to be name
 slope 1/2 at its kink (a convention), tanh's derivative treated as a constant (wrong second
 derivatives), a tanh value off by 1e-6 (wrong-value), a sqrt whose derivative is nan
 (nonfinite), and an exp that raises (exception).
+
+Beyond minigrad's top-level API, each changed rule subclasses minigrad's own (`ReLU`, `Tanh`,
+`Sqrt` of `minigrad.scalar_ops`), keeping its forward, and writes the new derivative with the
+helpers minigrad's rules use (`data`, `where`), which take floats and, under create_graph, Values
+(see `gradcheck.testing`).
 """
 
 from __future__ import annotations
