@@ -1,12 +1,14 @@
 """The arrows between the parts (docs/architecture.md), kept by reading every module's imports.
 
 minigrad never imports the harness; the harness uses no private (`_`-prefixed) minigrad name;
-benchmarks import no test module; inside gradcheck the layers import only the layers below them.
+benchmarks import no test module; inside gradcheck the layers import only the layers below them,
+and no library module uses the test machinery of `gradcheck.testing`.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,51 @@ def test_each_layer_imports_only_the_layers_below_it(path):
     allowed = LAYERS[: LAYERS.index(parts[0]) + 1]
     used = {m.split(".")[1] for m in imported_modules(path.read_text()) if m.startswith("gradcheck.")}
     assert used & set(LAYERS) <= set(allowed), f"{parts[0]} imports {sorted(used - set(allowed))}"
+
+
+#: a module of the test machinery or an engine in it (`gradcheck.testing.kind_engines:ReluTimesTwo`);
+#: tests, parity_tests and benchmarks use them, no library module of gradcheck does
+TESTING = re.compile(r"gradcheck\.testing(\.\w+)*(:\w+)?")
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a relative `from` import in `package` names (`..testing` in gradcheck.campaign)."""
+    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join([*parts, node.module] if node.module else parts)
+
+
+def uses_of_testing(source: str, package: str) -> set[str]:
+    """What a source file of `package` takes from `gradcheck.testing`: the modules it imports
+    (relative imports resolved) and the engine specs its strings name (`load_engine(spec)`)."""
+    named = imported_modules(source)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            module = _absolute(node, package)
+            named.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named.add(node.value)
+    return {name for name in named if TESTING.fullmatch(name)}
+
+
+def test_the_testing_detector_sees_what_it_forbids():
+    campaign = "gradcheck.campaign"
+    assert uses_of_testing("import gradcheck.testing.catching", campaign) == {"gradcheck.testing.catching"}
+    assert "gradcheck.testing" in uses_of_testing("from gradcheck import testing", campaign)
+    imported = uses_of_testing("from gradcheck.testing.kind_engines import ReluTimesTwo", campaign)
+    assert "gradcheck.testing.kind_engines" in imported
+    assert "gradcheck.testing.catching" in uses_of_testing("from ..testing import catching", campaign)
+    assert "gradcheck.testing" in uses_of_testing("from .. import testing", campaign)
+    spec = "gradcheck.testing.kind_engines:ReluTimesTwo"
+    assert uses_of_testing(f"engine = load_engine({spec!r})", campaign) == {spec}
+    # another module named testing, and prose that names the package, are not uses of it
+    assert uses_of_testing("from . import testing\nx = 'see gradcheck.testing/'", campaign) == set()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _modules("gradcheck") if p.relative_to(ROOT / "gradcheck").parts[0] != "testing"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_no_library_module_uses_the_test_machinery(path):
+    package = ".".join(path.relative_to(ROOT).parent.parts)
+    assert uses_of_testing(path.read_text(), package) == set()
