@@ -5,7 +5,8 @@ The class must make a value from a float (`Value(0.7)`), keep the number in `dat
 `val`) and its gradient in `grad`, and differentiate by `backward()`. Each scalar op of the
 registry is tried once at a normal point (0.7 and 1.3: positive, off every kink and pole) in the
 class's spelling: operators and their reflected forms (`2.0 / x`), `**` with a number and with a
-value exponent, unary `-`, and the methods named like the op (`x.tanh()`, `x.relu()`, `abs(x)`).
+value exponent, unary `-`, and the methods the registry's templates name (`x.tanh()`,
+`x.atan2(y)`; `abs(x)` too).
 An op is left out only when the class lacks it or refuses its operand types (TypeError,
 AttributeError, NotImplementedError, or an `assert isinstance` as micrograd's `__pow__` has); an
 op that gives a wrong number or raises anything else is kept, so the campaign checks it and
@@ -16,6 +17,7 @@ reports it. A number the class refuses on one side of an operator is passed as a
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +54,12 @@ OPERATOR_METHODS = {
 }
 # where a value class may keep its number, in the order they are looked for
 DATA_NAMES = ("data", "value", "val")
-# ops written as a method of the first operand, by the op's own name (matched ignoring case)
-METHOD_OPS = ("relu", "tanh", "sigmoid", "exp", "log", "sin", "atan", "atan2", "cos", "sqrt", "abs")
+# a registry template that spells its op as a method of the first operand: `{0}.tanh()`, `{0}.atan2({1})`
+METHOD_TEMPLATE = re.compile(r"\{0\}\.(\w+)\((?:\{1\})?\)")
+# op -> the method that computes it (matched ignoring case), for each op the registry spells so
+METHOD_OPS: dict[str, str] = {
+    op: spelled.group(1) for op in SCALAR_OPS if (spelled := METHOD_TEMPLATE.fullmatch(REGISTRY[op].template))
+}
 
 
 @dataclass(frozen=True)
@@ -263,18 +269,18 @@ def _candidate(cls: type, op: str) -> Spelling | str:
     if op == "neg":
         return Spelling(op, "operator", "-")
     if op in METHOD_OPS:
-        name = _method_named(cls, op)
+        name = _method_named(cls, METHOD_OPS[op])
         if name is not None:
             return Spelling(op, "method", name)
         if op == "abs" and hasattr(cls, "__abs__"):
             return Spelling(op, "builtin", "abs")
-        return f"no method {op}()"
+        return f"no method {METHOD_OPS[op]}()"
     return f"not a spelling this inspection knows ({REGISTRY[op].template})"
 
 
-def _method_named(cls: type, op: str) -> str | None:
+def _method_named(cls: type, method: str) -> str | None:
     for name in dir(cls):
-        if name.lower() == op and callable(getattr(cls, name, None)):
+        if name.lower() == method.lower() and callable(getattr(cls, name, None)):
             return name
     return None
 

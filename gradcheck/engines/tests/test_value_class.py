@@ -19,9 +19,16 @@ from gradcheck.campaign.edges import edge_findings
 from gradcheck.engines import load_engine
 from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.micrograd import MicrogradAdapter
-from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+from gradcheck.engines.value_class import (
+    METHOD_OPS,
+    OPERATOR_METHODS,
+    Spelling,
+    ValueClassAdapter,
+    adapter_source,
+)
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
 
 DATA = Path(__file__).parent / "data"
@@ -290,3 +297,14 @@ def test_a_function_style_adapters_repro_runs_the_graph_through_it_beside_torch(
     assert "torch grads: (tensor(-64., dtype=torch.float64),)" in out and "engine grads:   [" in out
     second = _run_script(load_engine("autograd").snippet(SQUARE_OF_INVERSE, second_order=True))
     assert "torch hvp: (tensor(384., dtype=torch.float64),)" in second and "engine hvp: [" in second
+
+
+def test_every_scalar_op_of_the_registry_is_tried_in_the_registrys_spelling():
+    """The methods tried are read from the registry's templates: an op the reading dropped would
+    be left out of every class inspected, minigrad's Value (which has them all) included."""
+    assert set(METHOD_OPS) | set(OPERATOR_METHODS) == set(SCALAR_OPS)
+    assert {op: Spelling(op, "method", name).template() for op, name in METHOD_OPS.items()} == {
+        op: REGISTRY[op].template for op in METHOD_OPS
+    }
+    adapter = load_engine("minigrad:Value")
+    assert adapter.ops == set(SCALAR_OPS) and adapter.left_out == {}
