@@ -1,12 +1,13 @@
 """Root pytest configuration: the gradcheck plugin (hypothesis profiles, the parity suite's
 options and fixtures) and this repository's short aliases `--engine`, `--dtype`, `--corpus`,
-`--conventions` for the `--gradcheck-` options."""
+`--conventions` for the `--gradcheck-` options; `ci.dependencies` fails a test skipped for a missing
+test dependency when CI runs the tests (scripts/test.sh)."""
 
 from __future__ import annotations
 
 # Installed, the plugin is loaded by its `pytest11` entry point (of the same name); this loads it
 # from a clone that was not reinstalled since the entry point was added.
-pytest_plugins = ["gradcheck.suite.plugin"]
+pytest_plugins = ["gradcheck.suite.plugin", "ci.dependencies"]
 
 
 def pytest_addoption(parser):

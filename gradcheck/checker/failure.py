@@ -26,6 +26,7 @@ class Mismatch:
     tolerance: Tolerance
     allowed: float  # the bound |analytical - numerical| had to meet (tolerance at this entry's scale)
     kink: Differentiability | None = None
+    one_sided: tuple[float, float] | None = None  # (left, right) derivatives at a kink at the point
 
     @property
     def abs_error(self) -> float:
@@ -56,7 +57,13 @@ class Mismatch:
             f"    abs error {self.abs_error:.3e}, rel error {self.rel_error:.3e}; "
             f"allowed {self.allowed:.3e} ({rule})",
         ]
-        if self.kink is not None:
+        if self.one_sided is not None:
+            left, right = self.one_sided
+            lines.append(
+                f"    a kink at this point: left derivative {left:.6g}, right derivative {right:.6g}; the "
+                "analytical slope lies outside them, so it is no derivative of either side"
+            )
+        elif self.kink is not None:
             lines.append(f"    {self.kink.describe()}")
         return "\n".join(lines)
 
@@ -109,7 +116,8 @@ class GradcheckResult:
 
     @property
     def only_kinks(self) -> bool:
-        """Failed only at entries where the function is not differentiable (no bug shown)."""
+        """Failed only at entries near a kink (a slope between the one-sided derivatives of a kink
+        at the point passes; these are the others)."""
         return bool(self.mismatches) and not self.problems and all(m.near_kink for m in self.mismatches)
 
     def report(self, max_entries: int = 10) -> str:
@@ -123,7 +131,8 @@ class GradcheckResult:
             head += f": {count} gradient entr{'y' if count == 1 else 'ies'} outside the tolerance"
             if self.only_kinks:
                 head += (
-                    " — all of them where the function is not differentiable, so this is not a gradient bug"
+                    " — all of them near a kink: a slope at a kink must lie between the derivatives "
+                    "from its two sides, and beside a kink it must be the derivative of its own side"
                 )
         lines = [head]
         lines += [f"  - {p}" for p in self.problems]

@@ -5,6 +5,10 @@ u we compare the one-sided slopes (F(x+ru) - F(x))/r and (F(x) - F(x-ru))/r at r
 r = radius, radius/10, ..., radius/10^4. For a smooth F their gap is about r·F'' and so shrinks
 tenfold with r; at a kink it stays put (the left and right derivatives differ), and at a jump the
 change in F itself does not shrink with r. Outputs turning NaN/inf nearby mark a domain edge.
+
+At a kink at the point itself no single number is the derivative: the engine's slope is judged
+against the two one-sided derivatives instead (`OneSided`). A slope between them (either one, or a
+Clarke subgradient such as torch's relu'(0) = 0 and abs'(0) = 0) is valid; any other is wrong.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.flat import FlatFunction
+from gradcheck.checker.numerical import one_sided_column
 from gradcheck.engines.adapter import EngineAdapter
 
 DEFAULT_RADIUS = 1e-3
@@ -150,3 +155,60 @@ def is_differentiable_at(
     edge, and how close to the point.
     """
     return probe(FlatFunction(f, inputs, engine), coordinates, radius, directions, seed)
+
+
+@dataclass(frozen=True)
+class OneSided:
+    """A Jacobian column's one-sided derivatives at x (one entry per output) and their error."""
+
+    left: np.ndarray
+    right: np.ndarray
+    error: np.ndarray
+
+    def admits(self, slopes: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Which `slopes` lie between the left and the right derivative, within `allowed` and the
+        estimates' own error: a valid derivative at a kink."""
+        low, high = np.minimum(self.left, self.right), np.maximum(self.left, self.right)
+        slack = allowed + 2.0 * self.error
+        with np.errstate(invalid="ignore"):
+            return np.isfinite(slack) & (slopes >= low - slack) & (slopes <= high + slack)
+
+    def describe(self, row: int) -> str:
+        return f"left slope {self.left[row]:.6g}, right slope {self.right[row]:.6g}"
+
+
+def one_sided(func: FlatFunction, i: int) -> OneSided:
+    """Column i's derivatives from the left and from the right of x, extrapolated."""
+    left, right = one_sided_column(func, i, -1), one_sided_column(func, i, +1)
+    return OneSided(left.value, right.value, np.maximum(left.error, right.error))
+
+
+def judge_kinks(
+    func: FlatFunction,
+    analytical: np.ndarray,
+    numerical: np.ndarray,
+    failing: np.ndarray,
+    allowed: Callable[[np.ndarray, float], np.ndarray],
+    verdict: Callable[[int], Differentiability | None],
+) -> tuple[dict[int, OneSided], list[str]]:
+    """Entries of a failing Jacobian at a kink at the point: a slope between the one-sided
+    derivatives is valid, so it is cleared in `failing` and put in `numerical` (a random cotangent
+    check then compares against it), with a note. Returns each kinked column's one-sided
+    derivatives (for the entries still failing) and the notes."""
+    sides, notes = {}, []
+    for i in map(int, np.nonzero(failing.any(axis=0))[0]):
+        kink = verdict(i)
+        if kink is None or kink.kind != "kink" or not kink.at_point:
+            continue
+        sides[i] = side = one_sided(func, i)
+        valid = failing[:, i] & side.admits(analytical[:, i], allowed(side.left, 1.0))
+        failing[:, i] &= ~valid
+        numerical[valid, i] = analytical[valid, i]
+        for r in np.nonzero(valid)[0][:1]:
+            j, index = func.locate_input(i)
+            notes.append(
+                f"input {j}{list(index) if index else ''} is at a kink ({side.describe(r)}): the slope "
+                f"{float(analytical[r, i])!r} lies between them, a valid derivative there (as torch's "
+                "conventions at kinks are), not compared with the numerical one, which averages the sides"
+            )
+    return sides, notes

@@ -137,10 +137,14 @@ class Estimate:
     error: np.ndarray
 
 
-def ridders(difference: Callable[[float], np.ndarray], h0: float, levels: int = LEVELS) -> Estimate:
-    """Extrapolate central differences `difference(h)` to h -> 0 (Ridders' method, entrywise).
+def ridders(
+    difference: Callable[[float], np.ndarray], h0: float, levels: int = LEVELS, power: int = 2
+) -> Estimate:
+    """Extrapolate differences `difference(h)` to h -> 0 (Ridders' method, entrywise).
 
     Row k holds the difference at h0/2^k and its Richardson extrapolations cancelling h^2, h^4, ...
+    for central differences (`power` 2: their error has even powers of h only), or h, h^2, ... for
+    one-sided ones (`power` 1).
     The estimate kept for each entry is the one whose neighbours in the tableau agree best; that
     disagreement is the error estimate. Stops once going deeper only makes every entry worse.
     """
@@ -149,10 +153,10 @@ def ridders(difference: Callable[[float], np.ndarray], h0: float, levels: int = 
     error = np.full(best.shape, np.inf)
     for k in range(1, levels):
         row = [np.asarray(difference(h0 / 2.0**k), dtype=np.float64)]
-        factor = 4.0
+        factor = 2.0**power
         for j in range(1, k + 1):
             row.append(row[j - 1] + (row[j - 1] - previous[j - 1]) / (factor - 1.0))
-            factor *= 4.0
+            factor *= 2.0**power
             with np.errstate(invalid="ignore"):
                 spread = np.maximum(np.abs(row[j] - row[j - 1]), np.abs(row[j] - previous[j - 1]))
                 better = spread <= error
@@ -187,6 +191,21 @@ def richardson_column(func: FlatFunction, i: int, levels: int = LEVELS) -> Estim
         return (func(xp) - func(xm)) / (xp[i] - xm[i])
 
     return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels)
+
+
+def one_sided_column(func: FlatFunction, i: int, side: int, levels: int = LEVELS) -> Estimate:
+    """Column i's derivative from one side of x only (`side` +1: the right, -1: the left),
+    extrapolated: at a kink it is the slope of the smooth piece on that side, where central
+    differences average the two pieces."""
+    xi = func.x[i]
+    scale = max(1.0, abs(float(xi)))
+
+    def difference(h: float) -> np.ndarray:
+        x = func.x.copy()
+        x[i] = xi + side * h
+        return (func(x) - func.fx) / (x[i] - xi)
+
+    return ridders(difference, _first_step(difference, FIRST_STEP * scale), levels, power=1)
 
 
 def richardson_directional(func: FlatFunction, u: np.ndarray, levels: int = LEVELS) -> Estimate:

@@ -139,12 +139,19 @@ def tolerated(check: Any, engine: Any) -> str | None:
 _settings: dict[str, str] = {"conventions": "torch"}
 
 
+# The suite's markers, registered by the plugin so that a project running it under
+# `--strict-markers` (or with warnings as errors) collects it.
+MARKERS = {
+    "edges": "the edge-value checks (each op at +-0, subnormals, +-1e300, inf, nan, overflow points); "
+    "deselect with -m 'not edges'",
+    "structure": "the structural checks of the engine's graph code; deselect with -m 'not structure'",
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _settings["conventions"] = conventions(config)
-    config.addinivalue_line(  # registered here too, for projects that run the suite as a plugin
-        "markers",
-        "structure: the structural checks of the engine's graph code; deselect with -m 'not structure'",
-    )
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
 
 
 @pytest.fixture(scope="session")

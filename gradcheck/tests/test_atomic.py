@@ -65,3 +65,13 @@ def test_a_successful_write_replaces_the_file_whole(tmp_path):
     atomic.write_text(path, json.dumps({"new": True}))
     assert json.loads(path.read_text()) == {"new": True}
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_written_file_follows_the_umask_like_an_ordinary_write(tmp_path, umask, mode):
+    previous = os.umask(umask)
+    try:
+        path = atomic.write_text(tmp_path / "report.json", "{}\n")
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == mode

@@ -130,7 +130,7 @@ def test_the_gate_junit_file_has_a_case_per_op_and_per_finding_with_the_repro(us
 
 
 def test_the_gate_junit_file_loads_in_junitparser(user_ci):
-    junitparser = pytest.importorskip("junitparser")  # pip install --target DIR junitparser
+    junitparser = pytest.importorskip("junitparser")  # in the `test` extra
     directory, _ = user_ci
     xml = junitparser.JUnitXml.fromfile(str(directory / "junit.xml"))
     cases = [case for suite in xml for case in suite]

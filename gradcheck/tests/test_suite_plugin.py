@@ -44,3 +44,12 @@ def test_an_unknown_engine_is_a_usage_error_naming_the_valid_ones(tmp_path):
 @pytest.mark.parametrize("option", ["--gradcheck-engine", "--gradcheck-corpus"])
 def test_the_options_are_in_pytest_help(tmp_path, option):
     assert option in _suite(tmp_path, "--help").stdout
+
+
+def test_the_suite_collects_under_strict_markers_with_marker_warnings_as_errors(tmp_path):
+    run = _suite(
+        tmp_path, "--strict-markers", "-W", "error::pytest.PytestUnknownMarkWarning", "--collect-only", "-q"
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "test_op_matches_torch_at_its_edge_values" in run.stdout
+    assert "test_each_structural_check_matches_torch" in run.stdout

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import minigrad
 from gradcheck import GradcheckError, GradcheckResult, gradcheck, gradgradcheck, policy_for
 from gradcheck.checker.tolerance import TORCH
-from minigrad import Value
+from minigrad import ScalarOp, Value, apply_op
 
 # op name -> (function of two Values, domain of both inputs, points to avoid as (kink) lines)
 OPS = {
@@ -96,32 +96,67 @@ def test_fast_mode_costs_a_constant_number_of_evaluations():
     assert slow.mode == "slow" and fast.mode == "fast"
 
 
+class ReluSlopeAtZero(ScalarOp):
+    """relu whose derivative at 0 is `slope` (torch's is 0; anything in [0, 1] is a valid one)."""
+
+    name = "relu"
+    slope = 1.0
+    forward = staticmethod(lambda a: max(a, 0.0))
+
+    @classmethod
+    def backward(cls, g, out, a):
+        return (g * (1.0 if a > 0 else cls.slope if a == 0 else 0.0),)
+
+
+class ReluSlopeTwoAtZero(ReluSlopeAtZero):
+    slope = 2.0
+
+
+def relu_with_slope_two_at_zero(a, b):
+    return apply_op(ReluSlopeTwoAtZero, a * b)
+
+
 def test_result_object_instead_of_exception():
-    result = gradcheck(lambda a: a.relu(), [Value(0.0)], raise_exception=False)
+    result = gradcheck(relu_with_slope_two_at_zero, [Value(0.0), Value(1.5)], raise_exception=False)
     assert isinstance(result, GradcheckResult) and not result
     with pytest.raises(GradcheckError) as error:
-        gradcheck(lambda a: a.relu(), [Value(0.0)])
-    assert error.value.result.mismatches[0].analytical == 0.0
+        gradcheck(relu_with_slope_two_at_zero, [Value(0.0), Value(1.5)])
+    assert error.value.result.mismatches[0].analytical == 3.0
 
 
-def test_at_a_kink_the_report_says_not_differentiable_instead_of_a_bug():
-    result = gradcheck(lambda a, b: a.relu() * b, [Value(0.0), Value(2.0)], raise_exception=False)
-    assert result.only_kinks
+@pytest.mark.parametrize("slope", [0.0, 0.25, 1.0], ids=["torch's", "between", "right-sided"])
+def test_at_a_kink_a_slope_between_the_one_sided_derivatives_passes_with_a_note(slope):
+    op = type("Relu", (ReluSlopeAtZero,), {"slope": slope})
+    result = gradcheck(lambda a, b: apply_op(op, a) * b, [Value(0.0), Value(2.0)], raise_exception=False)
+    assert result, result.report()
+    assert "input 0 is at a kink (left slope 0, right slope 2)" in result.report()
+    assert "a valid derivative there" in result.report()
+
+
+def test_at_a_kink_a_slope_outside_the_one_sided_derivatives_fails_and_says_why():
+    result = gradcheck(relu_with_slope_two_at_zero, [Value(0.0), Value(1.5)], raise_exception=False)
+    assert not result and result.only_kinks
     (mismatch,) = result.mismatches
-    assert (mismatch.output, mismatch.input) == (0, 0) and mismatch.near_kink
-    assert (
-        mismatch.method == "mpmath" and mismatch.numerical == 1.0
-    )  # mpmath's symmetric difference of 2·relu
+    assert (mismatch.output, mismatch.input, mismatch.analytical) == (0, 0, 3.0)
+    assert mismatch.one_sided == (0.0, 1.5)
     text = result.report()
-    assert "not differentiable here: kink at this point" in text and "not a gradient bug" in text
+    assert "a kink at this point: left derivative 0, right derivative 1.5" in text
+    assert "no derivative of either side" in text
 
 
-def module_level_f(a, b):
-    return (a * b).relu()
+def test_beside_a_kink_the_slope_of_the_wrong_side_fails():
+    op = type("Relu", (ReluSlopeAtZero,), {"backward": classmethod(lambda cls, g, out, a: (g * 1.0,))})
+    result = gradcheck(lambda a: apply_op(op, a), [Value(-1e-5)], raise_exception=False)
+    assert not result, "relu'(-1e-5) = 1 is wrong: the point is on the flat side of the kink"
+
+
+def test_with_check_kinks_false_a_kink_is_compared_with_the_numerical_derivative():
+    result = gradcheck(lambda a: a.relu(), [Value(0.0)], raise_exception=False, check_kinks=False)
+    assert not result and result.mismatches[0].one_sided is None
 
 
 def test_reproducer_is_runnable_and_fails_the_same_way():
-    result = gradcheck(module_level_f, [Value(0.0), Value(1.5)], raise_exception=False)
+    result = gradcheck(relu_with_slope_two_at_zero, [Value(0.0), Value(1.5)], raise_exception=False)
     assert "Value(0.0), Value(1.5)" in result.reproduce
     source = "\n".join(line[4:] for line in result.reproduce.splitlines())
     with pytest.raises(GradcheckError):
