@@ -38,6 +38,18 @@ def node_array(obj: Any, engine: EngineAdapter) -> np.ndarray:
     return array
 
 
+def flat_vector(values: Sequence[Any]) -> np.ndarray:
+    """Numbers and arrays (an engine's plain results) as one float64 vector, in order, each array
+    in C order; a value that is no number becomes NaN (None included)."""
+    if all(type(v) is float for v in values):  # a scalar engine's numbers: one call
+        return np.array(values, dtype=np.float64)
+    return (
+        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+        if values
+        else np.zeros(0)
+    )
+
+
 @dataclass(frozen=True)
 class Slot:
     """How one input is rebuilt from float64 numbers: its kind, shape and an example object."""

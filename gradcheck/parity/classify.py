@@ -19,8 +19,9 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
-from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck
+from gradcheck.parity.errors import TORCH_TOLERANCE
 from gradcheck.parity.kinds import WRONG_TYPE, Kind
+from gradcheck.parity.result import GraphCheck
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
 # any kink margin the random graphs keep, far above float64 rounding of the function values.

@@ -24,8 +24,9 @@ from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import problem_text
-from gradcheck.parity.compare import GraphCheck, check_graph
+from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import NUMERIC_SAFETY, SCALE_FLOOR
+from gradcheck.parity.result import GraphCheck
 
 # The problems that are the numerical oracle's word alone (the engine agrees with torch).
 _ORACLE_ONLY = ("reference disagreement",)
