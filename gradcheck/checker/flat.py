@@ -128,16 +128,12 @@ class FlatFunction:
             )
         self.f = f
         self.slots = [Slot.of(obj, j, self.engine) for j, obj in enumerate(inputs)]
-        self.x = (
-            np.concatenate([node_array(obj, self.engine).ravel() for obj in inputs])
-            if self.slots
-            else np.zeros(0, dtype=np.float64)
-        )
+        self.x = flat_vector([node_array(obj, self.engine) for obj in inputs])
         self.input_offsets = np.cumsum([0] + [s.size for s in self.slots])
         outputs = flatten_outputs(self.raw(self.x), self.engine)
         self.output_shapes = [a.shape for a in outputs]
         self.output_offsets = np.cumsum([0] + [a.size for a in outputs])
-        self.fx = np.concatenate([a.ravel() for a in outputs])
+        self.fx = flat_vector(outputs)
         self.evaluations = 1
 
     @property
@@ -168,7 +164,7 @@ class FlatFunction:
                 "when its inputs moved slightly; numerical differentiation needs fixed shapes"
             )
         self.evaluations += 1
-        return np.concatenate([a.ravel() for a in outputs])
+        return flat_vector(outputs)
 
     # --- between flat vectors and per-input / per-output arrays ---------------------------------
 
