@@ -25,6 +25,7 @@ from gradcheck.campaign.findings import CONVENTIONS
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.structure import REBUILDS, retaining, run_structure
 from gradcheck.campaign.validation import load_adapter
+from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs import corpus
 from gradcheck.graphs.ir import Graph, GraphFormatError
@@ -184,7 +185,7 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
     reference = torch_at(graph, values, cotangent)
     try:
         forward, grads = adapter.run(graph, values, cotangent)
-        fwd_e, grad_e = _flat(forward), _flat(grads)
+        fwd_e, grad_e = flat_vector(forward), flat_vector(grads)
     except Exception as e:
         fwd_e = grad_e = None
         table.caption = f"engine raised {type(e).__name__}: {e}"
@@ -203,21 +204,13 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
         ones = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
         hvp_t = torch_at(graph, values, cotangent, ones).hvp
         try:
-            hvp_e = _flat(adapter.run_hvp(graph, values, cotangent, ones))
+            hvp_e = flat_vector(adapter.run_hvp(graph, values, cotangent, ones))
         except Exception:
             hvp_e = None
         for k, label in enumerate(labels):
             hvp = None if hvp_t is None else hvp_t[:, 0]
             table.add_row(f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), "")
     return table
-
-
-def _flat(values: Any) -> np.ndarray:
-    return (
-        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
-        if values
-        else np.zeros(0)
-    )
 
 
 def _num(values: np.ndarray | None, k: int) -> str:

@@ -23,8 +23,8 @@ from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
-from gradcheck.parity.compare import GraphCheck
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
 

@@ -20,7 +20,7 @@ from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.parity.classify import Difference, classify
-from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
 

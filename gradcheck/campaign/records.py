@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradcheck.campaign.findings import Finding
-from gradcheck.parity.compare import GraphCheck
+from gradcheck.parity.result import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
 GRAD_METRICS = ("max_abs_err_torch", "max_rel_err_torch", "max_abs_err_numeric", "max_rel_err_numeric")

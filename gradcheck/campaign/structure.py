@@ -36,6 +36,7 @@ from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import load_adapter
+from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.torch_engine import TorchRetaining
@@ -173,10 +174,6 @@ def spare_leaves(adapter: EngineAdapter, count: int) -> list[Any]:
     return [adapter.leaf(0.0) for _ in range(count % 7 + 1)]
 
 
-def _flat(values: Sequence[Any]) -> np.ndarray:
-    return np.array([0.0 if v is None else float(np.asarray(v, dtype=np.float64)) for v in values])
-
-
 def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) -> tuple[str, float | None]:
     """The first entry where the engine differs from torch, as text and ratio ("" when none)."""
     close = np.isclose(engine, torch, rtol=1e-9, atol=1e-12) | (np.isnan(engine) & np.isnan(torch))
@@ -218,7 +215,7 @@ def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PH
 
     def attempt() -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, cotangent)
-        return _difference(_flat(grads), torch, labels)
+        return _difference(flat_vector(grads), torch, labels)
 
     result = _repeat(name, "sharing", graph, runs, attempt)
     kept.clear()
@@ -291,7 +288,7 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
     if reason:
         return CaseResult(name, cause, "not applicable", detail=reason, graph=graph)
     reference = TorchRetaining()
-    torch = _flat([reference.plain(g) for g in _observe(reference, graph, observe, [])])
+    torch = flat_vector([reference.plain(g) for g in _observe(reference, graph, observe, [])])
     labels = [f"gradient of {graph.name_of(i)}" for i in range(graph.n_inputs + len(graph.nodes))]
     labels = labels[: graph.n_inputs] if cause != "interior" else labels[graph.n_inputs : -1]
     kept: list[Any] = []
@@ -306,7 +303,7 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
         if any(g is None for g in grads):
             unkept.append("the engine keeps no gradient on interior nodes")
             return "", None
-        return _difference(_flat([adapter.plain(g) for g in grads]), torch, labels)
+        return _difference(flat_vector([adapter.plain(g) for g in grads]), torch, labels)
 
     result = _repeat(name, cause, graph, runs, attempt)
     if unkept and result.status == "passed":
@@ -321,7 +318,7 @@ def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[st
     for _ in range(depth):
         y = adapter.apply(combine, [y, 1.0], {})
     (g,) = adapter.gradients([y], [x0], [1.0])
-    return _difference(_flat([None if g is None else adapter.plain(g)]), np.ones(1), ["gradient of x0"])
+    return _difference(flat_vector([0.0 if g is None else adapter.plain(g)]), np.ones(1), ["gradient of x0"])
 
 
 def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:

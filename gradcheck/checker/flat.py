@@ -38,6 +38,18 @@ def node_array(obj: Any, engine: EngineAdapter) -> np.ndarray:
     return array
 
 
+def flat_vector(values: Sequence[Any]) -> np.ndarray:
+    """Numbers and arrays (an engine's plain results) as one float64 vector, in order, each array
+    in C order; a value that is no number becomes NaN (None included)."""
+    if all(type(v) is float for v in values):  # a scalar engine's numbers: one call
+        return np.array(values, dtype=np.float64)
+    return (
+        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+        if values
+        else np.zeros(0)
+    )
+
+
 @dataclass(frozen=True)
 class Slot:
     """How one input is rebuilt from float64 numbers: its kind, shape and an example object."""
@@ -116,16 +128,12 @@ class FlatFunction:
             )
         self.f = f
         self.slots = [Slot.of(obj, j, self.engine) for j, obj in enumerate(inputs)]
-        self.x = (
-            np.concatenate([node_array(obj, self.engine).ravel() for obj in inputs])
-            if self.slots
-            else np.zeros(0, dtype=np.float64)
-        )
+        self.x = flat_vector([node_array(obj, self.engine) for obj in inputs])
         self.input_offsets = np.cumsum([0] + [s.size for s in self.slots])
         outputs = flatten_outputs(self.raw(self.x), self.engine)
         self.output_shapes = [a.shape for a in outputs]
         self.output_offsets = np.cumsum([0] + [a.size for a in outputs])
-        self.fx = np.concatenate([a.ravel() for a in outputs])
+        self.fx = flat_vector(outputs)
         self.evaluations = 1
 
     @property
@@ -156,7 +164,7 @@ class FlatFunction:
                 "when its inputs moved slightly; numerical differentiation needs fixed shapes"
             )
         self.evaluations += 1
-        return np.concatenate([a.ravel() for a in outputs])
+        return flat_vector(outputs)
 
     # --- between flat vectors and per-input / per-output arrays ---------------------------------
 

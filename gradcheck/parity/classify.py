@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
-from gradcheck.parity.compare import TORCH_TOLERANCE, GraphCheck
+from gradcheck.parity.errors import TORCH_TOLERANCE
 from gradcheck.parity.kinds import WRONG_TYPE, Kind
+from gradcheck.parity.result import GraphCheck
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
 # any kink margin the random graphs keep, far above float64 rounding of the function values.
@@ -66,7 +68,7 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
         forward, grads = adapter.run(graph, values, cotangent)
     except Exception:
         return Difference(Kind.EXCEPTION, "gradient")
-    fwd_e, grad_e = _flat(forward), _flat(grads)
+    fwd_e, grad_e = flat_vector(forward), flat_vector(grads)
     reference = torch_at(graph, values, cotangent)
     fwd_t, grad_t = reference.forward[:, 0], reference.grads[:, 0]
     if any(t.startswith("forward") for t in texts) or not _same_pattern(fwd_e, fwd_t):
@@ -91,7 +93,7 @@ def _second_order(
         return Difference(Kind.EXCEPTION, "second-derivative")
     direction = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
     try:
-        hvp_e = _flat(adapter.run_hvp(graph, values, cotangent, direction))
+        hvp_e = flat_vector(adapter.run_hvp(graph, values, cotangent, direction))
     except Exception:
         return Difference(Kind.EXCEPTION, "second-derivative")
     hvp_t = torch_at(graph, values, cotangent, direction).hvp
@@ -108,7 +110,7 @@ def at_convention(
     lies between them, and along all the kinked coordinates together (a tie moves them together)
     the engine's slopes sum to one between the one-sided slopes there. maximum(x0, x1) at x0 = x1
     with partials (1, 0) is a convention; (0, 0) sums to 0 where the slope is 1: a wrong gradient."""
-    flat = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
+    flat = flat_vector(values)
     n = flat.size
     steps = ONE_SIDED_STEP * np.maximum(1.0, np.abs(flat))
     moves = np.diag(steps)
@@ -154,7 +156,7 @@ def _weighted_at(graph: Graph, values: list[Any], cotangent: list[Any], rows: np
             for c in cotangent
         ]
         forward = torch_reference.run_torch_tensor_batch(graph, batch, cots).forward
-        weights = np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1) for c in cotangent])
+        weights = flat_vector(cotangent)
     else:
         cots = np.repeat(np.asarray(cotangent, dtype=np.float64)[:, None], count, axis=1)
         forward = torch_reference.run_torch_batch(graph, list(rows.T), cots).forward
@@ -181,12 +183,6 @@ def torch_at(
     cots = np.asarray(cotangent, dtype=np.float64)[:, None]
     dirs = None if direction is None else np.asarray(direction, dtype=np.float64)[:, None]
     return torch_reference.run_torch_batch(graph, batch, cots, dirs)
-
-
-def _flat(values: Sequence[Any]) -> np.ndarray:
-    if not values:
-        return np.zeros(0)
-    return np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
 
 
 def _same_pattern(a: np.ndarray, b: np.ndarray) -> bool:

@@ -9,27 +9,30 @@ level where they differ: `rounding`). Torch runs once for all points. A gradient
 differs from torch's only by its own rounding (a difference of large terms) is no failure either,
 nor is a forward value within the rounding of the terms it was computed from (an absolute floor:
 `log(x / x)` may be -1.1e-16 where torch gives 0).
+
+The points, cotangents and references are a run (`runs`), the verdict a `GraphCheck` (`result`);
+this module compares the engine's answers with them, and checks the registry's kink cases.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
-from gradcheck.parity import torch_reference
-from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors
+from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors, worst_error
+from gradcheck.parity.float32 import check_float32
 from gradcheck.parity.kinds import WRONG_TYPE
-from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
+from gradcheck.parity.result import GraphCheck, record_failure
 from gradcheck.parity.rounding import (
     forward_rounding,
     gradient_rounding,
@@ -37,88 +40,7 @@ from gradcheck.parity.rounding import (
     rounding_only,
     rounding_spread,
 )
-
-
-@dataclass
-class GraphCheck:
-    """The verdict and figures of one graph checked at one or more input points.
-
-    Errors are the largest over all checked points. Absolute errors are |engine - reference|;
-    relative ones divide by max(1, the point's gradient scale (largest |reference| entry)), the
-    same scale the tolerance's atol uses, so neither a near-zero entry nor a point whose
-    gradients are all tiny inflates them. `failure` is the graph at the first failing point, with
-    its cotangent, ready for `to_json()` and `to_python()`.
-    """
-
-    engine: str
-    ops: tuple[str, ...]
-    n_nodes: int
-    depth: int
-    passed: bool = True
-    problems: list[str] = field(default_factory=list)
-    points_checked: int = 0
-    points_skipped: int = 0
-    max_forward_err: float = 0.0
-    max_abs_err_torch: float = 0.0
-    max_rel_err_torch: float = 0.0
-    max_abs_err_numeric: float = 0.0
-    max_rel_err_numeric: float = 0.0
-    max_rel_err_torch_numeric: float = 0.0
-    max_rel_err_hvp: float | None = None
-    failing_point: int | None = None
-    failure: Graph | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    # points where a disagreement was cleared: one only with central differences (by a precise
-    # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
-    # their rounding (`rounding`)
-    settled_points: int = 0
-
-    @property
-    def checked(self) -> int:
-        """How many graph instances (structure x point) were checked."""
-        return self.points_checked
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "engine": self.engine,
-            "ops": list(self.ops),
-            "n_nodes": self.n_nodes,
-            "depth": self.depth,
-            "passed": self.passed,
-            "problems": list(self.problems),
-            "points_checked": self.points_checked,
-            "points_skipped": self.points_skipped,
-            "max_forward_err": self.max_forward_err,
-            "max_abs_err_torch": self.max_abs_err_torch,
-            "max_rel_err_torch": self.max_rel_err_torch,
-            "max_abs_err_numeric": self.max_abs_err_numeric,
-            "max_rel_err_numeric": self.max_rel_err_numeric,
-            "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
-            "max_rel_err_hvp": self.max_rel_err_hvp,
-            "failing_point": self.failing_point,
-            "failure": None if self.failure is None else self.failure.to_dict(),
-        }
-
-    def report(self) -> str:
-        """Everything a bug report needs: problems, figures, the failing graph as minigrad and torch code."""
-        lines = [f"engine {self.engine}: {'PASSED' if self.passed else 'FAILED'} ({', '.join(self.ops)})"]
-        lines += [f"  - {p}" for p in self.problems]
-        figures = {k: v for k, v in self.to_dict().items() if k.startswith("max_") or k.startswith("points")}
-        lines.append("  figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
-        if self.failure is not None:
-            lines += [
-                "",
-                "# minigrad",
-                self.failure.to_python("minigrad"),
-                "# torch",
-                self.failure.to_python("torch"),
-            ]
-            lines += ["# graph JSON", self.failure.to_json(indent=None)]
-        return "\n".join(lines)
-
-
-def _fmt(v: Any) -> str:
-    return f"{v:.3g}" if isinstance(v, float) else str(v)
+from gradcheck.parity.runs import ScalarRun, TensorRun
 
 
 def check_graph(
@@ -161,13 +83,11 @@ def check_graph(
     if dtype != "float64":
         if dtype != "float32" or not graph.is_tensor:
             raise ValueError(f"check_graph: dtype {dtype!r} needs a tensor graph and 'float32'")
-        from gradcheck.parity.float32 import check_float32  # it builds on this module
-
         return check_float32(graph, adapter, result, k, seed)
     policy = tolerance if tolerance is not None else policy_for(ops)
     rng = np.random.default_rng(seed)
-    run = _TensorRun(graph, k, rng, second_order and adapter.create_graph) if graph.is_tensor else None
-    run = run or _ScalarRun(graph, k, rng, second_order and adapter.create_graph)
+    hvp = second_order and adapter.create_graph
+    run = TensorRun(graph, k, rng, hvp) if graph.is_tensor else ScalarRun(graph, k, rng, hvp)
 
     t0 = time.perf_counter()
     numbers = run.numeric() if numeric else None
@@ -219,7 +139,7 @@ def check_graph(
         p = checkable[failing]
         result.points_checked = failing + 1
         result.points_skipped = p - failing
-        _fail(result, graph, p, cotangents[failing], *problems)
+        record_failure(result, graph, p, cotangents[failing], *problems)
     result.timings["engine"] = time.perf_counter() - t2
     return result
 
@@ -273,7 +193,7 @@ def _error_blocks(
                 crash = wrong
                 break
             try:
-                columns.append((_flat(fwd), _flat(grads)))
+                columns.append((flat_vector(fwd), flat_vector(grads)))
             except Exception as e:
                 crash = _raised(e)
                 break
@@ -306,17 +226,6 @@ def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _any_nan(x: np.ndarray) -> bool:
     return bool(np.isnan(np.add.reduce(x, axis=None)))
-
-
-def _flat(values: Sequence[Any]) -> np.ndarray:
-    """Engine results (floats or arrays) as one float64 vector, in order."""
-    if all(type(v) is float for v in values):  # a scalar engine's numbers: one call
-        return np.array(values, dtype=np.float64)
-    return (
-        np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
-        if values
-        else np.zeros(0)
-    )
 
 
 def _answer_shapes(graph: Graph) -> tuple[list[tuple[int, ...]], list[tuple[str, tuple[int, ...]]]]:
@@ -362,99 +271,6 @@ def _short_repr(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-_SIGNS = np.array([-1.0, 1.0])
-
-
-def random_cotangent(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """Cotangent weights of either sign and magnitude 0.5-1.5: `rng.uniform(0.5, 1.5, shape)` times
-    `rng.choice([-1.0, 1.0], shape)`, whose draws `integers(0, 2, shape)` makes in half the time."""
-    return rng.uniform(0.5, 1.5, size=shape) * _SIGNS[rng.integers(0, 2, size=shape)]
-
-
-class _ScalarRun:
-    """A scalar graph at K points: one (K,) vector per input, one cotangent per output and point."""
-
-    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
-        self.graph = graph
-        if graph.points is not None:
-            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
-        else:
-            self.batch = [np.array([float(inp.value)]) for inp in graph.inputs]
-        n_out = len(graph.outputs)
-        if graph.cotangent is not None:
-            self.cot = np.repeat(np.asarray(graph.cotangent, dtype=np.float64)[:, None], k, axis=1)
-        else:
-            self.cot = random_cotangent(rng, (n_out, k))
-        self.direction = rng.normal(size=(graph.n_inputs, k)) if hvp else None
-        self.labels = [inp.name for inp in graph.inputs]
-
-    def numeric(self) -> Any:
-        return central_differences(self.graph, self.batch, self.cot)
-
-    def torch(self) -> Any:
-        return torch_reference.run_torch_batch(self.graph, self.batch, self.cot, self.direction)
-
-    def values(self, points: list[int]) -> list[list[Any]]:
-        """The inputs' values at each of `points` (ascending), as floats."""
-        return _at(np.array(self.batch), points).T.tolist()
-
-    def cotangents(self, points: list[int]) -> list[list[Any]]:
-        return _at(self.cot, points).T.tolist()
-
-    def direction_at(self, p: int) -> list[Any]:
-        assert self.direction is not None
-        return self.direction[:, p].tolist()
-
-
-def _at(matrix: np.ndarray, points: list[int]) -> np.ndarray:
-    """The columns `points` (ascending, distinct) of `matrix`: all of it without a copy when they
-    are all its columns (indexing by a list costs a few microseconds, about what a point's check does)."""
-    return matrix if len(points) == matrix.shape[1] else matrix[:, points]
-
-
-class _TensorRun:
-    """A tensor graph at K points: arrays (K, *shape) per input, per output cotangent and direction."""
-
-    def __init__(self, graph: Graph, k: int, rng: np.random.Generator, hvp: bool) -> None:
-        self.graph = graph
-        shapes = graph_shapes(graph)
-        if graph.points is not None:
-            self.batch = [np.asarray(p, dtype=np.float64)[:k] for p in graph.points]
-        else:
-            self.batch = [np.asarray(inp.value, dtype=np.float64)[None] for inp in graph.inputs]
-        out_shapes = [shapes[o] for o in graph.outputs]
-        if graph.cotangent is not None:
-            self.cot = [
-                np.broadcast_to(np.asarray(c, dtype=np.float64), (k, *s))
-                for c, s in zip(graph.cotangent, out_shapes)
-            ]
-        else:
-            self.cot = [random_cotangent(rng, (k, *s)) for s in out_shapes]
-        self.direction = [rng.normal(size=(k, *i.shape)) for i in graph.inputs] if hvp else None
-        self.labels = [
-            f"{inp.name}{list(ix) if inp.shape else ''}"
-            for inp in graph.inputs
-            for ix in np.ndindex(*inp.shape)
-        ]
-
-    def numeric(self) -> Any:
-        return central_differences_tensor(self.graph, self.batch, self.cot)
-
-    def torch(self) -> Any:
-        return torch_reference.run_torch_tensor_batch(self.graph, self.batch, self.cot, self.direction)
-
-    def values(self, points: list[int]) -> list[list[Any]]:
-        """The inputs' arrays at each of `points`."""
-        return [[np.array(b[p]) for b in self.batch] for p in points]
-
-    def cotangents(self, points: list[int]) -> list[list[Any]]:
-        return [[np.array(c[p]) for c in self.cot] for p in points]
-
-    def direction_at(self, p: int) -> list[Any]:
-        assert self.direction is not None
-        return [np.array(d[p]) for d in self.direction]
-
-
 def _compare_hvp(
     result: GraphCheck,
     adapter: EngineAdapter,
@@ -465,13 +281,13 @@ def _compare_hvp(
     hvp_t: np.ndarray,
 ) -> list[str]:
     try:
-        hvp_e = _flat(adapter.run_hvp(graph, values, cot, direction))
+        hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
         return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
-    result.max_rel_err_hvp = _nanmax(err) / max(scale, 1.0)
+    result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
     allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
         np.abs(hvp_t), 1e-3 * scale
     )
@@ -486,7 +302,7 @@ def _compare_hvp(
         bad &= ~settled
     return [
         f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
-        f"torch {float(hvp_t[i])!r} (direction {_flat(direction).tolist()})"
+        f"torch {float(hvp_t[i])!r} (direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
     ]
 
@@ -515,23 +331,3 @@ def check_kinks(engine: str | EngineAdapter = "minigrad") -> list[GraphCheck]:
     return [
         check_graph(g, adapter, numeric=False, second_order=False) for g in kink_graphs(sorted(adapter.ops))
     ]
-
-
-def _short(v: Any) -> str:
-    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(v)
-
-
-def _nanmax(x: np.ndarray) -> float:
-    if x.size == 0:
-        return 0.0
-    return float(np.inf) if np.isnan(x).any() else float(x.max())
-
-
-def _fail(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: str) -> None:
-    result.passed = False
-    result.failing_point = p
-    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
-    failure = graph.instance(p, cotangent=cotangent)
-    result.failure = failure
-    values = ", ".join(f"{inp.name}={_short(inp.value)}" for inp in failure.inputs)
-    result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)

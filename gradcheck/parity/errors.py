@@ -190,6 +190,13 @@ def _column_max(x: np.ndarray) -> np.ndarray:
     return _maximum(x, axis=0) if x.shape[0] else np.zeros(x.shape[1])
 
 
+def worst_error(x: np.ndarray) -> float:
+    """The largest of the errors `x`, inf when one is NaN (unlike numpy's nanmax), 0 for none."""
+    if x.size == 0:
+        return 0.0
+    return float(np.inf) if np.isnan(x).any() else float(x.max())
+
+
 def _column_nanmax(x: np.ndarray) -> np.ndarray:
     """Each column's largest entry, inf when it holds a NaN, 0 for no rows."""
     if x.shape[0] == 0:

@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
-from gradcheck.parity.compare import SCALE_FLOOR, GraphCheck, _fail, _flat, _nanmax, _TensorRun
+from gradcheck.parity.errors import SCALE_FLOOR, worst_error
+from gradcheck.parity.result import GraphCheck, record_failure
+from gradcheck.parity.runs import TensorRun
 from gradcheck.parity.torch_reference import torch
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -42,7 +45,7 @@ PROBES = 2
 def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: int, seed: int) -> GraphCheck:
     """Fill `result` with the float32 check of tensor graph `graph` at its first `k` points."""
     rng = np.random.default_rng(seed)
-    run = _TensorRun(graph, k, rng, hvp=False)
+    run = TensorRun(graph, k, rng, hvp=False)
     batch = [_round32(b) for b in run.batch]
     cot = [_round32(c) for c in run.cot]
     t0 = time.perf_counter()
@@ -68,16 +71,21 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
         try:
             fwd, grads = engine.run(graph, values, cotangent)
         except Exception as e:  # an engine that raises is a finding, not a crash of the harness
-            _fail(result, graph, p, list(cotangent), f"engine raised {type(e).__name__}: {e}")
+            record_failure(result, graph, p, list(cotangent), f"engine raised {type(e).__name__}: {e}")
             break
         problems = _dtype_problems(fwd, dtypes)
         problems += _compare(
-            result, "forward", _flat(fwd), truth.forward[:, p], torch32.forward[:, p], moved_forward[:, p]
+            result,
+            "forward",
+            flat_vector(fwd),
+            truth.forward[:, p],
+            torch32.forward[:, p],
+            moved_forward[:, p],
         )
         problems += _compare(
             result,
             "gradient",
-            _flat(grads),
+            flat_vector(grads),
             truth.grads[:, p],
             torch32.grads[:, p],
             moved[:, p],
@@ -85,7 +93,7 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
             float(truth.adjoint_scale[p]) if truth.adjoint_scale is not None else 0.0,
         )
         if problems:
-            _fail(result, graph, p, [np.asarray(c, dtype=np.float64) for c in cotangent], *problems)
+            record_failure(result, graph, p, [np.asarray(c, dtype=np.float64) for c in cotangent], *problems)
             break
     result.timings["engine"] = time.perf_counter() - t1
     return result
@@ -146,12 +154,12 @@ def _compare(
     budget = err_t if moved is None else np.maximum(err_t, moved)
     allowed = ACCURACY_FACTOR * budget + ULPS * EPS32 * max(scale, 1.0)
     if what == "forward":
-        result.max_forward_err = max(result.max_forward_err, _nanmax(err_e) / max(scale, 1.0))
+        result.max_forward_err = max(result.max_forward_err, worst_error(err_e) / max(scale, 1.0))
     else:
-        result.max_abs_err_torch = max(result.max_abs_err_torch, _nanmax(err_e))
-        result.max_rel_err_torch = max(result.max_rel_err_torch, _nanmax(err_e) / max(scale, 1.0))
-        result.max_abs_err_numeric = max(result.max_abs_err_numeric, _nanmax(err_t))
-        result.max_rel_err_numeric = max(result.max_rel_err_numeric, _nanmax(err_t) / max(scale, 1.0))
+        result.max_abs_err_torch = max(result.max_abs_err_torch, worst_error(err_e))
+        result.max_rel_err_torch = max(result.max_rel_err_torch, worst_error(err_e) / max(scale, 1.0))
+        result.max_abs_err_numeric = max(result.max_abs_err_numeric, worst_error(err_t))
+        result.max_rel_err_numeric = max(result.max_rel_err_numeric, worst_error(err_t) / max(scale, 1.0))
     return [
         f"float32 {what} {labels[i] if labels else i}: engine {float(engine[i])!r}, float64 truth "
         f"{float(truth[i])!r}, torch float32 {float(torch32[i])!r} (engine err {err_e[i]:.3g} > allowed "

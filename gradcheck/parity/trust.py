@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.numerical import ridders
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import policy_for
@@ -24,8 +25,9 @@ from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import problem_text
-from gradcheck.parity.compare import GraphCheck, check_graph
+from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import NUMERIC_SAFETY, SCALE_FLOOR
+from gradcheck.parity.result import GraphCheck
 
 # The problems that are the numerical oracle's word alone (the engine agrees with torch).
 _ORACLE_ONLY = ("reference disagreement",)
@@ -72,8 +74,8 @@ def _mp_function(graph: Graph) -> Any:
 
 
 def _ridders_gradient(graph: Graph, values: list[Any], cotangent: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    flat = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for v in values])
-    weights = np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1) for c in cotangent])
+    flat = flat_vector(values)
+    weights = flat_vector(cotangent)
     value, error = np.zeros(flat.size), np.zeros(flat.size)
     for i in range(flat.size):
 
@@ -116,7 +118,7 @@ def confirmed(check: GraphCheck, engine: str | EngineAdapter) -> bool:
         exact, error = precise_gradient(graph, cotangent)
     except Exception:
         return True
-    engine_grad = np.concatenate([np.asarray(g, dtype=np.float64).reshape(-1) for g in grads])
+    engine_grad = flat_vector(grads)
     if not np.all(np.isfinite(exact)):
         return True
     policy = policy_for(graph.ops())

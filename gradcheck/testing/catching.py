@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.strategies import engine_graphs, engine_tensor_graphs
 from gradcheck.graphs.generate import random_graph
-from gradcheck.parity.compare import GraphCheck, check_graph
+from gradcheck.parity.compare import check_graph
+from gradcheck.parity.result import GraphCheck
 
 
 def stream_graphs_until_caught(

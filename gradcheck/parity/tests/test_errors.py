@@ -8,9 +8,10 @@ import numpy as np
 from gradcheck.checker.tolerance import Tolerance
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.parity.compare import GraphCheck, check_graph
+from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import FIGURES, PointErrors
 from gradcheck.parity.numeric_reference import NumericResult
+from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.torch_reference import TorchResult
 
 

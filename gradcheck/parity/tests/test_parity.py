@@ -11,7 +11,9 @@ from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference as tb
-from gradcheck.parity.compare import GraphCheck, check_graph, check_kinks, kink_graphs, random_cotangent
+from gradcheck.parity.compare import check_graph, check_kinks, kink_graphs
+from gradcheck.parity.result import GraphCheck
+from gradcheck.parity.runs import random_cotangent
 from gradcheck.testing.broken_engines import BROKEN_ENGINES, TinyAdapter
 
 

@@ -1,0 +1,109 @@
+"""The result of a parity check: `GraphCheck`, the verdict and figures of one graph checked at
+its points, and how a failing point is recorded into it (the graph at that point, with its words)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradcheck.graphs.ir import Graph
+
+
+@dataclass
+class GraphCheck:
+    """The verdict and figures of one graph checked at one or more input points.
+
+    Errors are the largest over all checked points. Absolute errors are |engine - reference|;
+    relative ones divide by max(1, the point's gradient scale (largest |reference| entry)), the
+    same scale the tolerance's atol uses, so neither a near-zero entry nor a point whose
+    gradients are all tiny inflates them. `failure` is the graph at the first failing point, with
+    its cotangent, ready for `to_json()` and `to_python()`.
+    """
+
+    engine: str
+    ops: tuple[str, ...]
+    n_nodes: int
+    depth: int
+    passed: bool = True
+    problems: list[str] = field(default_factory=list)
+    points_checked: int = 0
+    points_skipped: int = 0
+    max_forward_err: float = 0.0
+    max_abs_err_torch: float = 0.0
+    max_rel_err_torch: float = 0.0
+    max_abs_err_numeric: float = 0.0
+    max_rel_err_numeric: float = 0.0
+    max_rel_err_torch_numeric: float = 0.0
+    max_rel_err_hvp: float | None = None
+    failing_point: int | None = None
+    failure: Graph | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    # points where a disagreement was cleared: one only with central differences (by a precise
+    # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
+    # their rounding (`rounding`)
+    settled_points: int = 0
+
+    @property
+    def checked(self) -> int:
+        """How many graph instances (structure x point) were checked."""
+        return self.points_checked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "ops": list(self.ops),
+            "n_nodes": self.n_nodes,
+            "depth": self.depth,
+            "passed": self.passed,
+            "problems": list(self.problems),
+            "points_checked": self.points_checked,
+            "points_skipped": self.points_skipped,
+            "max_forward_err": self.max_forward_err,
+            "max_abs_err_torch": self.max_abs_err_torch,
+            "max_rel_err_torch": self.max_rel_err_torch,
+            "max_abs_err_numeric": self.max_abs_err_numeric,
+            "max_rel_err_numeric": self.max_rel_err_numeric,
+            "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
+            "max_rel_err_hvp": self.max_rel_err_hvp,
+            "failing_point": self.failing_point,
+            "failure": None if self.failure is None else self.failure.to_dict(),
+        }
+
+    def report(self) -> str:
+        """Everything a bug report needs: problems, figures, the failing graph as minigrad and torch code."""
+        lines = [f"engine {self.engine}: {'PASSED' if self.passed else 'FAILED'} ({', '.join(self.ops)})"]
+        lines += [f"  - {p}" for p in self.problems]
+        figures = {k: v for k, v in self.to_dict().items() if k.startswith("max_") or k.startswith("points")}
+        lines.append("  figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
+        if self.failure is not None:
+            lines += [
+                "",
+                "# minigrad",
+                self.failure.to_python("minigrad"),
+                "# torch",
+                self.failure.to_python("torch"),
+            ]
+            lines += ["# graph JSON", self.failure.to_json(indent=None)]
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+
+def record_failure(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: str) -> None:
+    """Mark `result` failed at point `p`: the graph at that point with cotangent `cot` becomes its
+    `failure`, and each problem is recorded with the point's input values."""
+    result.passed = False
+    result.failing_point = p
+    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
+    failure = graph.instance(p, cotangent=cotangent)
+    result.failure = failure
+    values = ", ".join(f"{inp.name}={_short(inp.value)}" for inp in failure.inputs)
+    result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)
+
+
+def _short(v: Any) -> str:
+    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(v)
