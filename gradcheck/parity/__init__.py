@@ -1,6 +1,23 @@
-"""The three-way parity check of a graph: an engine against torch and the numerical reference."""
+"""The three-way parity check of a graph: an engine against torch and the numerical reference.
 
-from gradcheck.parity.compare import check_graph, check_kinks, kink_graphs
-from gradcheck.parity.result import GraphCheck
+Its names are imported on first use (PEP 562): importing a module of this package, or gradcheck
+itself, does not import torch until a check runs.
+"""
+
+import importlib
+
+_LAZY = {
+    "GraphCheck": "gradcheck.parity.result",
+    "check_graph": "gradcheck.parity.compare",
+    "check_kinks": "gradcheck.parity.compare",
+    "kink_graphs": "gradcheck.parity.compare",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gradcheck.parity' has no attribute {name!r}")
+
 
 __all__ = ["GraphCheck", "check_graph", "check_kinks", "kink_graphs"]

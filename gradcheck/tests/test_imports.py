@@ -1,0 +1,44 @@
+"""`import gradcheck` is cheap: torch is imported when a check needs it, not to check a function
+numerically (a fresh interpreter per test, since this one has torch loaded already)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import gradcheck
+
+
+def _fresh(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_importing_gradcheck_and_its_plugin_does_not_import_torch():
+    run = _fresh("import sys, gradcheck, gradcheck.suite.plugin\nprint('torch' in sys.modules)")
+    assert run.stdout.strip() == "False", run.stderr
+
+
+def test_checking_a_minigrad_function_numerically_needs_no_torch():
+    code = """
+import sys
+import numpy as np
+from gradcheck import gradcheck, gradgradcheck
+from minigrad import Tensor, Value
+assert gradcheck(lambda a, b: (a * b).tanh() + a.log(), [Value(0.7), Value(1.3)])
+assert gradgradcheck(lambda a: a.sigmoid(), [Value(0.2)])
+assert gradcheck(lambda t: (t * t).sum(), [Tensor(np.ones((2, 3)), requires_grad=True)])
+print('torch' in sys.modules)
+"""
+    run = _fresh(code)
+    assert run.stdout.strip() == "False", run.stderr
+
+
+def test_the_parity_check_is_there_on_first_use():
+    from gradcheck.parity.compare import check_graph
+    from gradcheck.parity.result import GraphCheck
+
+    assert gradcheck.check_graph is check_graph and gradcheck.GraphCheck is GraphCheck
+    with pytest.raises(AttributeError, match="no attribute 'check_grpah'"):
+        gradcheck.check_grpah  # noqa: B018
