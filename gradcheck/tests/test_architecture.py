@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: gradcheck's layers, lowest first: each may import only itself and the layers before it.
-LAYERS = ("graphs", "engines", "checker", "parity", "campaign", "suite")
+LAYERS = ("graphs", "engines", "checker", "parity", "campaign", "suite", "cli")
 
 
 def _modules(package: str) -> list[Path]:

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from gradcheck.__main__ import main
+from gradcheck.cli import main
 from gradcheck.engines.micrograd import MicrogradAdapter
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradcheck.__main__ import main
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.structure import (
     REBUILDS,
@@ -22,11 +21,12 @@ from gradcheck.campaign.structure import (
     with_rates,
     without_reuse,
 )
+from gradcheck.cli import main
+from gradcheck.cli.replay import Saved, replay
 from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.engines import structural_engines as se
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
-from gradcheck.replay import Saved, replay
 
 ENGINES = "gradcheck.engines.structural_engines"
 BUGS = {

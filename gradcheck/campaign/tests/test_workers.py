@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gradcheck import campaign
-from gradcheck.__main__ import main
 from gradcheck.campaign import pool as pool_module
 from gradcheck.campaign import workers
+from gradcheck.cli import main
 
 
 @pytest.fixture
