@@ -12,11 +12,13 @@ finding of its own, unshrunk.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from gradcheck.campaign.findings import CHECKS, Finding, graph_size
+from gradcheck.campaign.records import GraphRecord
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
@@ -196,6 +198,20 @@ def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool
 
 
 _WRONG_NUMBERS = (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE)
+
+
+def assign_by_pattern(records: Sequence[GraphRecord]) -> list[Finding]:
+    """Each failing record's finding; an unshrunk one joins a known finding whose pattern it contains."""
+    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
+    known = [f for f in found if not f.extra.get("unshrunk")]
+    out = []
+    for f in found:
+        if f.extra.get("unshrunk"):
+            match = by_pattern(f, known)
+            if match is not None:
+                f = replace(match, graphs=1, graph_indices=f.graph_indices)
+        out.append(f)
+    return out
 
 
 def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:

@@ -9,11 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradcheck.campaign.blame import blame_nodes, finding_of, finding_of_check
-from gradcheck.campaign.isolation import make_isolation
-from gradcheck.campaign.pool import Backend, Checker, Shrinker
+from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
-from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
@@ -160,17 +158,10 @@ def make_shrinker(settings: Settings) -> Shrinker:
     return FailureShrinker(settings)
 
 
-def make_blamer(settings: Settings) -> Shrinker:
+def make_blamer(settings: Settings) -> Blamer:
     return FailureBlamer(settings)
 
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(
-        make_checker,
-        make_shrinker,
-        make_blamer=make_blamer,
-        make_isolation=make_isolation,
-        make_structure=make_structure,
-        settle=settle,
-    )
+    return Backend(make_checker, make_shrinker, make_blamer=make_blamer)

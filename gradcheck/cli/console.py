@@ -17,7 +17,7 @@ from rich.text import Text
 
 from gradcheck.campaign.findings import summary
 from gradcheck.campaign.gate import FLOORS, GateResult, OpVerdict, as_figure
-from gradcheck.campaign.pool import Progress as ProgressCallback
+from gradcheck.campaign.phases import Progress as ProgressCallback
 from gradcheck.campaign.records import GRAD_METRICS
 from gradcheck.campaign.repro import finding_text
 from gradcheck.campaign.settings import Settings

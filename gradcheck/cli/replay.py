@@ -23,8 +23,9 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.phases import structure_phase
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.campaign.structure import REBUILDS, retaining, run_structure
+from gradcheck.campaign.structure import REBUILDS, retaining
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.cli.arguments import conventions_option, seed_int
 from gradcheck.cli.console import numbers_table as render_numbers
@@ -168,7 +169,7 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
     console.print(
         Text(f"replaying {printable(saved.label)} with engine {adapter.name}: the structural phase")
     )
-    report = run_structure(adapter)
+    report = structure_phase(adapter)
     for case in report.cases:
         console.print(
             Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))

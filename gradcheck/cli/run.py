@@ -6,7 +6,6 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,8 +14,7 @@ from rich.text import Text
 
 from gradcheck import campaign
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
-from gradcheck.campaign.corpus import check_corpus_directory, save_findings
-from gradcheck.campaign.edges import with_edge_findings as joined_with_edges
+from gradcheck.campaign.corpus import check_corpus_directory
 from gradcheck.campaign.findings import replay_command
 from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
@@ -158,6 +156,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         conventions=args.conventions,
         isolation=not args.no_isolation,
         structure=not args.no_structure,
+        edges=not args.no_edges,
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
@@ -177,16 +176,11 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
     if not campaign.load_adapter(settings.engine).create_graph:
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
     with progress_bars(console) as progress:
-        result = campaign.run_campaign(settings, campaign.real_backend(), progress)
-    if result.structure is not None:
-        console.print(Text(result.structure.summary()))
-    if not args.no_edges:
-        result = with_edge_findings(result, ops, console)
-    saved = campaign.save_failures(result, corpus) if corpus is not None else result
-    if corpus is not None:
-        save_findings(saved, corpus)
-    report_path = args.out / "report.json"
-    saved = with_repros(saved, report_path)
+        result = campaign.run_campaign(settings, campaign.real_backend(), progress, corpus)
+    for phase in (result.structure, result.edges):
+        if phase is not None:
+            console.print(Text(phase.summary()))
+    saved = with_repros(result, args.out / "report.json")
     print_findings(saved, console)
     console.print(op_table(saved, console.width))
     print_graphs(saved, console)
@@ -216,18 +210,6 @@ def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
         Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
     )
     return 0
-
-
-def with_edge_findings(result: CampaignResult, ops: Sequence[str], console: Console) -> CampaignResult:
-    """The edge-value phase: the engine at each op's edge values; its findings join the campaign's."""
-    started = time.perf_counter()
-    settings = result.settings
-    joined = joined_with_edges(result, campaign.load_adapter(settings.engine), ops, settings.dtype)
-    console.print(
-        f"edge-value phase: {len(joined.findings) - len(result.findings)} new finding(s) over the ops' "
-        f"edge values; {time.perf_counter() - started:.1f} s"
-    )
-    return joined
 
 
 def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:

@@ -13,14 +13,8 @@ import pytest
 from rich.console import Console
 
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.structure import (
-    REBUILDS,
-    reuses,
-    run_structure,
-    sharing_graphs,
-    with_rates,
-    without_reuse,
-)
+from gradcheck.campaign.settling import reuses, with_rates, without_reuse
+from gradcheck.campaign.structure import REBUILDS, run_structure, sharing_graphs
 from gradcheck.cli import main
 from gradcheck.cli.replay import Saved, replay
 from gradcheck.engines import EngineAdapter, load_engine

@@ -45,7 +45,7 @@ def test_never_more_workers_than_jobs_cpus_or_items(two_cpus, jobs, items, start
 
 def test_the_campaign_pool_starts_no_more_workers_than_chunks(two_cpus):
     settings = campaign.Settings(engine="minigrad", graphs=1, seed=0, jobs=2)
-    pool = pool_module._Pool(backend=None, settings=settings, items=len(pool_module.chunks(1, 2)))
+    pool = pool_module.Pool(backend=None, settings=settings, items=len(pool_module.chunks(1, 2)))
     assert pool.workers == 1
 
 
