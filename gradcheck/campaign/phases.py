@@ -20,9 +20,9 @@ here. Phases 1, 2 and 5-8 run in this process; 3 and 4 wherever `pool.Pool` runs
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import TypeVar
 
 from gradcheck.campaign.blame import assign_by_pattern
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
@@ -51,7 +51,6 @@ from gradcheck.parity.edges import check_edges
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 # The phases' names, as the progress callback and `CampaignResult.timings` know them, in order.
 ORDER = ("structure", "isolate", "check", "shrink", "blame", "group", "settle", "edges", "save")
-T = TypeVar("T")
 
 
 def run_campaign(
@@ -60,20 +59,24 @@ def run_campaign(
     """Every phase in order (see the module docstring); the settings turn the structural phase,
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it."""
     clock = _Clock(progress)
-    structure = None
+    structure, isolated = None, []
     if settings.structure:
-        structure = clock.single("structure", lambda: structure_phase(load_adapter(settings.engine)))
-    isolated = clock.single("isolate", lambda: isolation_phase(settings)) if settings.isolation else []
+        with clock.step("structure"):
+            structure = structure_phase(load_adapter(settings.engine))
+    if settings.isolation:
+        with clock.step("isolate"):
+            isolated = isolation_phase(settings)
+    earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     parts = chunks(settings.graphs, settings.jobs)
     with Pool(backend, settings, len(parts)) as run:
         records = random_graphs(settings, run, parts, clock.report)
-        known = [*(structure.findings if structure is not None else ()), *isolated]
-        shrink_and_blame(settings, backend, run, records, known, clock)
+        shrink_and_blame(settings, backend, run, records, earlier, clock)
     ordered = [records[i] for i in sorted(records)]
-    findings = clock.single("group", lambda: grouping(ordered, known))
-    findings = clock.single("settle", lambda: settling(settings, findings))
-    clock.stop()
+    with clock.step("group"):
+        findings = grouping(ordered, earlier)
+    with clock.step("settle"):
+        findings = settling(settings, findings)
     result = CampaignResult(
         settings=settings,
         records=ordered,
@@ -86,9 +89,11 @@ def run_campaign(
         structure=structure,
     )
     if settings.edges:
-        result = clock.single("edges", lambda: with_edges(result))
+        with clock.step("edges"):
+            result = with_edges(result)
     if corpus is not None:
-        result = clock.single("save", lambda: save(result, corpus))
+        with clock.step("save"):
+            result = save(result, corpus)
     return replace(result, timings=dict(clock.timings))
 
 
@@ -239,14 +244,15 @@ class _Clock:
             self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - started
             self.running = None
 
-    def single(self, phase: str, work: Callable[[], T]) -> T:
-        """`work()` as one step of `phase`: timed, its progress 0 of 1, then 1 of 1."""
+    @contextmanager
+    def step(self, phase: str) -> Iterator[None]:
+        """The body as one step of `phase`: timed, its progress 0 of 1, then 1 of 1 (a context, not
+        a call, so that the phases run as deep in the stack as they always have)."""
         self.start(phase)
         self.report(phase, 0, 1)
-        out = work()
+        yield
         self.report(phase, 1, 1)
         self.stop()
-        return out
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.begun
