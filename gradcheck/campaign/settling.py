@@ -40,7 +40,7 @@ def rebuild_failures(
     """In how many of `runs` fresh builds (earlier ones kept alive) the engine fails `graph`."""
     twin, kept = retaining(adapter)
     if graph.meta.get("edge"):
-        failures = sum(bool(check_edge(twin, graph)) for _ in range(runs))
+        failures = sum(bool(check_edge(twin, graph, classified=False)) for _ in range(runs))
     else:
         options = {**_check_options(graph), "dtype": dtype}
         failures = sum(failing_check(graph, twin, **options) is not None for _ in range(runs))
