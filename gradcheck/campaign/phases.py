@@ -48,9 +48,9 @@ from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.edges import check_edges
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
-# The phases' names, as the progress callback and `CampaignResult.timings` know them, in order.
-ORDER = ("structure", "isolate", "check", "shrink", "blame", "group", "settle", "edges", "save")
+# (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
+# structure, isolate, check, shrink, blame, group, settle, edges, save.
+Progress = Callable[[str, int, int], None]
 
 
 def run_campaign(
