@@ -103,35 +103,42 @@ def check_graph(
     results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
     blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
     hvp_problems: list[str] = []
+    hvp_excess = 0.0
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
-        hvp_problems = _compare_hvp(
+        hvp_problems, hvp_excess = _compare_hvp(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
         )
     failing, problems = None, [crash] if crash else []
     for errors, start in blocks:
-        for c in errors.forward_failing():  # an output that cancels is zero up to its terms' rounding
-            if not errors.settle_forward(int(c), forward_rounding(graph, points[start + int(c)])):
-                break  # the check stops at this point: later ones need no settling
+        # failing points are settled strongest first: the first one that stays is the most telling
+        excess = errors.excess()
+        for c in _strongest_first(errors.forward_failing(), excess):  # a cancelling output: rounding
+            if not errors.settle_forward(c, forward_rounding(graph, points[start + c])):
+                break  # the check reports this point or a stronger one: the weaker need no settling
             result.settled_points += 1
-        for c in errors.gradient_only():  # an entry may be a difference of large terms: rounding
-            i = start + int(c)
+        for c in _strongest_first(errors.gradient_only(), excess):  # a difference of large terms
+            i = start + c
             rounding = gradient_spread(graph, points[i], cotangents[i])
-            if not errors.settle(int(c), rounding + gradient_rounding(graph, points[i], cotangents[i])):
-                break  # the check stops at this point: later ones need no settling
+            if not errors.settle(c, rounding + gradient_rounding(graph, points[i], cotangents[i])):
+                break  # the check reports this point or a stronger one: the weaker need no settling
             result.settled_points += 1
+        if start == 0 and hvp_problems:
+            excess[0] = max(float(excess[0]), hvp_excess) if errors.bad[0] else hvp_excess
         bad = np.flatnonzero(errors.bad)
         if start == 0 and hvp_problems:
             bad = np.union1d(bad, [0])
-        if bad.size:  # the check stops at its first failing point, with the figures so far
-            first = int(bad[0])
-            errors.fold_into(result, first + 1)
-            failing = start + first
-            problems = errors.problems(first, run.labels) + (hvp_problems if failing == 0 else [])
+        if bad.size:  # the check stops at its most telling failing point, with the figures so far
+            worst = int(bad[np.argmax(excess[bad])])
+            errors.fold_into(result, worst + 1)
+            failing = start + worst
+            problems = errors.problems(worst, run.labels) + (hvp_problems if failing == 0 else [])
+            result.failing_excess = float(excess[worst])
             break
         errors.fold_into(result, len(errors.bad))
     if failing is None and crash:
         failing = sum(len(errors.bad) for errors, _ in blocks)  # the point where the engine raised
+        result.failing_excess = float("inf")
     if failing is None:
         result.points_checked = len(checkable)
         result.points_skipped = k - len(checkable)
@@ -142,6 +149,11 @@ def check_graph(
         record_failure(result, graph, p, cotangents[failing], *problems)
     result.timings["engine"] = time.perf_counter() - t2
     return result
+
+
+def _strongest_first(columns: np.ndarray, excess: np.ndarray) -> list[int]:
+    """`columns`, the one furthest outside its allowance first."""
+    return sorted((int(c) for c in columns), key=lambda c: -float(excess[c]))
 
 
 def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
@@ -279,12 +291,14 @@ def _compare_hvp(
     cot: list[Any],
     direction: list[Any],
     hvp_t: np.ndarray,
-) -> list[str]:
+) -> tuple[list[str], float]:
+    """The differences of the engine's Hessian-vector product from torch's, in words, and how far
+    the worst is outside its allowance (`PointErrors.excess`)."""
     try:
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
+        return [f"second derivatives: engine raised {type(e).__name__}: {e}"], float("inf")
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
@@ -300,11 +314,13 @@ def _compare_hvp(
         if settled.any() and not (bad & ~settled).any():
             result.settled_points += 1
         bad &= ~settled
+    with np.errstate(invalid="ignore"):
+        excess = worst_error(err[bad] / allowed[bad]) if bad.any() else 0.0
     return [
         f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
         f"torch {float(hvp_t[i])!r} (direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
-    ]
+    ], excess
 
 
 def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:

@@ -97,6 +97,16 @@ class PointErrors:
         self.bad_elsewhere = bad | self.bad_forward  # forward values, or against central differences
         self.bad = self.bad_elsewhere | self.bad_torch
 
+    def excess(self) -> np.ndarray:
+        """Per column, how far it is outside its allowance: the largest ratio of an error to the
+        error allowed (forward values, gradients against torch and against central differences);
+        inf where a number is not finite on one side only. Above 1 where a column fails."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratios = [self.fwd_err / FORWARD_RTOL, _column_nanmax(self.abs_t / self.allowed_t)]
+            if self.numeric:
+                ratios.append(_column_nanmax(self.abs_n / self.allowed_n))
+        return np.maximum.reduce(ratios)
+
     def forward_failing(self) -> np.ndarray:
         """The columns whose forward values differ from torch's, with finite values on both sides."""
         finite = ~_any_column(~(np.isfinite(self.fwd_e) & np.isfinite(self.fwd_t)))

@@ -44,6 +44,9 @@ class GraphCheck:
     # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
     # their rounding (`rounding`)
     settled_points: int = 0
+    # how far the failing point is outside its allowance: the largest ratio of an error to the
+    # error allowed (inf where the engine raised or gave no number; None while the check passes)
+    failing_excess: float | None = None
 
     @property
     def checked(self) -> int:
@@ -68,6 +71,7 @@ class GraphCheck:
             "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
             "max_rel_err_hvp": self.max_rel_err_hvp,
             "failing_point": self.failing_point,
+            "failing_excess": self.failing_excess,
             "failure": None if self.failure is None else self.failure.to_dict(),
         }
 
