@@ -1,10 +1,12 @@
 """Shrink a failing graph to a small one that still fails (for campaign failures, outside hypothesis).
 
-Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
-node (its users read one of its arguments instead); freeze an op node (`frozen`: its users read
-a new input holding the value it had, so `0.0 / sigmoid(x0)` becomes `0.0 / x1` whatever sigmoid
-gave there, a pole or overflow point included); drop nodes and inputs nothing uses; simplify
-input values (round them to fewer digits); move constants toward 0 and 1.
+Greedy passes, repeated until none helps: keep a single batch point; drop an op node no output
+uses (the engine still runs it: one that raises or writes into its argument is kept while the
+failure needs it); drop outputs; bypass an op node (its users read one of its arguments
+instead); freeze an op node (`frozen`: its users read a new input holding the value it had, so
+`0.0 / sigmoid(x0)` becomes `0.0 / x1` whatever sigmoid gave there, a pole or overflow point
+included); drop inputs nothing uses; simplify input values (round them to fewer digits); move
+constants toward 0 and 1.
 A candidate is kept only when the caller says it still fails (the caller asks for the same
 failure, not any failure, so an engine with several bugs does not drift from one to another),
 and only candidates that keep every op inside its domain and off its kinks are tried, unless the
@@ -128,6 +130,7 @@ def _constant_rank(value: float) -> int:
 
 
 def _candidates(g: Graph) -> Iterator[Graph]:
+    yield from _without_dead(g)
     yield from _fewer_outputs(g)
     yield from _bypassed(g)
     yield from _frozen(g)
@@ -154,7 +157,8 @@ def _fewer_outputs(g: Graph) -> Iterator[Graph]:
     for j in range(len(g.outputs)):
         keep = [k for k in range(len(g.outputs)) if k != j]
         cot = None if g.cotangent is None else [g.cotangent[k] for k in keep]
-        yield _prune(Graph(g.inputs, g.nodes, [g.outputs[k] for k in keep], g.points, cot, g.meta))
+        fewer = Graph(g.inputs, g.nodes, [g.outputs[k] for k in keep], g.points, cot, g.meta)
+        yield _prune(fewer, keep=_dead(g))
 
 
 def _bypassed(g: Graph) -> Iterator[Graph]:
@@ -163,7 +167,7 @@ def _bypassed(g: Graph) -> Iterator[Graph]:
     for i in reversed(range(len(g.nodes))):
         node_id = n_in + i
         for arg in dict.fromkeys(g.nodes[i].args):
-            yield _prune(_replace_uses(g, node_id, arg))
+            yield _prune(_replace_uses(g, node_id, arg), keep=_dead(g))
 
 
 def _frozen(g: Graph) -> Iterator[Graph]:
@@ -211,7 +215,8 @@ def frozen(g: Graph, nodes: Sequence[int], values: Sequence[Any] | None = None) 
         for o, c in zip(g.outputs, cot):
             first.setdefault(renumbered(o), c)
         cot = [first[o] for o in outputs]
-    return _prune(Graph([*g.inputs, *added], nodes_after, outputs, None, cot, g.meta))
+    kept = _dead(g) - set(order)  # a node no output uses still runs (and may raise, or write)
+    return _prune(Graph([*g.inputs, *added], nodes_after, outputs, None, cot, g.meta), keep=kept)
 
 
 def _reference_values(g: Graph) -> list[object] | None:
@@ -238,10 +243,29 @@ def _replace_uses(g: Graph, old: int, new: int) -> Graph:
     return Graph(g.inputs, nodes, outputs, g.points, cot, g.meta)
 
 
-def _prune(g: Graph) -> Graph:
-    """Drop op nodes no output depends on and inputs no node uses; renumber."""
+def _dead(g: Graph) -> set[int]:
+    """The positions of the op nodes no output depends on."""
     n_in = g.n_inputs
     live = set(g.outputs)
+    for i in reversed(range(len(g.nodes))):
+        if n_in + i in live:
+            live.update(g.nodes[i].args)
+    return {i for i in range(len(g.nodes)) if n_in + i not in live}
+
+
+def _without_dead(g: Graph) -> Iterator[Graph]:
+    """Each op node no output depends on removed (an engine still evaluates such a node: it may
+    raise, or write into its argument, so it goes only when the failure stays without it)."""
+    dead = _dead(g)
+    for i in sorted(dead, reverse=True):
+        yield _prune(g, keep=dead - {i})
+
+
+def _prune(g: Graph, keep: set[int] | frozenset[int] = frozenset()) -> Graph:
+    """Drop op nodes no output depends on, except those at positions `keep` (and what they use),
+    and inputs no node uses; renumber."""
+    n_in = g.n_inputs
+    live = set(g.outputs) | {n_in + i for i in keep}
     for i in reversed(range(len(g.nodes))):
         if n_in + i in live:
             live.update(g.nodes[i].args)
