@@ -267,7 +267,8 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def _merge(group: Sequence[Finding]) -> Finding:
-    best = min(group, key=lambda f: (graph_size(f.graph), _phase_rank(f.phase), f.graph_indices))
+    # the repro: the smallest graph, and among those the most telling (furthest outside its allowance)
+    best = min(group, key=lambda f: (graph_size(f.graph), -excess(f), _phase_rank(f.phase), f.graph_indices))
     indices = sorted({i for f in group for i in f.graph_indices})
     cases: dict[str, int] = {}
     for f in group:
@@ -284,6 +285,12 @@ def _merge(group: Sequence[Finding]) -> Finding:
     if len(checks) > 1:
         extra["merged_checks"] = checks
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
+
+
+def excess(f: Finding) -> float:
+    """How far outside its allowance the finding's graph fails (`extra["excess"]`; 0 when unknown)."""
+    value = f.extra.get("excess")
+    return 0.0 if value is None else float(value)  # report.json writes inf as "inf"
 
 
 def _phase_rank(phase: str) -> int:
