@@ -1,14 +1,16 @@
 """The parity campaign (`python -m gradcheck run`): N random graphs checked against torch and the
 numerical oracle, figures per op, failures shrunk and saved to the regression corpus.
 
-`phases` runs a campaign's phases in order (structure, isolation, random graphs, shrink and
-blame, grouping, settling, edges, save), each in its module; settings -> validation -> phases,
+`phases` runs a campaign's phases in order (structure, isolation, random graphs, accounting for
+the failures, grouping, settling, edges, save), each in its module; settings -> validation -> phases,
 where `pool` runs the work and `checking` is the real backend; `report_json`, `report_html`,
 `report_junit` and `report_markdown` turn a result into reports; `gate` compares a fixed campaign
 with a recorded baseline (`baseline`) for `gradcheck gate`.
 """
 
+from gradcheck.campaign.accounting import Unexplained, unexplained
 from gradcheck.campaign.checking import (
+    FailureExplainer,
     FailureShrinker,
     GraphChecker,
     make_checker,
@@ -45,6 +47,7 @@ __all__ = [
     "Checker",
     "Corpus",
     "Failure",
+    "FailureExplainer",
     "FailureShrinker",
     "GraphChecker",
     "GraphRecord",
@@ -52,6 +55,7 @@ __all__ = [
     "Progress",
     "Settings",
     "Shrinker",
+    "Unexplained",
     "aggregate",
     "campaign_ops",
     "chunks",
@@ -67,5 +71,6 @@ __all__ = [
     "save_failures",
     "scalar_ops",
     "tensor_ops",
+    "unexplained",
     "validate",
 ]

@@ -4,12 +4,14 @@
 2. isolation: each op the campaign draws, alone: a bug in one op gets a one-op finding (`isolation`).
 3. random graphs: `settings.graphs` graphs, graph i drawn from (seed, i) and checked three ways
    (`checking`), in this process, a process pool or on a Dask cluster (`pool`).
-4. shrink and blame: the first `max_shrink` failing graphs shrunk to minimal ones, the others
-   blamed on a node that fails alone (`checking`, `blame`); each failure is classified once there.
+4. accounting: each failing graph explained by a finding (a node failing alone, nodes whose
+   freezing makes it pass, the graph code: `explain`), or shrunk into a new one while the shrink
+   budget lasts, or left among the unexplained graphs (`accounting`); each failure is classified
+   once there.
 5. grouping: one finding per root cause (`findings.group_findings`), the isolation's and the
-   structural phase's included; an unshrunk graph joins a known finding it contains.
-6. settling: each finding re-checked on fresh builds, and folded into the structural finding
-   about shared nodes that explains it (`settling`); per-op statistics from the settled findings.
+   structural phase's included.
+6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
+   explains it (`settling`); per-op statistics from the settled findings.
 7. edges: each op at its edge values (`edges`), its findings joined to the campaign's.
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
@@ -24,24 +26,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-from gradcheck.campaign.blame import assign_by_pattern
+from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.isolation import isolation_findings
-from gradcheck.campaign.pool import (
-    Backend,
-    Pool,
-    Run,
-    blame_batch,
-    blame_batches,
-    check_chunk,
-    chunks,
-    shrink_batch,
-)
+from gradcheck.campaign.pool import Backend, Pool, Run, check_chunk, chunks
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.settling import settle_findings, with_rates
+from gradcheck.campaign.settling import fold_into_build_order, settle_findings, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
 from gradcheck.campaign.validation import campaign_ops, load_adapter
@@ -49,7 +42,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.edges import check_edges
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
-# structure, isolate, check, shrink, blame, group, settle, edges, save.
+# structure, isolate, check, explain, shrink, group, settle, edges, save.
 Progress = Callable[[str, int, int], None]
 
 
@@ -71,7 +64,7 @@ def run_campaign(
     parts = chunks(settings.graphs, settings.jobs)
     with Pool(backend, settings, len(parts)) as run:
         records = random_graphs(settings, run, parts, clock.report)
-        shrink_and_blame(settings, backend, run, records, earlier, clock)
+        accounting_phase(settings, backend, run, records, earlier, clock)
     ordered = [records[i] for i in sorted(records)]
     with clock.step("group"):
         findings = grouping(ordered, earlier)
@@ -85,7 +78,7 @@ def run_campaign(
         check_seconds=clock.timings["check"],
         findings=findings,
         isolation_seconds=clock.timings.get("isolate", 0.0),
-        grouping_seconds=sum(clock.timings.get(p, 0.0) for p in ("shrink", "blame", "group", "settle")),
+        grouping_seconds=sum(clock.timings.get(p, 0.0) for p in ("explain", "shrink", "group", "settle")),
         structure=structure,
     )
     if settings.edges:
@@ -130,10 +123,10 @@ def random_graphs(
     return records
 
 
-# --- 4. shrink and blame ------------------------------------------------------------------------
+# --- 4. accounting -----------------------------------------------------------------------------
 
 
-def shrink_and_blame(
+def accounting_phase(
     settings: Settings,
     backend: Backend,
     run: Run,
@@ -141,54 +134,26 @@ def shrink_and_blame(
     known: Sequence[Finding],
     clock: _Clock,
 ) -> None:
-    """The first `max_shrink` failing graphs (by index) shrunk, the others blamed, nodes with the
-    ops of the shrunk ones' and the `known` findings tried first; `records` updated in place."""
-    failing = sorted(i for i, r in records.items() if not r.passed)
-    to_shrink, to_blame = failing[: settings.max_shrink], failing[settings.max_shrink :]
-    clock.start("shrink")
-    _through(run, shrink_batch, "shrink", [[records[i]] for i in to_shrink], records, clock.report)
-    clock.start("blame")
-    if backend.make_blamer is not None and to_blame:
-        shrunk_ops = {op for i in to_shrink for op in _finding_ops(records[i])}
-        prefer = tuple(sorted(shrunk_ops | {op for f in known for op in f.ops}))
-        batches = [(prefer, [records[i] for i in part]) for part in blame_batches(to_blame, settings.jobs)]
-        _through(run, blame_batch, "blame", batches, records, clock.report)
-
-
-def _through(
-    run: Run, task: Callable, phase: str, items: list, records: dict[int, GraphRecord], progress: Progress
-) -> None:
-    """Run `task` over `items` where `run` runs work, each record it returns replacing its own."""
-    total = sum(len(item[1] if isinstance(item, tuple) else item) for item in items)
-    progress(phase, 0, total)
-    done = 0
-    for batch in run(task, items):
-        for record in batch:
-            records[record.index] = record
-        done += len(batch)
-        progress(phase, done, total)
-
-
-def _finding_ops(record: GraphRecord) -> tuple[str, ...]:
-    """The ops of a shrunk record's finding (the blame phase tries these first)."""
-    f = record.failure
-    return f.finding.ops if f is not None and f.finding is not None else ()
+    """Each failing graph explained by the `known` findings or those shrunk since, or left among
+    the unexplained graphs (`gradcheck.campaign.accounting`); `records` updated in place."""
+    account_for_failures(settings, backend, run, records, known, clock.start, clock.report)
 
 
 # --- 5. grouping --------------------------------------------------------------------------------
 
 
 def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list[Finding]:
-    """The earlier phases' findings and each failing graph's, merged into one per root cause."""
-    return group_findings([*earlier, *assign_by_pattern(records)])
+    """The earlier phases' findings and each explained graph's, merged into one per root cause."""
+    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
+    return group_findings([*earlier, *found])
 
 
 # --- 6. settling --------------------------------------------------------------------------------
 
 
 def settling(settings: Settings, findings: Sequence[Finding]) -> list[Finding]:
-    """The findings re-checked on fresh builds and folded into the structural finding about shared
-    nodes that explains them (`gradcheck.campaign.settling`)."""
+    """The findings re-checked on fresh builds and folded into the graph-code finding that
+    explains them (`gradcheck.campaign.settling`)."""
     return settle_findings(findings, load_adapter(settings.engine), settings.dtype)
 
 
@@ -208,7 +173,7 @@ def with_edges(result: CampaignResult) -> CampaignResult:
     settings = result.settings
     adapter = load_adapter(settings.engine)
     report = edge_phase(adapter, campaign_ops(settings, adapter), settings.dtype)
-    findings = group_findings([*result.findings, *report.findings])
+    findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
     return replace(result, findings=findings, edges=report)

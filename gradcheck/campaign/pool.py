@@ -23,8 +23,8 @@ from gradcheck.parity.torch_reference import set_torch_threads
 
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
-Shrinker = Callable[[GraphRecord], GraphRecord]
-Blamer = Callable[[GraphRecord, Sequence[str]], GraphRecord]  # (record, ops to try first)
+Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
+Blamer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
 # A task (one of check_chunk, shrink_batch, blame_batch) over work items, results yielded as done.
 Run = Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator[list[GraphRecord]]]
 
@@ -34,8 +34,8 @@ class Backend:
     """How a campaign checks, shrinks and blames graphs, in whichever process runs the work;
     picklable (module-level factories, called once per process).
 
-    make_blamer: assigns failing graphs past `max_shrink` to findings cheaply (None: they stay
-    unassigned).
+    make_blamer: accounts failing graphs to the findings that explain them, cheaply, before any is
+    shrunk (`campaign.explain`; None: every failing graph is shrunk while the budget lasts).
     """
 
     make_checker: Callable[[Settings], Checker]
@@ -69,17 +69,20 @@ def check_chunk(indices: Sequence[int]) -> list[GraphRecord]:
     return [checker(i) for i in indices]
 
 
-def shrink_batch(records: Sequence[GraphRecord]) -> list[GraphRecord]:
-    """The task of shrinking: each failing record shrunk to a small graph with its finding."""
+def shrink_batch(item: tuple[float | None, Sequence[GraphRecord]]) -> list[GraphRecord]:
+    """The task of shrinking: each failing record shrunk to a small graph with its finding, within
+    `item[0]` seconds (None: no limit)."""
+    seconds, records = item
     shrinker = _worker_state["shrinker"]
-    return [shrinker(r) for r in records]
+    return [shrinker(r, seconds) for r in records]
 
 
-def blame_batch(item: tuple[tuple[str, ...], Sequence[GraphRecord]]) -> list[GraphRecord]:
-    """The task of blaming: each failing record with its finding, the ops `item[0]` tried first."""
-    prefer, records = item
+def blame_batch(item: tuple[Any, Sequence[GraphRecord]]) -> list[GraphRecord]:
+    """The task of explaining: each failing record with the finding that explains it, against what
+    `item[0]` holds (`campaign.explain.Explaining`)."""
+    known, records = item
     blamer = _worker_state["blamer"]
-    return [blamer(r, prefer) for r in records]
+    return [blamer(r, known) for r in records]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:

@@ -16,7 +16,9 @@ METRICS = (*GRAD_METRICS, "max_forward_err")
 
 @dataclass(frozen=True)
 class Failure:
-    """What a failing graph looks like, as found and after shrinking."""
+    """What a failing graph looks like, as found and after shrinking, and how it is accounted for:
+    by its `finding`, or (None) as one of the unexplained graphs, for the reason `unexplained`
+    says ("" while it is still being explained)."""
 
     problems: tuple[str, ...]
     snippet: str
@@ -26,7 +28,10 @@ class Failure:
     shrunk_ops: tuple[str, ...] | None = None
     corpus_file: str | None = None
     finding: Finding | None = None  # the distinct problem this graph shows (see campaign.findings)
-    difference: Difference | None = None  # its kind and check, classified once (shrinker or blamer)
+    difference: Difference | None = None  # its kind and check, classified once (shrinker or explainer)
+    excess: float | None = None  # how far outside its allowance it fails (GraphCheck.failing_excess)
+    alone: tuple[int, ...] = ()  # the positions of its op nodes that fail alone (campaign.explain)
+    unexplained: str = ""  # why no finding explains it, when none does
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
             problems=tuple(check.problems),
             snippet=check.failure.to_python("minigrad"),
             graph=check.failure.to_dict(),
+            excess=check.failing_excess,
         )
     return GraphRecord(
         index=index,

@@ -318,14 +318,31 @@ def _failure(failure: dict) -> str:
     return "\n".join(parts)
 
 
+def _unexplained(entry: dict | None) -> str:
+    """The unexplained graphs (`campaign.accounting`) as one entry: how many and why, the smallest."""
+    if not entry:
+        return ""
+    smallest = entry["smallest"]
+    reasons = "; ".join(f"{n}: {escape(why)}" for why, n in entry["reasons"].items())
+    indices = ", ".join(map(str, entry["graph_indices"][:50])) + (" ..." if entry["graphs"] > 50 else "")
+    problems = "".join(f"<li>{escape(p)}</li>" for p in smallest["problems"][:3])
+    return (
+        f'<h3 id="unexplained">Unexplained graphs ({entry["graphs"]})</h3>'
+        f"<p>Failing graphs no finding explains ({reasons}): graphs {indices}. "
+        f"The smallest, graph {smallest['index']} ({escape(', '.join(smallest['ops']))}):</p>"
+        f"<ul>{problems}</ul><pre>{escape(smallest.get('snippet') or '')}</pre>"
+    )
+
+
 def _failures(report: dict) -> str:
     failures = report["failures"]
     if not failures:
         return '<h2 id="failures">Failing graphs</h2><p>None.</p>'
     shrunk = [f for f in failures if f.get("shrunk_snippet")]
-    rest = [f for f in failures if not f.get("shrunk_snippet")]
+    rest = [f for f in failures if not f.get("shrunk_snippet") and "finding" in f]
     parts = [f'<h2 id="failures">Failing graphs ({len(failures)})</h2>']
-    parts.append("<p>Each is counted in a finding above; here one by one, folded.</p>")
+    parts.append("<p>Each is counted in a finding above or among the unexplained graphs.</p>")
+    parts.append(_unexplained(report.get("unexplained")))
     parts.append(f"<details><summary>Show the {len(failures)} failing graphs</summary>")
     parts += [_failure(f) for f in shrunk]
     if rest:
@@ -335,7 +352,7 @@ def _failures(report: dict) -> str:
             for f in rest
         )
         parts.append(
-            f"<h3>{len(rest)} more, not shrunk (past --max-shrink)</h3>"
+            f"<h3>{len(rest)} more, each explained by its finding without shrinking</h3>"
             "<table><thead><tr><th>graph</th><th class=op>ops</th><th class=problem>first problem</th>"
             f"</tr></thead><tbody>{rows}</tbody></table>"
         )

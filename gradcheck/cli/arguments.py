@@ -40,6 +40,17 @@ def seed_int(text: str) -> int:
     return _integer(text, 0, "a non-negative integer seed")
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds from 0, got {text}")
+    return value
+
+
 def _integer(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)

@@ -15,6 +15,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from gradcheck.campaign.accounting import unexplained
 from gradcheck.campaign.findings import summary
 from gradcheck.campaign.gate import FLOORS, GateResult, OpVerdict, as_figure
 from gradcheck.campaign.phases import Progress as ProgressCallback
@@ -51,8 +52,8 @@ PHASE_BARS = {
     "structure": "checking the graph code (structural phase)",
     "isolate": "checking each op alone",
     "check": "checking graphs",
-    "shrink": "shrinking failures",
-    "blame": "blaming the other failures",
+    "explain": "explaining failures by findings",
+    "shrink": "shrinking the unexplained ones",
 }
 
 
@@ -149,16 +150,41 @@ def print_findings(result: CampaignResult, console: Console) -> None:
         console.print(Syntax(code, "python", theme="ansi_dark", word_wrap=True))
 
 
+def print_unexplained(result: CampaignResult, console: Console) -> None:
+    """The unexplained graphs as one entry, after the findings: how many and why, their indices,
+    the smallest in full (nothing when every failing graph has its finding)."""
+    left = unexplained(result.records)
+    if left is None:
+        return
+    why = "; ".join(f"{n}: {reason}" for reason, n in left.reasons.items())
+    shown = ", ".join(map(str, left.indices[:20])) + (" ..." if left.graphs > 20 else "")
+    console.print(
+        Text(
+            f"\nunexplained graphs: {left.graphs} failing graph(s) that no finding explains", style="red bold"
+        )
+    )
+    console.print(Text(f"  {why}; graphs {shown}"))
+    smallest = left.smallest
+    console.print(Text(f"  the smallest, graph {smallest.index} (ops: {', '.join(smallest.ops)}):"))
+    for problem in smallest.problems[:3]:
+        console.print(Text(f"  {printable(problem)}"))
+    if smallest.failure is not None:
+        code = graph_snippet(Graph.from_dict(smallest.failure.graph), "torch")
+        console.print(Syntax(code, "python", theme="ansi_dark", word_wrap=True))
+
+
 def print_graphs(result: CampaignResult, console: Console) -> None:
     """The individual failing graphs, after the findings, folded: each finding's first shrunk graph
-    in full, its other graphs one line each, the unshrunk ones listed by index."""
+    in full, its other graphs one line each, the graphs explained without shrinking listed by
+    index (the unexplained ones have their own entry: `print_unexplained`)."""
     finding_of = {i: k for k, f in enumerate(result.findings) for i in f.graph_indices}
     shown_in_full: set[int | None] = set()
     unshrunk = []
     for record in result.failures:
         f = record.failure
         if f is None or f.shrunk_snippet is None:
-            unshrunk.append(record.index)
+            if record.index in finding_of:
+                unshrunk.append(record.index)
             continue
         k = finding_of.get(record.index)
         saved = f", saved to {f.corpus_file}" if f.corpus_file else ""
@@ -177,8 +203,8 @@ def print_graphs(result: CampaignResult, console: Console) -> None:
     if unshrunk:
         shown = ", ".join(map(str, unshrunk[:20])) + (" ..." if len(unshrunk) > 20 else "")
         console.print(
-            f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them; each is "
-            f"counted in its finding above): {shown}"
+            f"\n{len(unshrunk)} more failing graph(s), each explained by its finding above without "
+            f"shrinking: {shown}"
         )
 
 
@@ -191,6 +217,9 @@ def print_verdict(result: CampaignResult, console: Console) -> None:
         colour = "red" if not result.passed else "yellow"
         verdict = f"[{colour}]{len(failures)} of {len(result.records)} graphs disagree[/{colour}]"
     problems = escape(summary(result.findings, result.settings.conventions))
+    left = unexplained(result.records)
+    if left is not None:
+        problems += f"; {left.graphs} unexplained graph(s)"
     console.print(f"\n{verdict}; {problems}; {result.seconds:.1f} s.")
 
 

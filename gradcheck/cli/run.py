@@ -27,9 +27,18 @@ from gradcheck.cli.arguments import (
     conventions_option,
     op_list,
     positive_int,
+    seconds,
     seed_int,
 )
-from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
+from gradcheck.cli.console import (
+    header,
+    op_table,
+    print_findings,
+    print_graphs,
+    print_unexplained,
+    print_verdict,
+    progress_bars,
+)
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
@@ -115,11 +124,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
     )
     run.add_argument(
-        "--max-shrink",
-        type=positive_int,
-        default=10,
-        help="fully shrink at most this many failing graphs; the others are blamed cheaply (default 10)",
+        "--shrink-budget",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds for shrinking the failing graphs that no finding explains; those left when it "
+        "is spent are reported together as unexplained graphs (default 10 + 0.02 per graph: 50 for "
+        "2000 graphs)",
     )
+    run.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
     conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
     ci_output_options(run)
@@ -139,6 +152,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
+class MaxShrinkReplaced(argparse.Action):
+    """--max-shrink N, which counted the graphs to shrink, refused with what replaced it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        parser.error(
+            "--max-shrink was replaced by --shrink-budget SECONDS: every failing graph is now "
+            "explained by a finding or shrunk while a time budget lasts (default 10 s + 0.02 s per "
+            "graph); drop --max-shrink, or give --shrink-budget"
+        )
+
+
 def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
     jobs, note = capped_jobs(args.jobs)
@@ -151,7 +175,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         ops=args.ops,
         tensor=args.tensor,
         jobs=jobs,
-        max_shrink=args.max_shrink,
+        shrink_budget=args.shrink_budget,
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
@@ -182,6 +206,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             console.print(Text(phase.summary()))
     saved = with_repros(result, args.out / "report.json")
     print_findings(saved, console)
+    print_unexplained(saved, console)
     console.print(op_table(saved, console.width))
     print_graphs(saved, console)
     report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])

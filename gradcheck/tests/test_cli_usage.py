@@ -22,3 +22,19 @@ def test_an_unknown_flag_before_the_subcommand_still_gets_the_top_level_usage(ca
         main(["--bogusflag", "run"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.startswith("usage: gradcheck [-h]")
+
+
+def test_max_shrink_is_refused_with_what_replaced_it(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--max-shrink", "10"])
+    assert exit_info.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--max-shrink was replaced by --shrink-budget SECONDS" in err
+
+
+@pytest.mark.parametrize("budget", ["-1", "soon", "inf"])
+def test_a_shrink_budget_is_a_finite_number_of_seconds(capsys, budget):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--shrink-budget", budget])
+    assert exit_info.value.code == 2
+    assert "argument --shrink-budget: expected a" in capsys.readouterr().err

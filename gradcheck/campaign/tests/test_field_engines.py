@@ -12,7 +12,7 @@ ENGINES = "gradcheck.testing.field_engines:"
 
 
 def campaign(engine: str, **settings):
-    options = {"graphs": 100, "seed": 0, "max_shrink": 3, **settings}
+    options = {"graphs": 100, "seed": 0, **settings}
     return run_campaign(Settings(engine=ENGINES + engine, **options), real_backend())
 
 
