@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradcheck.campaign.explain import Explaining
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
+from gradcheck.campaign.explain import Explaining, build_order, counted
 from gradcheck.campaign.findings import Finding, graph_size
 from gradcheck.campaign.pool import Backend, Run, blame_batch, blame_batches, shrink_batch
 from gradcheck.campaign.records import GraphRecord
@@ -28,6 +29,7 @@ from gradcheck.campaign.settings import Settings, default_shrink_budget
 # (phase, done, total), as `phases.Progress`.
 Progress = Callable[[str, int, int], None]
 BUDGET_SPENT = "the shrink budget was spent before its turn"
+FIRST_WAVE = 20  # failing graphs explained before the others, whose findings' ops those try first
 
 
 def shrink_budget(settings: Settings) -> float:
@@ -48,16 +50,47 @@ def account_for_failures(
 ) -> None:
     """Each failing record of `records` with the finding that explains it, or left unexplained
     with the reason (see the module docstring); `records` updated in place. `start(phase)` starts
-    timing "explain" and then "shrink"; `progress` reports each."""
+    timing "explain" or "shrink"; `progress` reports each.
+
+    The failing graphs come in two waves: the first `FIRST_WAVE` are explained, and those nothing
+    explains shrunk, before the others, which then try the ops and culprits of the findings the
+    first wave made before anything else (most graphs fail for a reason a few graphs show)."""
     failing = sorted(i for i, r in records.items() if not r.passed and r.failure is not None)
-    start("explain")
-    if backend.make_blamer is not None:
-        explain_all(settings, run, failing, records, Explaining(tuple(known)), "explain", progress)
-    start("shrink")
     deadline = time.monotonic() + shrink_budget(settings)
-    pending = [i for i in failing if waiting(records[i])]
-    total = len(pending)
-    progress("shrink", 0, total)
+    found, pending, waited = list(known), [], 0
+    for wave in (failing[:FIRST_WAVE], failing[FIRST_WAVE:]):
+        start("explain")
+        if backend.make_blamer is not None:
+            explained = failing.index(wave[0]) if wave else 0
+            explain_all(
+                settings, run, wave, records, Explaining(tuple(found)), progress, explained, len(failing)
+            )
+            found += [f for i in wave if (f := _finding(records[i])) is not None]
+        new = [i for i in wave if waiting(records[i])]
+        pending, waited = pending + new, waited + len(new)
+        start("shrink")
+        pending = _shrink(settings, backend, run, records, pending, found, deadline, waited, progress)
+    for i in pending:
+        records[i] = _left(records[i], BUDGET_SPENT)
+    progress("shrink", waited, waited)
+
+
+def _shrink(
+    settings: Settings,
+    backend: Backend,
+    run: Run,
+    records: dict[int, GraphRecord],
+    pending: list[int],
+    found: list[Finding],
+    deadline: float,
+    waited: int,
+    progress: Progress,
+) -> list[int]:
+    """The `pending` graphs shrunk smallest first until the deadline, each new finding with
+    culprits tried on those still pending; the graphs still pending (`found` gets the findings;
+    `waited`: how many graphs have waited for shrinking, the progress's total)."""
+    if pending:
+        progress("shrink", waited - len(pending), waited)
     while pending and time.monotonic() < deadline:
         pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
@@ -65,19 +98,30 @@ def account_for_failures(
         new = []
         for batch in run(shrink_batch, [(seconds, [records[i]]) for i in turn]):
             for record in batch:
-                records[record.index] = _accounted(record)
-                if record.failure is not None and record.failure.finding is not None:
-                    new.append(record.failure.finding)
-        new = [f for f in new if f.extra.get("culprits")]
-        if new and pending and backend.make_blamer is not None:
-            explain_all(
-                settings, run, pending, records, Explaining(tuple(new), culprits_only=True), "", progress
-            )
+                records[record.index] = _accounted(record, found)
+                f = _finding(records[record.index])
+                if f is not None and record.failure is not None and record.failure.shrunk_graph:
+                    new.append(f)
+        found += new
+        with_culprits = [f for f in new if f.extra.get("culprits")]
+        if with_culprits and pending and backend.make_blamer is not None:
+            by_culprits = Explaining(tuple(with_culprits), culprits_only=True)
+            explain_all(settings, run, pending, records, by_culprits)
             pending = [i for i in pending if waiting(records[i])]
-        progress("shrink", total - len(pending), total)
-    for i in pending:
-        records[i] = _left(records[i], BUDGET_SPENT)
-    progress("shrink", total, total)
+        progress("shrink", waited - len(pending), waited)
+    return pending
+
+
+def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """`findings` without repeats: one per signature and culprits, the first met."""
+    seen: dict[tuple[Any, ...], Finding] = {}
+    for f in findings:
+        seen.setdefault((f.signature, tuple(f.extra.get("culprits") or ())), f)
+    return tuple(seen.values())
+
+
+def _finding(record: GraphRecord) -> Finding | None:
+    return record.failure.finding if record.failure is not None else None
 
 
 def explain_all(
@@ -86,21 +130,21 @@ def explain_all(
     indices: Sequence[int],
     records: dict[int, GraphRecord],
     known: Explaining,
-    phase: str,
-    progress: Progress,
+    progress: Progress | None = None,
+    done: int = 0,
+    total: int = 0,
 ) -> None:
-    """Records `indices` explained against `known` wherever `run` runs work, in batches; `phase`
-    names their progress ("" for none)."""
+    """Records `indices` explained against `known` wherever `run` runs work, in batches; their
+    progress reported as the "explain" phase's (`done` of `total` before these), when given."""
     batches = [(known, [records[i] for i in part]) for part in blame_batches(indices, settings.jobs)]
-    if phase:
-        progress(phase, 0, len(indices))
-    done = 0
+    if progress is not None:
+        progress("explain", done, total)
     for batch in run(blame_batch, batches):
         for record in batch:
             records[record.index] = record
         done += len(batch)
-        if phase:
-            progress(phase, done, len(indices))
+        if progress is not None:
+            progress("explain", done, total)
 
 
 def waiting(record: GraphRecord) -> bool:
@@ -109,8 +153,14 @@ def waiting(record: GraphRecord) -> bool:
     return f is not None and f.finding is None and not f.unexplained
 
 
-def _accounted(record: GraphRecord) -> GraphRecord:
-    """A record back from shrinking: with its finding, or unexplained with a reason."""
+def _accounted(record: GraphRecord, known: Sequence[Finding]) -> GraphRecord:
+    """A record back from shrinking: with its finding, or unexplained with a reason. A graph that
+    did not fail again belongs to the structural finding that gradients depend on the build,
+    when there is one: it failed on one build and passed on another."""
+    f = record.failure
+    order = build_order(known)
+    if f is not None and f.unexplained == DID_NOT_FAIL_AGAIN and order is not None:
+        return replace(record, failure=replace(f, finding=counted(order, record.index), unexplained=""))
     if waiting(record):  # a shrinker that neither made a finding nor said why
         return _left(record, "shrinking gave no finding")
     return record

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gradcheck.campaign.blame import Diagnosed
 from gradcheck.campaign.settling import passes
+from gradcheck.campaign.structure import retaining
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference, classify
@@ -23,6 +24,8 @@ from gradcheck.parity.trust import failing_check
 
 # A candidate fails "about as strongly" when its excess is at least this part of the original's.
 STRENGTH_KEPT = 0.5
+# Why a failing graph shrinking cannot stand for is unexplained: checked again, it passed.
+DID_NOT_FAIL_AGAIN = "it did not fail its way again when shrunk"
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,16 @@ def first_passing(
     """The first of `graphs` the engine agrees on at a checkable point, on each of `runs` fresh
     builds (`settling.passes`); None when it fails them all."""
     return next((i for i, graph in enumerate(graphs) if passes(graph, adapter, runs, dtype)), None)
+
+
+def passes_on_a_rebuild(graph: Graph, adapter: EngineAdapter, runs: int, dtype: str = "float64") -> bool:
+    """Whether the engine agrees on one-point `graph` on some of `runs` fresh builds (the earlier
+    ones kept alive, so that ids and set orders change), stopping at the first that does."""
+    twin, kept = retaining(adapter)
+    try:
+        return any(failing_check(graph, twin, dtype=dtype) is None for _ in range(runs))
+    finally:
+        kept.clear()
 
 
 def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:

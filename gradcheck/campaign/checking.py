@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradcheck.campaign.alike import Likeness, cause_of, first_alike
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, cause_of, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain
 from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
@@ -90,7 +90,7 @@ class FailureShrinker:
         else:
             again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
             if again is None:
-                return _unexplained(record, cause, "it did not fail its way again when shrunk")
+                return _unexplained(record, cause, DID_NOT_FAIL_AGAIN)
             found = again[1]
             small, complete, found = self.shrunk(graph, found, Likeness(cause, f.excess), deadline)
         if small is graph and not complete:

@@ -4,14 +4,13 @@ graph merely contains.
 A failing graph (its failing instance: one point, its difference classified once) is explained,
 in this order:
 1. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
-2. by the nodes that fail alone in other ways, when the graph passes with them frozen (each
-   replaced by an input holding torch's value for it: the graph as it would be were they right,
-   `graphs.shrink.frozen`): a wrong `2.0 - x` makes a `log` downstream raise; the finding of
-   the first of them;
-3. by a known finding's culprits, when the graph passes with their nodes (and those failing
-   alone) frozen. The culprits of a shrunk multi-op finding are the variants of its graph that
-   make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
-   alone and wrong for the input's other users;
+2. by a known finding's culprits, when the graph passes with their nodes (and those failing
+   alone) frozen: each replaced by an input holding torch's value for it, the graph as it would
+   be were they right (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants
+   of its graph that make it pass when frozen (`culprits`): an `abs` that overwrites its input's
+   data is right alone and wrong for the input's other users;
+3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
+   `2.0 - x` makes a `log` downstream raise; the finding of the first of them;
 4. by the engine's graph code, when the structural phase found it wrong: a graph that reuses a
    node and passes as a tree (shared nodes counted wrong), or that passes on a rebuild (an order
    that follows object ids).
@@ -25,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradcheck.campaign.alike import first_passing, passing
+from gradcheck.campaign.alike import first_passing, passes_on_a_rebuild, passing
 from gradcheck.campaign.blame import finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.settling import rebuild_failures, reuses, without_reuse
+from gradcheck.campaign.settling import reuses, without_reuse
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, OpNode
 from gradcheck.graphs.shrink import frozen
@@ -133,24 +132,23 @@ def explain(
     """The finding that explains `failing` (the failing instance of random graph `index`, failing
     with difference `cause`), by the steps of the module docstring; `alone`: the positions of
     nodes found failing alone in an earlier round."""
-    values = None
+    values, seen = None, None
     if not known.culprits_only:
         prefer = sorted({op for f in known.findings for op in f.ops})
         seen = nodes_alone(failing, adapter, seed=seed, prefer=prefer, cause=cause)
         if seen.blamed is not None:
             return Explained(finding_of(seen.blamed, adapter, indices=(index,)))
         alone, values = tuple(sorted(i for i, _ in seen.failing)), seen.values
-        if seen.failing and values is not None and _passes_frozen(failing, alone, values, adapter, dtype):
-            _, first = min(seen.failing, key=lambda found: found[0])
-            return Explained(finding_of(first, adapter, indices=(index,)), alone)
     by_culprits = _by_culprits(failing, known.findings, alone, values, adapter, dtype)
     if by_culprits is not None:
         return Explained(counted(by_culprits, index), tuple(alone))
-    if not known.culprits_only:
-        code = _graph_code(failing, known.findings, adapter, dtype)
-        if code is not None:
-            return Explained(counted(code, index), tuple(alone))
-    return Explained(None, tuple(alone))
+    if seen is None:
+        return Explained(None, tuple(alone))
+    if seen.failing and values is not None and _passes_frozen(failing, alone, values, adapter, dtype):
+        _, first = min(seen.failing, key=lambda found: found[0])
+        return Explained(finding_of(first, adapter, indices=(index,)), alone)
+    code = _graph_code(failing, known.findings, adapter, dtype)
+    return Explained(None if code is None else counted(code, index), tuple(alone))
 
 
 def _passes_frozen(
@@ -186,6 +184,11 @@ def _by_culprits(
     return None if hit is None else tried[hit][0]
 
 
+def build_order(findings: Sequence[Finding]) -> Finding | None:
+    """The structural finding that gradients depend on the build, among `findings` (or None)."""
+    return next((f for f in findings if f.phase == "structure" and f.kind is Kind.NONDETERMINISTIC), None)
+
+
 def _graph_code(
     failing: Graph, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
 ) -> Finding | None:
@@ -196,7 +199,7 @@ def _graph_code(
         if f.phase != "structure":
             continue
         if f.kind is Kind.NONDETERMINISTIC:
-            if rebuild_failures(failing, adapter, GRAPH_CODE_REBUILDS, dtype) < GRAPH_CODE_REBUILDS:
+            if passes_on_a_rebuild(failing, adapter, GRAPH_CODE_REBUILDS, dtype):
                 return f
         elif f.extra.get("cause") == "sharing" and reuses(failing):
             tree = without_reuse(failing)

@@ -12,6 +12,9 @@ topological order) with one thing changed:
   `op — nondeterministic` finding per op);
 - `TanhOneMinusTAdapter`: tanh's derivative written `1 - t` instead of `1 - t**2`: 26% off at
   0.37, and barely outside the tolerance at tiny inputs, where it was once shown.
+
+`AbsAdapter` is the same engine with a correct abs: the clean twin a campaign's time on the buggy
+ones is measured against (`benchmarks/bench_accounting.py`; `CorrectAdapter` for the others).
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ from __future__ import annotations
 import math
 
 from gradcheck.testing.structural_engines import CorrectAdapter, Value
+
+
+class AbsValue(Value):
+    def abs(self) -> Value:
+        sign = 1.0 if self.data > 0 else -1.0 if self.data < 0 else 0.0
+        return self._make(abs(self.data), (self,), lambda g: (g * sign,))
 
 
 class InplaceAbsValue(Value):
@@ -45,6 +54,12 @@ class TanhOneMinusTValue(Value):
     def tanh(self) -> Value:
         t = math.tanh(self.data)
         return self._make(t, (self,), lambda g: (g * (1.0 - t),))  # the bug: 1 - t, not 1 - t**2
+
+
+class AbsAdapter(CorrectAdapter):
+    name = "abs"
+    value_class = AbsValue
+    ops = frozenset({"add", "sub", "mul", "neg", "tanh", "abs"})
 
 
 class InplaceAbsAdapter(CorrectAdapter):
