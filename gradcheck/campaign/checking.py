@@ -64,10 +64,10 @@ class FailureShrinker:
     about as strongly (`campaign.alike`): to the first op node that fails alone with the same kind
     and check (`campaign.blame`), else with `gradcheck.graphs.shrink`, until a deadline.
 
-    The result is the record with its finding, and the variants its shrunk graph fails because of
-    (`extra["culprits"]`, `campaign.explain.culprits`), or, when shrinking cannot stand for the
-    graph, the record left unexplained with the reason: the graph does not fail its way again,
-    or the deadline came before any candidate was tried.
+    The result is the record with its finding, and, unless one node fails alone, the variants its
+    shrunk graph fails because of (`extra["culprits"]`, `campaign.explain.culprits`); or, when
+    shrinking cannot stand for the graph, the record left unexplained with the reason: the graph
+    does not fail its way again, or the deadline came before any candidate was tried.
     """
 
     def __init__(self, settings: Settings, max_checks: int = 400) -> None:
@@ -85,7 +85,8 @@ class FailureShrinker:
         cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
         seed = graph_seed(self.settings.seed, record.index)
         found = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
-        if found is not None:  # one op fails alone: that is minimal
+        alone = found is not None
+        if alone:  # one op fails alone: that is minimal (and explains other graphs as it is)
             small, complete = found.failure, True
         else:
             again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
@@ -96,7 +97,7 @@ class FailureShrinker:
         if small is graph and not complete:
             return _unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
         finding = finding_of(found, self.adapter, indices=(record.index,))
-        named = culprits(small, self.adapter, self.settings.dtype)
+        named = () if alone else culprits(small, self.adapter, self.settings.dtype)
         if named:
             finding = dataclasses.replace(finding, extra={**finding.extra, "culprits": list(named)})
         shrunk = dataclasses.replace(

@@ -3,12 +3,13 @@ graph merely contains.
 
 A failing graph (its failing instance: one point, its difference classified once) is explained,
 in this order:
-1. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
-2. by a known finding's culprits, when the graph passes with their nodes (and those failing
-   alone) frozen: each replaced by an input holding torch's value for it, the graph as it would
-   be were they right (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants
-   of its graph that make it pass when frozen (`culprits`): an `abs` that overwrites its input's
-   data is right alone and wrong for the input's other users;
+1. by a known finding's culprits, when the graph passes with their nodes frozen: each replaced
+   by an input holding torch's value for it, the graph as it would be were they right
+   (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants of its graph that
+   make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
+   alone and wrong for the input's other users;
+2. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
+   else by a known finding's culprits frozen together with the nodes failing alone;
 3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
    `2.0 - x` makes a `log` downstream raise; the finding of the first of them;
 4. by the engine's graph code, when the structural phase found it wrong: a graph that reuses a
@@ -134,12 +135,18 @@ def explain(
     nodes found failing alone in an earlier round."""
     values, seen = None, None
     if not known.culprits_only:
+        # a known culprit alone first: one check where the graph fails only because of it
+        by_culprits = _by_culprits(failing, known.findings, (), None, adapter, dtype)
+        if by_culprits is not None:
+            return Explained(counted(by_culprits, index))
         prefer = sorted({op for f in known.findings for op in f.ops})
         seen = nodes_alone(failing, adapter, seed=seed, prefer=prefer, cause=cause)
         if seen.blamed is not None:
             return Explained(finding_of(seen.blamed, adapter, indices=(index,)))
         alone, values = tuple(sorted(i for i, _ in seen.failing)), seen.values
-    by_culprits = _by_culprits(failing, known.findings, alone, values, adapter, dtype)
+    by_culprits = None
+    if alone or known.culprits_only:  # with the nodes failing alone frozen too
+        by_culprits = _by_culprits(failing, known.findings, alone, values, adapter, dtype)
     if by_culprits is not None:
         return Explained(counted(by_culprits, index), tuple(alone))
     if seen is None:
@@ -167,9 +174,13 @@ def _by_culprits(
 ) -> Finding | None:
     """The first finding whose culprits' nodes in `failing`, frozen with the nodes failing alone,
     make it pass."""
-    tried = []
+    tried, variants = [], None
     for f in findings:
-        positions = positions_of(failing, f.extra.get("culprits") or ())
+        named = f.extra.get("culprits")
+        if not named:
+            continue
+        variants = variants or [variant(node) for node in failing.nodes]
+        positions = [i for i, v in enumerate(variants) if v in named]
         if positions:
             tried.append((f, sorted({*positions, *alone})))
     if not tried:
