@@ -9,6 +9,7 @@ and from inline code in the prose (their flags only, as prose quotes parts of co
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import functools
 import importlib
@@ -136,14 +137,42 @@ def subcommand_parser(argv: list[str]) -> argparse.ArgumentParser:
 
 
 @functools.cache
-def help_text(*command: str) -> str:
-    """What `command --help` prints; pytest's from a directory outside the repository, so that it
-    lists what an installed gradcheck gives and not this repository's conftest aliases."""
-    outside = tempfile.gettempdir()
-    cwd = outside if command[1:3] == ("-m", "pytest") else ROOT
-    result = subprocess.run([*command, "--help"], cwd=cwd, capture_output=True, text=True, timeout=120)
+def pytest_help() -> str:
+    """What `pytest --help` lists, run outside the repository: the options an installed gradcheck
+    gives pytest, without this repository's conftest aliases (`--engine`, `--corpus`, ...)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--help"],
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+@functools.cache
+def script_flags(path: Path) -> str:
+    """The flags a benchmark script's argparse parser defines (read from its source, not run)."""
+    calls = [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
+    return " ".join(
+        arg.value
+        for call in calls
+        if getattr(call.func, "attr", None) == "add_argument"
+        for arg in call.args
+        if isinstance(arg, ast.Constant) and str(arg.value).startswith("-")
+    )
+
+
+@functools.cache
+def ci_gate_help() -> str:
+    """What `python -m ci.gate --help` prints."""
+    from ci import gate
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.suppress(SystemExit):
+        gate.main(["--help"])
+    return printed.getvalue()
 
 
 def gradcheck_problems(arguments: list[str], whole: bool) -> list[str]:
@@ -180,7 +209,7 @@ def pytest_problems(arguments: list[str]) -> list[str]:
         a_path = re.match(r"^[\w./-]+$", word) and "/" in word and not before.startswith("-")
         if a_path and not (PLACEHOLDER.match(word) or (ROOT / word).exists()):
             problems.append(f"no {word} in the repository")
-    known = help_text(sys.executable, "-m", "pytest", "-p", "no:cacheprovider")
+    known = pytest_help()
     return problems + [f"pytest has no {f}" for f in flags(arguments) if not listed(f, known)]
 
 
@@ -193,9 +222,9 @@ def script_problems(kind: str, arguments: list[str]) -> list[str]:
     if kind == "benchmark":
         if not (ROOT / arguments[0]).is_file():
             return [f"no {arguments[0]}"]
-        known, arguments = help_text(sys.executable, str(ROOT / arguments[0])), arguments[1:]
+        known, arguments = script_flags(ROOT / arguments[0]), arguments[1:]
     else:
-        known = help_text(sys.executable, "-m", "ci.gate")
+        known = ci_gate_help()
     return [f"it has no {f}" for f in flags(arguments) if not listed(f, known)]
 
 
