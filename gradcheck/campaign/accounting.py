@@ -58,13 +58,13 @@ def account_for_failures(
     failing = sorted(i for i, r in records.items() if not r.passed and r.failure is not None)
     deadline = time.monotonic() + shrink_budget(settings)
     found, pending, waited = list(known), [], 0
-    for wave in (failing[:FIRST_WAVE], failing[FIRST_WAVE:]):
+    for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):
+        if not wave:
+            continue
         start("explain")
         if backend.make_blamer is not None:
-            explained = failing.index(wave[0]) if wave else 0
-            explain_all(
-                settings, run, wave, records, Explaining(tuple(found)), progress, explained, len(failing)
-            )
+            against = Explaining(distinct(found))
+            explain_all(settings, run, wave, records, against, progress, explained, len(failing))
             found += [f for i in wave if (f := _finding(records[i])) is not None]
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
