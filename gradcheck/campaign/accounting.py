@@ -56,7 +56,7 @@ def account_for_failures(
     explains shrunk, before the others, which then try the ops and culprits of the findings the
     first wave made before anything else (most graphs fail for a reason a few graphs show)."""
     failing = sorted(i for i, r in records.items() if not r.passed and r.failure is not None)
-    deadline = time.monotonic() + shrink_budget(settings)
+    budget = shrink_budget(settings)  # seconds of shrinking left (explaining is not counted)
     found, pending, waited = list(known), [], 0
     for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):
         if not wave:
@@ -69,7 +69,9 @@ def account_for_failures(
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
         start("shrink")
-        pending = _shrink(settings, backend, run, records, pending, found, deadline, waited, progress)
+        began = time.monotonic()
+        pending = _shrink(settings, backend, run, records, pending, found, began + budget, waited, progress)
+        budget -= time.monotonic() - began
     for i in pending:
         records[i] = _left(records[i], BUDGET_SPENT)
     progress("shrink", waited, waited)
