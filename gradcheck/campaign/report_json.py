@@ -35,6 +35,7 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
+from gradcheck.campaign.tiers import TIERS
 
 SCHEMA_VERSION = 1
 
@@ -150,6 +151,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "points": s.points,
             "max_shrink": s.max_shrink,
             **({"dtype": s.dtype} if s.dtype != "float64" else {}),
+            **({"left_out": list(s.left_out)} if s.left_out else {}),
         },
         "totals": {
             "graphs": len(result.records),
@@ -161,6 +163,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             "points_settled": sum(r.points_settled for r in result.records),
             "findings": len(result.findings),
             "failing_findings": len(result.failing_findings),
+            "tiers": {t: n for t in TIERS if (n := sum(f.tier == t for f in result.findings))},
             "max": {m: encode_float(_max_over(result, m)) for m in METRICS},
         },
         "metrics": list(METRICS),
