@@ -203,10 +203,10 @@ class Finding:
         """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink", "pow_const at a
         pole — engine raised ZeroDivisionError"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
+        if self.tier == tiers.ADAPTER:  # one finding per op, whatever forms of it met the fault
+            return f"{ops} — adapter fault ({self.raised or 'raised'})"
         if self.variant:
             ops += f" {phrase(self.variant)}"
-        if self.tier == tiers.ADAPTER:
-            return f"{ops} — adapter fault ({self.raised or 'raised'})"
         # a kink's own place ("at 0") says more than the region; the kind says "kink"
         where = (
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where

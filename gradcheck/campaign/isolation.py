@@ -40,7 +40,10 @@ def isolation_findings(settings: Settings, adapter: EngineAdapter | None = None)
     for graph in kink_graphs(ops):
         if graph.is_tensor and not settings.tensor:
             continue
-        where = "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
+        # a scalar kink names its place ("relu at 0"); a tensor's values name no cause (its
+        # region does: "amax at a tie")
+        tensor = any(isinstance(inp.value, np.ndarray) for inp in graph.inputs)
+        where = "" if tensor else "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
         found += _check(graph, adapter, seed=0, where=where, numeric=False, second_order=False)
     return found
 
@@ -57,7 +60,5 @@ def _check(graph: Graph, adapter: EngineAdapter, seed: int, where: str, **option
 
 def _short(value: object) -> str:
     """A kink case's argument for a finding's place: -0.0 and 0.0 are both "0" (one finding)."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
     number = float(value)  # type: ignore[arg-type]
     return f"{abs(number) if number == 0 else number:g}"

@@ -5,7 +5,8 @@ The elements are those of the JUnit schema CI systems read (Jenkins, GitLab, Git
 publish test results): `testsuites` > `testsuite` (name, tests, failures, errors, skipped, time,
 timestamp) > `testcase` (classname, name) with an optional `failure` (message, type; the text) or
 `system-out`. Ops are class "<suite>.ops", findings "<suite>.findings", gate-wide problems
-"<suite>.gate".
+"<suite>.gate". A finding's case carries its tier as a property (`<property name="tier">`)
+and its failure message starts with it ("bug: tanh — wrong gradient: 93 graphs").
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Case:
     failure: str | None = None
     text: str = ""
     kind: str = "gradcheck"
+    tier: str = ""  # a finding's tier (`gradcheck.campaign.tiers`), as a property of its case
 
 
 def suite_element(name: str, cases: Sequence[Case], seconds: float) -> ET.Element:
@@ -50,6 +52,9 @@ def suite_element(name: str, cases: Sequence[Case], seconds: float) -> ET.Elemen
     )
     for case in cases:
         element = ET.SubElement(suite, "testcase", classname=case.classname, name=case.name, time="0")
+        if case.tier:
+            properties = ET.SubElement(element, "properties")
+            ET.SubElement(properties, "property", name="tier", value=case.tier)
         if case.failure is not None:
             failure = ET.SubElement(element, "failure", message=printable(case.failure), type=case.kind)
             failure.text = printable(case.text)
@@ -73,9 +78,9 @@ def finding_case(classname: str, finding: Finding, failed: bool, note: str = "")
     """A finding as a test case: failed with its repro, or passing with a note (why it is not a failure)."""
     text = finding_text(finding)
     if failed:
-        message = f"{finding.title}: {finding.count_text}"
-        return Case(classname, finding.title, message, text, finding.kind.value)
-    return Case(classname, finding.title, None, f"{note}\n{text}")
+        message = f"{finding.tier}: {finding.title}: {finding.count_text}"
+        return Case(classname, finding.title, message, text, finding.kind.value, finding.tier)
+    return Case(classname, finding.title, None, f"{note}\n{text}", tier=finding.tier)
 
 
 def run_suite(result: CampaignResult) -> ET.Element:

@@ -9,6 +9,7 @@ from gradcheck.campaign.findings import Finding, summary
 from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.tiers import tier_rank
 from gradcheck.printable import printable
 
 
@@ -24,7 +25,9 @@ def _cell(text: str) -> str:
 
 
 def _finding_block(label: str, finding: Finding) -> list[str]:
-    lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text})"]
+    lines = [f"- **{label}** [{finding.tier}]: {_cell(finding.title)} ({finding.count_text})"]
+    if finding.fix:
+        lines.append(f"  fix: {_cell(finding.fix)}")
     if finding.repro:
         lines.append(f"  reproduce: `{finding.repro}`")
     lines += ["", "  ```python", *("  " + line for line in finding_code(finding).splitlines()), "  ```", ""]
@@ -56,7 +59,8 @@ def gate_markdown(outcome: GateResult) -> str:
     for fv in new:
         lines += _finding_block(f"new finding ({fv.part})", fv.finding)
     for fv in accepted:
-        lines.append(f"- in the baseline ({fv.part}): {_cell(fv.finding.title)} ({fv.finding.count_text})")
+        f = fv.finding
+        lines.append(f"- in the baseline ({fv.part}) [{f.tier}]: {_cell(f.title)} ({f.count_text})")
     lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
     if accepted or outcome.gone:
         lines.append("")
@@ -79,6 +83,16 @@ def _gate_table(verdicts: Sequence[OpVerdict]) -> list[str]:
     return lines
 
 
+def _tier_table(findings: Sequence[Finding]) -> list[str]:
+    """One row per finding, bugs first: its tier, title, kind and count (empty without findings)."""
+    if not findings:
+        return []
+    rows = ["| tier | finding | kind | count |", "|---|---|---|---|"]
+    for f in sorted(findings, key=lambda f: tier_rank(f.tier)):
+        rows.append(f"| {f.tier} | {_cell(f.title)} | {f.kind.value} | {f.count_text} |")
+    return [*rows, ""]
+
+
 def run_markdown(result: CampaignResult) -> str:
     """A campaign's summary: verdict and settings, findings with their repro, one row per op."""
     s = result.settings
@@ -93,6 +107,7 @@ def run_markdown(result: CampaignResult) -> str:
         "",
         _cell(summary(result.findings, conventions)),
         "",
+        *_tier_table(result.findings),
     ]
     for i, f in enumerate(result.findings):
         label = f"finding {i}" if f.is_failure(conventions) else f"note {i}"

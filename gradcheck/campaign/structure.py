@@ -224,26 +224,14 @@ def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PH
 
 
 def object_style(adapter: EngineAdapter) -> str:
-    """Why the object checks of a graph built op by op (the deep chains) do not apply ("" if they do)."""
+    """Why the object checks (backward twice, resets, interior gradients, deep chains) do not apply
+    ("" if they do). An adapter that offers no `backward` (it overrides `gradients` only, as
+    docs/adapters.md allows) finds out when gradcheck's default raises: not applicable either."""
     if isinstance(adapter, FunctionAdapter):
         return "a function-style engine has no backward() to call twice and stores no gradients"
     cls = type(adapter)
     if cls.build is not EngineAdapter.build or cls.run is not EngineAdapter.run:
         return "the adapter builds graphs its own way (it overrides build or run)"
-    return ""
-
-
-def stored_gradients(adapter: EngineAdapter) -> str:
-    """Why the checks of stored gradients (backward twice, resets, interior gradients) do not
-    apply ("" if they do): they call the adapter's `backward`, `zero_grad` and `grad_of`, which an
-    adapter taking its gradients its own way (`gradients` only, as docs/adapters.md allows) may
-    not offer."""
-    reason = object_style(adapter)
-    if reason:
-        return reason
-    cls = type(adapter)
-    if cls.gradients is not EngineAdapter.gradients and cls.backward is EngineAdapter.backward:
-        return "the adapter takes gradients its own way (it overrides gradients, not backward)"
     return ""
 
 
@@ -299,7 +287,7 @@ def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: list[
 def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS) -> CaseResult:
     """One of `OBJECT_CHECKS` on `graph`, against torch (interior gradients retained)."""
     cause, observe = OBJECT_CHECKS[name]
-    reason = stored_gradients(adapter)
+    reason = object_style(adapter)
     if reason:
         return CaseResult(name, cause, "not applicable", detail=reason, graph=graph)
     reference = TorchRetaining()
