@@ -143,6 +143,14 @@ def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
     return _repro(graph, lines, "outputs", derivative, second_order)
 
 
+def own_code_repro(graph: Graph, code: str, second_order: bool = False) -> str:
+    """torch's numbers, then an engine's own code for the graph (ending in `outputs` and `grads`,
+    or `hvp`, and their prints, as `Graph.to_python` writes it), then the verdict."""
+    prints = ('print("outputs:"', 'print("grads:"', 'print("hvp:"')
+    lines = [line for line in code.rstrip("\n").splitlines() if not line.startswith(prints)]
+    return _repro(graph, lines, "outputs", "hvp" if second_order else "grads", second_order)
+
+
 def _repro(graph: Graph, lines: list[str], outputs: str, derivative: str, second_order: bool) -> str:
     """torch's part, then the engine's `lines` and its numbers (the code `outputs` and
     `derivative` give them by) printed, then the verdict."""
@@ -183,8 +191,14 @@ _NUMBERS = """import numpy as np
 
 def numbers(values):
     \"\"\"Each value as plain floats (nested lists for arrays; None stays None), full precision.\"\"\"
-    plain = [getattr(v, "detach", lambda v=v: v)() for v in values]  # a torch tensor detached
-    return [None if v is None else np.asarray(v, dtype=float).tolist() for v in plain]
+    return [None if v is None else np.asarray(plain(v), dtype=float).tolist() for v in values]
+
+
+def plain(v):
+    \"\"\"A torch tensor detached, an engine value's `data`; numbers and arrays as they are.\"\"\"
+    if hasattr(v, "detach"):
+        return v.detach()
+    return v if isinstance(v, (int, float, np.ndarray)) else getattr(v, "data", v)
 
 """
 

@@ -8,6 +8,7 @@ the right tier (`gradcheck.campaign.tiers`).
   by that variant;
 - `NoRtruedivValue`: a micrograd-style value class defining `__truediv__` but no `__rtruediv__`,
   checked with no adapter: `2.0 / x` raises TypeError, one `bug` finding from the inspection;
+- `TanhOneMinusT`: a value class whose tanh derivative is `1 - t`: its repro exits 1;
 - `Atan2PartialsSwapped`: minigrad with atan2's partials swapped: at (0, -1), on atan2's branch
   cut, its slope +1 against torch's -1 is a wrong gradient, not a convention at a kink (a jump
   is no kink: only the continuous side has a slope);
@@ -91,6 +92,15 @@ class NoRtruedivValue(Value):
         other = self._lift(other)
         q = self.data / other.data
         return self._make(q, (self, other), lambda g: (g / other.data, -g * q / other.data))
+
+
+class TanhOneMinusT(Value):
+    """A value class whose tanh derivative is written `1 - t` instead of `1 - t**2` (26% off at
+    0.37): its repro must show the numbers and exit 1."""
+
+    def tanh(self) -> Value:
+        t = math.tanh(self.data)
+        return self._make(t, (self,), lambda g: (g * (1.0 - t),))
 
 
 # --- atan2 with its partials swapped ---------------------------------------------------------------
@@ -207,5 +217,6 @@ __all__ = [
     "ListsSigmoidItLacks",
     "NoRtruedivValue",
     "SumOverOneDimOnly",
+    "TanhOneMinusT",
     "TapeGradientsOnly",
 ]
