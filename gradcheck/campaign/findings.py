@@ -10,7 +10,6 @@ many graphs, edge values or exception types showed it.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +18,7 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, plainer, variant_of
 from gradcheck.engines.origin import ADAPTER_RAISED
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE
+from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
@@ -438,10 +438,10 @@ def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
 
 
 def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
-    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json);
-    `pythonpath`: the folder the engine's module imports from, when a fresh process needs it."""
-    cmd = ["python", "-m", "gradcheck", "replay", path, "--engine", engine]
+    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json),
+    started as this gradcheck was (`gradcheck.launcher`); `pythonpath`: the folder the engine's
+    module imports from, when a fresh process needs it."""
+    args = ["replay", path, "--engine", engine]
     if index is not None:
-        cmd += ["--finding", str(index)]
-    prefix = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
-    return prefix + shlex.join(cmd)
+        args += ["--finding", str(index)]
+    return command_line(*args, pythonpath=pythonpath)

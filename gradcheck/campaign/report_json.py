@@ -36,6 +36,7 @@ from gradcheck.atomic import write_text
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
 from gradcheck.campaign.tiers import TIERS
+from gradcheck.launcher import command_line
 
 SCHEMA_VERSION = 1
 
@@ -105,8 +106,9 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
 
 
 def repeat_command(settings: Any) -> str:
-    """The command line that repeats a campaign with every setting explicit (defaults may change)."""
-    argv = ["python", "-m", "gradcheck", "run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
+    """The command line that repeats a campaign with every setting explicit (defaults may change),
+    started as this gradcheck was (`gradcheck.launcher`)."""
+    argv = ["run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
     argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
     if settings.tensor:
         argv.append("--tensor")
@@ -121,7 +123,7 @@ def repeat_command(settings: Any) -> str:
         argv.append("--no-isolation")
     if not getattr(settings, "structure", True):
         argv.append("--no-structure")
-    return shlex.join(argv)
+    return command_line(*argv)
 
 
 def _versions() -> dict[str, str]:

@@ -29,10 +29,19 @@ from gradcheck.cli.arguments import (
     positive_int,
     seed_int,
 )
-from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
+from gradcheck.cli.console import (
+    header,
+    op_table,
+    print_findings,
+    print_graphs,
+    print_summary,
+    print_verdict,
+    progress_bars,
+)
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+from gradcheck.launcher import command_line, launcher
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
@@ -181,16 +190,17 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         if phase is not None:
             console.print(Text(phase.summary()))
     saved = with_repros(result, args.out / "report.json")
+    print_summary(saved, console)
     print_findings(saved, console)
     console.print(op_table(saved, console.width))
     print_graphs(saved, console)
-    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    report = write_reports(saved, args.out, [*launcher(), *argv])
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
         args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
     print_verdict(saved, console)
-    console.print(Text(f"Reports: {report[0]}, {report[1]}"))
+    console.print(Text(f"Reports: {report[0]}, {report[1]}"), soft_wrap=True)
     return 0 if saved.passed else 1
 
 
@@ -207,7 +217,8 @@ def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
     except OSError as exc:
         raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
     console.print(
-        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+        Text(f"wrote {path}; edit it, then run: {command_line('run', '--engine', f'{path}:{class_name}')}"),
+        soft_wrap=True,
     )
     return 0
 

@@ -26,6 +26,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.launcher import command_line
 
 # The point every op is tried at: positive, away from every kink and pole of the registry's ops.
 SAMPLE = (0.7, 1.3)
@@ -400,7 +401,7 @@ def adapter_source(adapter: ValueClassAdapter, class_name: str) -> str:
         f'"""Adapter for {cls} of {adapter.spec.rpartition(":")[0]},',
         "as `gradcheck run --print-adapter` built it by inspecting the class.",
         "Edit the spellings where your engine differs, then run",
-        f"    python -m gradcheck run --engine THIS_FILE.py:{class_name}",
+        f"    {command_line('run', '--engine', f'THIS_FILE.py:{class_name}')}",
         "",
         "Left out (add them to SPELLINGS once the class has them):",
         *(left_out or ["    nothing"]),

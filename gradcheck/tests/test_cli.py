@@ -14,6 +14,7 @@ import pytest
 
 from gradcheck.cli import build_parser, main
 from gradcheck.graphs.ir import Graph
+from gradcheck.launcher import launcher
 
 # A minigrad engine whose tanh derivative is off by 1e-6 relative: a bug parity must catch.
 BROKEN_ENGINE = textwrap.dedent(
@@ -134,8 +135,9 @@ def test_the_reports_repeat_command_reproduces_every_figure(tmp_path, capsys):
     assert run(capsys, *argv, "--out", str(first))[0] == 0
     report = json.loads((first / "report.json").read_text())
     repeat = shlex.split(report["run"]["repeat_command"])
-    assert repeat[:4] == ["python", "-m", "gradcheck", "run"]
-    assert run(capsys, *repeat[3:], "--no-save", "--out", str(second))[0] == 0
+    start = [*launcher(), "run"]
+    assert repeat[: len(start)] == start, "started as this gradcheck was"
+    assert run(capsys, *repeat[len(start) - 1 :], "--no-save", "--out", str(second))[0] == 0
     again = json.loads((second / "report.json").read_text())
     del report["run"], again["run"]
     assert again == report

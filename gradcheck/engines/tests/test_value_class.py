@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ from gradcheck.engines.value_class import (
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.launcher import launcher
 from gradcheck.parity.compare import check_graph
 
 DATA = Path(__file__).parent / "data"
@@ -277,7 +279,7 @@ def test_run_prints_the_inspection_and_its_repros_load_the_engine_from_anywhere(
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["settings"]["engine"] == QUIRKY
     assert report["findings"][0]["repro"].startswith(
-        f"python -m gradcheck replay {out / 'report.json'} --engine {QUIRKY}"
+        shlex.join([*launcher(), "replay", str(out / "report.json"), "--engine", QUIRKY])
     )
     assert "from quirky_engine import Scalar" in report["findings"][0]["snippet"]
 
