@@ -55,14 +55,16 @@ table { border-collapse: collapse; font-size: 0.9em; margin: 0.4em 0; }
 th, td { border: 1px solid #ddd; padding: 0.2em 0.45em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; font-weight: 600; }
 td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
-table.overview { width: 100%; } table.overview td { overflow-wrap: anywhere; }
+table.overview, table.edges { width: 100%; }  /* they wrap at words; their box scrolls, not the page */
+table.overview td, table.edges td { overflow-wrap: break-word; } table.edges { font-size: 0.85em; }
+table.edges th, table.edges td { padding: 0.2em 0.35em; }
 .tier { font-weight: 600; white-space: nowrap; }
 .t-bug { color: #8a1c13; } .t-graph-code { color: #a3410b; } .t-adapter { color: #6d2b8f; }
 .t-edge { color: #7a6200; } .t-convention { color: #555; }
 table.figures { font-size: 0.78em; } table.figures th { font-weight: normal; }
 table.figures td { white-space: nowrap; text-align: right; font-variant-numeric: tabular-nums; }
 table.figures td.op { text-align: left; }
-td.op, th.op, code, pre { font-family: ui-monospace, monospace, monospace; }
+td.op, code, pre { font-family: ui-monospace, monospace, monospace; }
 td.op { white-space: nowrap; }
 tr.failed td { background: #fde2e1; }
 pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; }
@@ -140,13 +142,13 @@ def _overview(report: dict) -> str:
     if view.rows:
         rows = "".join(
             f'<tr><td class="n"><a href="#finding-{r.number}">{r.number}</a></td><td>{_tier(r.tier)}</td>'
-            f'<td><a href="#finding-{r.number}">{escape(r.cause)}</a></td><td>{escape(r.outcome)}</td>'
+            f'<td><a href="#finding-{r.number}">{escape(r.cause)}</a></td><td>{_breakable(r.outcome)}</td>'
             f'<td class="n">{r.graphs}</td></tr>'
             for r in view.rows
         )
         parts.append(
-            '<table class="overview"><thead><tr><th>#</th><th>tier</th><th>finding</th>'
-            f"<th>what happened</th><th>graphs</th></tr></thead><tbody>{rows}</tbody></table>"
+            '<div class="scroll"><table class="overview"><thead><tr><th>#</th><th>tier</th><th>finding</th>'
+            f"<th>what happened</th><th>graphs</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
     elif not view.edges and not view.notes:
         parts.append("<p>Nothing: every check agrees with torch.</p>")
@@ -162,14 +164,14 @@ def _overview(report: dict) -> str:
         head = "".join(f"<th>{escape(EDGE_REGIONS[r])}</th>" for r in regions)
         rows = "".join(
             f'<tr><td class="op">{escape(row.op)}</td>'
-            + "".join(f"<td>{escape(row.cells.get(r, ''))}</td>" for r in regions)
+            + "".join(f"<td>{_breakable(row.cells.get(r, ''))}</td>" for r in regions)
             + f'<td class="n">{row.graphs}</td><td>{_links(row.numbers)}</td></tr>'
             for row in view.edges
         )
         parts.append(
             f"<h3>{escape(EDGE_HEADING)}</h3>"
-            f'<div class="scroll"><table><thead><tr><th class="op">op</th>{head}<th>graphs</th>'
-            f"<th>findings</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f'<div class="scroll"><table class="edges"><thead><tr><th class="op">op</th>{head}<th>graphs</th>'
+            f"<th>#</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
     if view.notes:
         notes = "; ".join(
@@ -178,6 +180,11 @@ def _overview(report: dict) -> str:
         )
         parts.append(f"<p><b>{escape(NOTES_HEADING)}</b>: {notes}.</p>")
     return "\n".join(parts)
+
+
+def _breakable(text: str) -> str:
+    """`text` escaped, a line allowed to break after each "/" ("OverflowError/ZeroDivisionError")."""
+    return escape(text).replace("/", "/<wbr>")
 
 
 def _links(numbers: tuple[int, ...]) -> str:
