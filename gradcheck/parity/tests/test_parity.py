@@ -126,7 +126,8 @@ class RaisingAdapter(MinigradValue):
 def test_an_adapter_that_raises_is_named_as_the_adapter():
     result = check_graph(tanh_graph(), RaisingAdapter())
     assert not result.passed
-    assert "adapter raised ZeroDivisionError: boom (in the adapter's RaisingAdapter.leaf)" in result.problems[0]
+    words = "adapter raised ZeroDivisionError: boom (in the adapter's RaisingAdapter.leaf)"
+    assert words in result.problems[0]
 
 
 def test_wrong_second_derivatives_fail():
