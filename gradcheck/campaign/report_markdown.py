@@ -29,7 +29,7 @@ def _cell(text: str) -> str:
 
 
 def _finding_block(label: str, finding: Finding) -> list[str]:
-    lines = [f"- **{label}** [{finding.tier}]: {_cell(finding.title)} ({finding.count_text})"]
+    lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text}; tier {finding.tier})"]
     if finding.fix:
         lines.append(f"  fix: {_cell(finding.fix)}")
     if finding.repro:
@@ -65,7 +65,7 @@ def gate_markdown(outcome: GateResult) -> str:
         lines += _finding_block(f"new finding ({fv.part})", fv.finding)
     for fv in accepted:
         f = fv.finding
-        lines.append(f"- in the baseline ({fv.part}) [{f.tier}]: {_cell(f.title)} ({f.count_text})")
+        lines.append(f"- in the baseline ({fv.part}): {_cell(f.title)} ({f.count_text}; tier {f.tier})")
     lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
     if accepted or outcome.gone:
         lines.append("")

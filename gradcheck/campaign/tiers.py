@@ -43,9 +43,6 @@ TIERS = (BUG, GRAPH_CODE, ADAPTER, EDGE, CONVENTION)
 OVERFLOW_MAGNITUDE = 2.0**512
 # The smallest positive normal float64; nonzero magnitudes below it are subnormal.
 SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-# The regions whose facts (`region_of`) already make a point an edge: an argument is not finite,
-# or torch's value is nan at finite arguments.
-_EDGE_REGIONS = frozenset({NONFINITE, OFF_DOMAIN})
 # The regions at which every op's value and slopes are finite by the registry's reference.
 _FINITE_REGIONS = frozenset({ORDINARY, TINY})
 
@@ -103,13 +100,13 @@ def edge_facts(
     be read."""
     try:
         g = graph if isinstance(graph, Graph) else Graph.from_dict(graph)
-        arguments, results = _node_numbers(g)
+        arguments, values = _node_numbers(g)
     except Exception:
         return None
-    special = region in _EDGE_REGIONS or any(_special(a) for a in arguments)
-    if special:
+    if region == NONFINITE or any(_special(a) for a in arguments):
         return EdgeFacts(True, False)
-    torch_special = _special_answer(results[-1]) if results else False  # exp(-710) is subnormal
+    outputs = [values[o] for o in g.outputs if o < len(values)]
+    torch_special = region == OFF_DOMAIN or any(map(_special_answer, outputs))  # exp(-710) is subnormal
     at_random = region in _FINITE_REGIONS and not g.meta.get("edge")  # numpy's finite answer holds
     if not torch_special and (not at_random or check == "second-derivative"):
         torch_special = _torch_special(g, check)
@@ -128,23 +125,21 @@ def _special(values: np.ndarray) -> bool:
 
 
 def _node_numbers(graph: Graph) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Every op node's arguments (constants included) and results at the graph's first point, by
-    the numpy reference (the inputs alone when the reference cannot take the graph)."""
+    """Every op node's arguments (constants included), and every node's value (inputs first), at
+    the graph's first point by the numpy reference (as far as the reference can take the graph)."""
     from gradcheck.graphs.registry import REGISTRY  # the registry imports numpy only
 
     values: list[Any] = [np.asarray(v, dtype=np.float64) for v in graph.input_values(0)]
-    arguments, results = list(values), []
+    arguments = list(values)
     with np.errstate(all="ignore"):
         for node in graph.nodes:
             args = [np.asarray(a, dtype=np.float64) for a in node.operands(values)]
             arguments += args
             try:
-                out = np.asarray(REGISTRY[node.op].numpy(args, node.attr), dtype=np.float64)
+                values.append(np.asarray(REGISTRY[node.op].numpy(args, node.attr), dtype=np.float64))
             except (ValueError, TypeError, IndexError):
-                return arguments, results
-            values.append(out)
-            results.append(out)
-    return arguments, results
+                return arguments, values
+    return arguments, values
 
 
 def _torch_special(graph: Graph, check: str) -> bool:

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # subprocesses that import torch and run campaign
 GRAPHS = "300"  # enough to draw each of micrograd's 7 ops many times
 # micrograd's rules raising at a divisor of 0, titled by region with every exception type they raise
 DIV_POLE = "div at a pole — engine raised OverflowError/ZeroDivisionError"
-POW_POLE = "pow_const at a pole — engine raised OverflowError/ZeroDivisionError"
+POW_POLE = "pow_const to the power 0 at a pole — engine raised OverflowError/ZeroDivisionError"
 
 # The user's adapter: micrograd, or (GATE_MUTANT set, a later "build") micrograd whose product rule
 # is 1e-6 off, relative.

@@ -66,3 +66,17 @@ def test_an_adapter_with_gradients_only_and_wrapped_constants_gets_no_structural
         assert checks[name]["status"] == "not applicable"
         assert "the adapter cannot: AttributeError" in checks[name]["detail"]
     assert checks["deep chains"]["status"] == "passed", "the chains are built through `operand`"
+
+
+def test_the_gate_records_and_gates_a_refused_number_as_a_bug(tmp_path, capsys):
+    baseline, junit = tmp_path / "b.json", tmp_path / "junit.xml"
+    argv = ["gate", "--engine", f"{ENGINES}:NoRtruedivValue", "--graphs", "30", "--baseline", str(baseline)]
+    assert main([*argv, "--update-baseline"]) == 0
+    out = capsys.readouterr().out
+    title = "div with a number on the left — engine raised TypeError"
+    assert f"accepted finding: {title}" in " ".join(out.split())
+    recorded = json.loads(baseline.read_text())["parts"]["scalar"]["findings"]
+    assert title in [f["title"] for f in recorded]
+    assert main([*argv, "--junit-xml", str(junit)]) == 0, "the same build passes its baseline"
+    (case,) = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == title]
+    assert case.find("properties/property[@name='tier']").get("value") == "bug"
