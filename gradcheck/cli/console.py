@@ -406,7 +406,10 @@ def print_outcome(outcome: GateResult, console: Console) -> None:
         console.print(Text(f"FAIL: {problem}", style="red"))
     for fv in outcome.new_findings:
         console.print(Text(f"\nnew finding ({fv.part}):", style="red bold"))
-        console.print(Text(finding_text(fv.finding)))
+        text, _, code = finding_text(fv.finding).partition("\n\n")
+        for line in text.splitlines():  # the replay command whole, the rest in the log's width
+            console.print(Text(line), soft_wrap=line.startswith("reproduce: "))
+        print_code(code, console)
     accepted = [f for f in outcome.findings if not f.failed]
     if accepted:
         titles = "; ".join(f.finding.title for f in accepted)
