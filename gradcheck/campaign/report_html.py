@@ -42,6 +42,9 @@ _TABLE_COLUMNS = (
 _CODE_TIERS = (tiers.BUG, tiers.GRAPH_CODE)
 # At most this many shrunk graphs are drawn (or their DOT text shown): the first of each finding.
 DRAWN_GRAPHS = 10
+# At most this many findings show their code (a repro with its verdict is ~3 KB); the others, and
+# the code of every finding, are in report.json's `snippet`, and each replays by its command.
+CODE_SHOWN = 20
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 64em; padding: 0 1em; color: #222; }
@@ -202,15 +205,17 @@ def _indices(indices: list[int] | tuple[int, ...], what: str) -> str:
 def _findings(report: dict) -> str:
     """Each finding in detail, numbered as the overview: tier, title, kind, what it covers (its
     graphs folded), its first problems, the fix, the replay command and, for a bug or graph-code
-    finding, the code that reproduces it."""
+    finding, the code that reproduces it (the first `CODE_SHOWN` of them)."""
     if not report.get("findings"):
         return ""
     conventions = report.get("conventions", "torch")
     parts = ['<h2 id="findings">Findings in detail</h2>']
+    shown = 0
     for i, f in enumerate(_findings_of(report)):
         label = "finding" if f.is_failure(conventions) else "note"
         code = ""
-        if f.tier in _CODE_TIERS:
+        if f.tier in _CODE_TIERS and shown < CODE_SHOWN:
+            shown += 1
             language = (
                 "the engine's code" if f.snippet else "torch's code (the engine has no snippet spelling)"
             )

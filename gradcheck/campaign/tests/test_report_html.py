@@ -6,11 +6,12 @@ lab's engines; here, what keeps it so: wrapped code, folded lists, wide tables i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
-from gradcheck.campaign.report_html import render_html
+from gradcheck.campaign.report_html import CODE_SHOWN, render_html
 from gradcheck.campaign.report_json import build_report
 from gradcheck.testing.campaigns import triage_campaign
 
@@ -80,3 +81,11 @@ def test_nothing_is_laid_out_wider_than_the_window(page):
     for table in re.finditer(r"<table[^>]*>", page):
         before = page[: table.start()]
         assert before.endswith('<div class="scroll">'), f"{table.group(0)} scrolls in its box, not the page"
+
+
+def test_at_most_20_findings_show_their_code_the_rest_replay_by_command():
+    campaign = triage_campaign(graphs=200, failing=100, shrunk=0)
+    bugs = [dataclasses.replace(f, ops=(f"op{i}",)) for i in range(6) for f in campaign.findings[:10]]
+    page = render_html(build_report(dataclasses.replace(campaign, findings=bugs)))
+    assert page.count("<summary>Repro, in ") == CODE_SHOWN == 20
+    assert page.count('<pre class="command">') == 60
