@@ -181,7 +181,7 @@ def edge_rows(rows: Sequence[Row]) -> tuple[EdgeRow, ...]:
             for word in edge_outcome(row.finding):
                 if word not in words:
                     words.append(word)
-        joined = {region: ", ".join(words) for region, words in cells.items()}
+        joined = {region: ", ".join(_one_raises(words)) for region, words in cells.items()}
         numbers = tuple(r.number for r in group)
         out.append(EdgeRow(op, joined, sum(r.graphs for r in group), numbers))
     return tuple(sorted(out, key=lambda r: (-r.graphs, r.op)))
@@ -197,6 +197,16 @@ def edge_outcome(f: Finding) -> list[str]:
             word += f" {f.raised}"
         words.append(word)
     return words
+
+
+def _one_raises(words: list[str]) -> list[str]:
+    """A cell's words with every "raises X" in one, first: "raises OverflowError/ZeroDivisionError"."""
+    verb = _EDGE_WORDS[Kind.EXCEPTION]
+    raised = [w for w in words if w.startswith(verb)]
+    if len(raised) < 2:
+        return words
+    types = sorted({name for w in raised for name in w.removeprefix(verb).strip().split("/") if name})
+    return [" ".join([verb, "/".join(types)]).strip(), *(w for w in words if w not in raised)]
 
 
 def title_parts(f: Finding) -> tuple[str, str]:

@@ -155,7 +155,7 @@ def summary_parts(
     result: CampaignResult, view: Overview, width: int, console: Console
 ) -> list[RenderableType]:
     """The summary's parts at `width`, collapsed until they fit `SUMMARY_LINES`: first the edge
-    table to a line, then the notes, then the table's last rows."""
+    table to a line, then the notes, then the table's rows of the biggest tier, fewest graphs first."""
     head = [Text(""), Text(verdict_line(result, view), style="red bold" if not result.passed else "bold")]
     fixes = [Text(f"fix #{r.number}: {r.finding.fix}") for r in view.fixes]
     tail = [Text(view.unexplained_line(), style="red")] if view.unexplained else []
@@ -165,8 +165,11 @@ def summary_parts(
 
     def parts() -> list[RenderableType]:
         table = [rows_table(rows, width)] if rows else []
-        more = len(view.rows) - len(rows)
-        cut = [Text(f"… and {more} more, in the details below", style="italic")] if more else []
+        left = [r for r in view.rows if r not in rows]
+        tiers_left = ", ".join(dict.fromkeys(r.tier for r in left))
+        numbers = _numbers([r.number for r in left])
+        more = f"… and {len(left)} more ({tiers_left}): {numbers}, in the details below"
+        cut = [Text(more, style="italic")] if left else []
         return [*head, *table, *cut, *fixes, *tail, *edges, *notes]
 
     def height(renderables: list[RenderableType]) -> int:
@@ -181,8 +184,16 @@ def summary_parts(
         numbers = _numbers([r.number for r in view.notes])
         notes = [Text(f"{len(view.notes)} convention(s) at kinks or ties: {numbers}.")]
     while len(rows) > 1 and height(parts()) > SUMMARY_LINES:
-        rows.pop()
+        rows.remove(_least(rows))
     return parts()
+
+
+def _least(rows: list[Row]) -> Row:
+    """The row to leave out first: the last of the tier with the most rows (the bugs showing in the
+    fewest graphs, before any graph-code finding or adapter fault)."""
+    counts = {tier: sum(r.tier == tier for r in rows) for tier in dict.fromkeys(r.tier for r in rows)}
+    most = max(counts, key=lambda tier: counts[tier])
+    return [r for r in rows if r.tier == most][-1]
 
 
 def verdict_line(result: CampaignResult, view: Overview) -> str:

@@ -79,6 +79,15 @@ def test_edge_behaviour_is_one_row_per_op_with_what_happened_at_each_region():
     assert view.regions == ["nan/inf", "pole", "overflow point"], "the columns in scan order"
 
 
+def test_two_findings_raising_at_one_region_say_raises_once_with_each_type():
+    findings = [
+        raised("ZeroDivisionError", "pole"),
+        raised("OverflowError", "pole", variant=("to the power 0",)),
+    ]
+    (row,) = overview(findings).edges
+    assert dict(row.cells) == {"pole": "raises OverflowError/ZeroDivisionError"}
+
+
 def test_an_outcome_merged_across_kinds_says_each():
     merged = raised(
         "OverflowError", "outside the domain", extra={"merged_kinds": ["exception", "wrong-type"]}

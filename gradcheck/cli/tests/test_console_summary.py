@@ -75,7 +75,9 @@ def test_a_campaign_of_many_bugs_still_fits_its_summary_and_says_where_the_rest_
     many = dataclasses.replace(campaign, findings=[*bugs, *campaign.findings[10:]])
     lines = shown(print_summary, many)
     assert len(lines) <= SUMMARY_LINES
-    assert any(line.startswith("… and ") and line.endswith("more, in the details below") for line in lines)
+    assert any(line.startswith("… and ") and "more (bug): findings " in line for line in lines)
+    rows = [line.split()[1] for line in lines if line[:3].strip().isdigit()]
+    assert rows[-3:] == ["graph-code", "graph-code", "adapter"], "bugs in the fewest graphs give way first"
     assert any(line.startswith("Edge behaviour of 9 op(s)") for line in lines), "the edge table in a line"
 
 
