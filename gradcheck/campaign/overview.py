@@ -139,7 +139,7 @@ class Overview:
         ops = ", ".join(smallest.get("ops") or ()) or "no ops"
         return (
             f"{self.unexplained['graphs']} failing graph(s) no finding explains; the smallest, "
-            f"graph {smallest.get('index', '?')} ({ops}), is shown in full below"
+            f"graph {smallest.get('index', '?')} ({ops}), in full below"
         )
 
     def notes_line(self) -> str:

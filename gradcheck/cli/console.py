@@ -368,9 +368,11 @@ def print_graphs(result: CampaignResult, console: Console) -> None:
         )
 
 
-def print_verdict(result: CampaignResult, console: Console) -> None:
+def print_verdict(
+    result: CampaignResult, console: Console, unexplained: Mapping[str, Any] | None = None
+) -> None:
     """The run's last line: the verdict with each tier's count (the summary above has the table)."""
-    view = overview(result.findings)
+    view = overview(result.findings, unexplained)
     colour = "green" if result.passed else "red"
     console.print(Text(f"\n{verdict_line(result, view)}; {result.seconds:.1f} s.", style=colour))
 

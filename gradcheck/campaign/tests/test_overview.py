@@ -109,7 +109,7 @@ def test_the_unexplained_graphs_are_one_line_from_report_jsons_entry():
     }
     view = overview([BUG], entry)
     assert view.unexplained_line() == (
-        "12 failing graph(s) no finding explains; the smallest, graph 417 (add, exp), is shown in full below"
+        "12 failing graph(s) no finding explains; the smallest, graph 417 (add, exp), in full below"
     )
     assert view.tier_counts() == "1 bug, 12 unexplained graph(s)"
     assert overview([BUG], None).unexplained_line() == ""

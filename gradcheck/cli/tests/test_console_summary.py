@@ -161,3 +161,15 @@ def test_micrograd_shows_its_x_to_the_0_bug_and_graph_code_first_and_its_edges_c
     edges = summary[summary.index(next(line for line in summary if line.startswith("op "))) + 2 :]
     assert {line.split()[0] for line in edges if line.strip()} == {"div", "pow_const", "relu"}
     assert len(summary) <= SUMMARY_LINES and max(map(len, summary)) <= 80
+
+
+def test_the_unexplained_graphs_are_one_line_under_the_table(campaign):
+    entry = {"graphs": 7, "graph_indices": [3, 9], "smallest": {"index": 9, "ops": ["exp", "mul"]}}
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    print_summary(campaign, console, entry)
+    text = " ".join(line.strip() for line in console.file.getvalue().splitlines())
+    assert (
+        "fix #12: " in text
+        and "7 failing graph(s) no finding explains; the smallest, graph 9 (exp, mul)" in text
+    )
+    assert "4 conventions, 7 unexplained graph(s)" in text
