@@ -112,6 +112,8 @@ def edge_facts(
         return EdgeFacts(True, False)
     outputs = [values[o] for o in g.outputs if o < len(values)]
     torch_special = region == OFF_DOMAIN or any(map(_special_answer, outputs))  # exp(-710) is subnormal
+    if not torch_special and any((o == 0).any() for o in outputs):  # sigmoid(-710) rounds to 0
+        torch_special = _value_underflows(g)
     at_random = region in _FINITE_REGIONS and not g.meta.get("edge")  # numpy's finite answer holds
     if not torch_special and (not at_random or check == "second-derivative"):
         torch_special = _torch_special(g, check, region)
