@@ -118,9 +118,12 @@ class Finding:
     @property
     def cause(self) -> tuple[Any, ...]:
         """What `group_findings` merges by: the signature, the tier and the variant; an adapter's
-        faults are one finding per op, whatever each raised and wherever."""
+        faults are one finding per op, whatever each raised and wherever, and edge behaviour one
+        per op and region, whatever form of the op met it."""
         if self.tier == tiers.ADAPTER:
             return (tiers.ADAPTER, self.ops)
+        if self.tier == tiers.EDGE:  # edge behaviour is told per op and region: forms do not split it
+            return (*self.signature, self.tier, ())
         return (*self.signature, self.tier, self.variant)
 
     @property
@@ -205,7 +208,7 @@ class Finding:
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
         if self.tier == tiers.ADAPTER:  # one finding per op, whatever forms of it met the fault
             return f"{ops} — adapter fault ({self.raised or 'raised'})"
-        if self.variant:
+        if self.variant and self.tier != tiers.EDGE:
             ops += f" {phrase(self.variant)}"
         # a kink's own place ("at 0") says more than the region; the kind says "kink"
         where = (

@@ -12,7 +12,8 @@ its exception was raised, and the numbers at its failing point (`decide_tier`):
 |              | spellings (`engine has no .expand`), before any of the engine's code ran          |
 | `edge`       | some op's argument is inf, nan, subnormal or at float overflow (its square        |
 |              | overflows), or torch's own value or gradient there is inf or nan, or its value    |
-|              | underflows (subnormal, or 0 where the exact value is not: sigmoid(-710))          |
+|              | underflows (subnormal, or 0 where the exact value is not: sigmoid(-710)), or at a |
+|              | pole torch's finite gradient is a convention at a singularity (atan2 at (0, 0))   |
 | `bug`        | everything else: finite, normal arguments where torch's answer is finite, and the |
 |              | engine differs (a wrong number, an exception, a non-number, lost accuracy at tiny |
 |              | normal magnitudes, a pole where torch's answer is finite such as `x ** 0` at 0)    |
@@ -28,7 +29,7 @@ import numpy as np
 
 from gradcheck.engines.origin import ADAPTER_RAISED
 from gradcheck.graphs.ir import Graph
-from gradcheck.graphs.regions import NONFINITE, OFF_DOMAIN, ORDINARY, TINY
+from gradcheck.graphs.regions import NONFINITE, OFF_DOMAIN, ORDINARY, POLE, TINY
 from gradcheck.parity.kinds import Kind
 
 BUG = "bug"
@@ -41,6 +42,10 @@ TIERS = (BUG, GRAPH_CODE, ADAPTER, EDGE, CONVENTION)
 
 # An argument this large is at float overflow: its square overflows float64 (2 ** 512 ~ 1.3e154).
 OVERFLOW_MAGNITUDE = 2.0**512
+# At a pole, torch's gradient NEARBY (relative) away beyond SINGULAR times its size at the point
+# (plus 1) makes the point a singularity: its finite gradient there is a convention.
+NEARBY = 1e-6
+SINGULAR = 1e4
 # The smallest positive normal float64; nonzero magnitudes below it are subnormal.
 SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 # The regions at which every op's value and slopes are finite by the registry's reference.
@@ -107,9 +112,11 @@ def edge_facts(
         return EdgeFacts(True, False)
     outputs = [values[o] for o in g.outputs if o < len(values)]
     torch_special = region == OFF_DOMAIN or any(map(_special_answer, outputs))  # exp(-710) is subnormal
+    if not torch_special and any((o == 0).any() for o in outputs):  # sigmoid(-710) rounds to 0
+        torch_special = _value_underflows(g)
     at_random = region in _FINITE_REGIONS and not g.meta.get("edge")  # numpy's finite answer holds
     if not torch_special and (not at_random or check == "second-derivative"):
-        torch_special = _torch_special(g, check)
+        torch_special = _torch_special(g, check, region)
     return EdgeFacts(False, torch_special)
 
 
@@ -142,13 +149,15 @@ def _node_numbers(graph: Graph) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return arguments, values
 
 
-def _torch_special(graph: Graph, check: str) -> bool:
+def _torch_special(graph: Graph, check: str, region: str = "") -> bool:
     """Whether torch's value or gradient (or HVP for a second-derivative check) at the graph's
-    first point holds an inf, nan or subnormal entry (False when torch cannot evaluate it)."""
+    first point holds an inf or nan, or its value underflows; at a pole, also whether torch's
+    finite gradient there is a convention at a singularity (`_singular_nearby`). False when torch
+    cannot evaluate the graph."""
     from gradcheck.parity.classify import torch_at  # imports torch: only when a finding needs it
 
     values = graph.input_values(0)
-    cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
+    cotangent = _cotangent(graph)
     direction = None
     if check == "second-derivative":
         direction = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
@@ -161,7 +170,38 @@ def _torch_special(graph: Graph, check: str) -> bool:
     value = reference.forward[:, 0]
     if _special_answer(value) or any(not np.isfinite(d).all() for d in derivatives):
         return True
+    if region == POLE and _singular_nearby(graph, values, cotangent, reference.grads[:, 0]):
+        return True
     return bool((value == 0).any()) and _value_underflows(graph)
+
+
+def _cotangent(graph: Graph) -> list[Any]:
+    """The graph's cotangent, or ones (of each output's shape for a tensor graph)."""
+    if graph.cotangent is not None:
+        return list(graph.cotangent)
+    if not graph.is_tensor:
+        return [1.0] * len(graph.outputs)
+    from gradcheck.graphs.shapes import graph_shapes
+
+    shapes = graph_shapes(graph)
+    return [np.ones(shapes[o]) for o in graph.outputs]
+
+
+def _singular_nearby(graph: Graph, values: list[Any], cotangent: list[Any], here: np.ndarray) -> bool:
+    """Whether torch's gradient grows without bound next to the point (every input moved by
+    NEARBY, relative): then a finite gradient at the point is a convention at a singularity
+    (atan2 at the origin: torch gives 0, its slopes grow as 1 / distance), not a value the
+    engine could compute; `x ** 0` at 0 stays 0 next to 0, a bug for an engine to raise there."""
+    from gradcheck.parity.classify import torch_at
+
+    moved = [v + NEARBY * np.maximum(1.0, np.abs(v)) for v in values]
+    try:
+        with np.errstate(all="ignore"):
+            near = torch_at(graph, moved, cotangent).grads[:, 0]
+    except Exception:
+        return False
+    bound = SINGULAR * (1.0 + float(np.abs(here).max(initial=0.0)))
+    return bool(not np.isfinite(near).all() or np.abs(near).max(initial=0.0) > bound)
 
 
 def _special_answer(values: np.ndarray) -> bool:

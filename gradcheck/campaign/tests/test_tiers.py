@@ -9,6 +9,7 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.tiers import EdgeFacts, decide_tier, edge_facts
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.regions import region_of
 from gradcheck.parity.kinds import Kind
 
 NO_EDGE = EdgeFacts(special_argument=False, torch_special=False)
@@ -47,13 +48,15 @@ def one_op(op: str, *values: float, **attrs: float) -> Graph:
         (one_op("tanh", 1e300), True),  # an argument at float overflow
         (one_op("sigmoid", -710.0), True),  # torch's value underflows to 0 (exactly 4.5e-309)
         (one_op("pow_const", 0.0, exponent=0.0), False),  # a pole where torch gives 1 and slope 0
+        (one_op("pow", 0.0, 0.0), False),  # torch 1, slopes 0 and -inf * 0 = 0: smooth enough nearby
+        (one_op("atan2", 0.0, 0.0), True),  # torch's 0 is a convention: the slopes grow as 1 / r
         (one_op("tanh", 355.0), False),  # torch: 1.0 (its slope underflows, its value does not)
         (one_op("tanh", 1e-9), False),  # tiny normal magnitudes: lost accuracy is a bug
         (one_op("exp", 700.0), False),  # large, but the value (1e304) is finite
     ],
 )
 def test_an_edge_is_a_special_argument_or_a_special_answer_of_torch(graph, at_edge):
-    assert edge_facts(graph.to_dict()).at_edge is at_edge
+    assert edge_facts(graph.to_dict(), region_of(graph)).at_edge is at_edge
 
 
 def finding(kind: Kind, graph: Graph, problem: str = "", region: str = "", **options) -> Finding:
