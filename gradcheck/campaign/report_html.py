@@ -466,7 +466,8 @@ def _failures(report: dict) -> str:
     drawn = 0
     for number in sorted(groups, key=lambda n: (n is None, n or 0)):
         group = groups[number]
-        name = f"finding {number}" if number is not None else "no finding"
+        found = report["findings"][number] if number is not None and number < len(report["findings"]) else None
+        name = f"finding {number} ({found['tier']}, {found['title']})" if found else "no finding"
         shrunk = [f for f in group if f.get("shrunk_snippet")]
         inner = [_indices([f["index"] for f in group], f"graph indices ({len(group)})")]
         for k, failure in enumerate(shrunk):
