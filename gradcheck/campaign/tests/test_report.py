@@ -303,6 +303,14 @@ def test_every_failing_graph_has_a_finding_or_the_report_has_no_unexplained_entr
     assert build_report(result_of(RECORDS[:3], graphs=3))["unexplained"] is None
 
 
+def test_failures_past_the_shrink_limit_are_listed_by_index_not_drawn():
+    unshrunk = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",))
+    page = html_of([*RECORDS, unshrunk])
+    assert "Failing graphs (2)" in page and 'id="graph-3"' in page and 'id="graph-9"' not in page
+    assert "<summary>graph indices (2)</summary><p>3, 9</p>" in page
+    assert "forward differs" not in page, "each graph's problems are in report.json"
+
+
 def test_a_passing_campaign_says_so():
     page = html_of(RECORDS[:3])
     assert "all 3 graphs agree" in page and "<p>None.</p>" in page
