@@ -18,13 +18,13 @@ import base64
 import io
 import math
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.graph_drawing import graph_dot, render_dot
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, overview
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
@@ -364,58 +364,6 @@ error against torch (blue) and against the numerical oracle (orange), by decade.
 torch sit near float64 rounding; against the oracle, near the finite-difference truncation error.</p>
 <div class="figure"><img alt="error distributions per op" src="data:image/png;base64,{data}"></div>
 """
-
-
-def graph_dot(graph: dict[str, Any]) -> str:
-    """DOT source of a graph dict (graph.py's JSON form): inputs as boxes, ops as ellipses."""
-    n = len(graph["inputs"])
-    lines = ["digraph G {", "  rankdir=LR;", '  node [fontname="monospace", fontsize=10];']
-    for i, inp in enumerate(graph["inputs"]):
-        label = f"{inp['name']} = {_value_label(inp['value'])}"
-        lines.append(f"  n{i} [shape=box, label={_dot_string(label)}];")
-    outputs = set(graph["outputs"])
-    for k, node in enumerate(graph["nodes"]):
-        i = n + k
-        attrs = ", ".join(f"{a}={_value_label(v)}" for a, v in sorted(node.get("attrs", {}).items()))
-        label = f"v{i} = {node['op']}" + (f"({attrs})" if attrs else "")
-        style = ", peripheries=2" if i in outputs else ""
-        lines.append(f"  n{i} [shape=ellipse, label={_dot_string(label)}{style}];")
-        for position, arg in enumerate(node["args"]):
-            lines.append(f'  n{arg} -> n{i} [label="{position}", fontsize=8];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _value_label(value: Any) -> str:
-    if isinstance(value, list):
-        return f"array{list(_shape(value))}" if value and isinstance(value[0], list) else repr(value)[:40]
-    return repr(value)
-
-
-def _shape(value: Any) -> tuple[int, ...]:
-    shape = []
-    while isinstance(value, list):
-        shape.append(len(value))
-        value = value[0] if value else None
-    return tuple(shape)
-
-
-def _dot_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def render_dot(dot_source: str) -> str | None:
-    """The graph drawn as inline SVG when graphviz's `dot` binary is installed, else None."""
-    if not dot_source or shutil.which("dot") is None:
-        return None
-    import graphviz
-
-    try:
-        svg = graphviz.Source(dot_source).pipe(format="svg").decode("utf-8")
-    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
-        return None
-    svg = svg[svg.find("<svg") :]
-    return re.sub(r'\s(xmlns(:xlink)?)="[^"]*"', "", svg)  # inline SVG needs no namespace URLs
 
 
 def _problems(problems: list[str]) -> str:

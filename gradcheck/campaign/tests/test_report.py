@@ -20,7 +20,8 @@ from gradcheck.campaign import (
     aggregate,
     histogram_bin,
 )
-from gradcheck.campaign.report_html import graph_dot, render_html
+from gradcheck.campaign.graph_drawing import graph_dot
+from gradcheck.campaign.report_html import render_html
 from gradcheck.campaign.report_json import (
     SCHEMA_VERSION,
     ReportError,
