@@ -22,6 +22,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,6 +41,9 @@ from gradcheck.printable import printable
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
+# The name of the recursion-limit finding: its identity, the same whatever depth it was met at
+# (the depth, in its problems and `extra["depth"]`, depends on the Python and the engine).
+RECURSION_LIMIT = "recursion limit in backward() of deep chains"
 _VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
 
 
@@ -60,6 +64,7 @@ class CaseResult:
     detail: str = ""
     ratio: float | None = None
     graph: Graph | None = None
+    depth: int | None = None  # the depth a chain first fails at (the deep-chain check)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -311,12 +316,18 @@ def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[st
 
 
 def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
-    """Chains 10^3, 10^4, 10^5 deep; at the first that fails by recursion, the deepest that works."""
+    """Chains 10^3, 10^4, 10^5 deep; at the first that fails by recursion, the deepest that works.
+    Run on a fresh thread's stack: how deep the caller's stack is (a console script, `python -m`,
+    a pytest plugin) then does not move the depth at which a recursive backward() gives up."""
     name = "deep chains"
     reason = object_style(adapter)
     if reason:
         return CaseResult(name, "depth", "not applicable", detail=reason)
-    passed = 0
+    return on_fresh_stack(lambda: _chains(adapter, combine, name))
+
+
+def _chains(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
+    passed, graph = 0, chain_graph(combine, 3)
     for depth in DEPTHS:
         outcome = _try_chain(adapter, combine, depth)
         if outcome is RecursionError:
@@ -325,12 +336,18 @@ def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
                 f"recursion limit at depth {limit + 1}: a chain of {limit} ops works, one of {limit + 1} "
                 f"raises RecursionError (Python's recursion limit is {sys.getrecursionlimit()})"
             )
-            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=limit + 1)
         if outcome:
             detail = f"a chain {depth} deep: {outcome}"
-            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=depth)
         passed = depth
     return CaseResult(name, "depth", "passed", len(DEPTHS), 0, f"chains up to {DEPTHS[-1]} deep work")
+
+
+def on_fresh_stack(work: Callable[[], Any]) -> Any:
+    """`work()` on a new thread, whose stack is as deep wherever this is called from."""
+    with ThreadPoolExecutor(1, thread_name_prefix="gradcheck-deep-chains") as thread:
+        return thread.submit(work).result()
 
 
 def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:
@@ -409,14 +426,13 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
             ]
         lines[at + 1 : at + 1] = step
     elif at is not None and cause == "depth" and graph.nodes:
-        lines = _deep_chain(lines, graph, finding.where, at)
+        lines = _deep_chain(lines, graph, finding.extra.get("depth"), at)
     header = [f"# {printable(problem)}" for problem in finding.problems]  # an engine's text, escaped
     return replace(finding, snippet="\n".join([*header, "", *lines]) + "\n")
 
 
-def _deep_chain(lines: list[str], graph: Graph, where: str, at: int) -> list[str]:
-    """The engine's chain snippet with its op lines made a loop as deep as the limit `where` names."""
-    depth = next((int(w) for w in where.split() if w.isdigit()), None)
+def _deep_chain(lines: list[str], graph: Graph, depth: int | None, at: int) -> list[str]:
+    """The engine's chain snippet with its op lines made a loop as deep as the chain that failed."""
     ids = range(graph.n_inputs, graph.n_inputs + len(graph.nodes))
     first, last = graph.name_of(ids[0]), graph.name_of(ids[-1])
     names = {graph.name_of(i) for i in ids}
@@ -472,26 +488,39 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
         name = "zero_grad leaves interior gradients, which the next backward() adds again"
         findings.append(_finding(name, twice + reset, cause="zero-grad"))
     elif twice:
-        findings.append(
-            _finding(f"backward() twice does not accumulate like torch ({twice[0].detail})", twice)
-        )
+        findings.append(_finding("backward() twice does not accumulate like torch", twice))
     elif reset:
         findings.append(_finding("gradients reset and taken again differ from torch's", reset))
     if interior:
         findings.append(_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
-        name = case.detail.split(":")[0] if case.detail.startswith("recursion limit") else case.detail
-        findings.append(_finding(name, [case]))
+        findings.append(_finding(_depth_name(case.detail), [case], depth=case.depth))
     return findings
 
 
+def _depth_name(detail: str) -> str:
+    """The deep-chain finding's name: what failed, without the depth or the engine's numbers (in
+    its problems), so that it names one finding whatever depth a run met it at."""
+    if detail.startswith("recursion limit"):
+        return RECURSION_LIMIT
+    raised = re.search(r"engine raised ([A-Za-z_][\w.]*)", detail)
+    return f"a deep chain raises {raised.group(1)}" if raised else "a deep chain differs from torch"
+
+
 def _finding(
-    name: str, cases: Sequence[CaseResult], kind: Kind = Kind.STRUCTURAL, rate: str = "", cause: str = ""
+    name: str,
+    cases: Sequence[CaseResult],
+    kind: Kind = Kind.STRUCTURAL,
+    rate: str = "",
+    cause: str = "",
+    depth: int | None = None,
 ) -> Finding:
     graph = next(c.graph for c in cases if c.graph is not None)
     extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
     if rate:
         extra["rate"] = rate
+    if depth is not None:
+        extra["depth"] = depth
     return Finding(
         kind=kind,
         ops=(),
