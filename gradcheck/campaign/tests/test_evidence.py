@@ -1,0 +1,127 @@
+"""An op's figures come from the evidence about that op (`statistics.aggregate`), and the gate
+knows a finding by an identity that holds no number of the run (`verdict.finding_identity`)."""
+
+from __future__ import annotations
+
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.records import METRICS, GraphRecord
+from gradcheck.campaign.statistics import aggregate, faulted_ops
+from gradcheck.campaign.structure import RECURSION_LIMIT
+from gradcheck.campaign.verdict import accepted_faults, compare, finding_identity
+
+GRAPH = {"inputs": [], "nodes": [], "outputs": []}
+
+
+def record(index: int, ops: tuple[str, ...], error: float, passed: bool = True) -> GraphRecord:
+    return GraphRecord(index, ops, passed, dict.fromkeys(METRICS, error))
+
+
+def finding(ops: tuple[str, ...], indices: tuple[int, ...] = (), region: str = "ordinary", **kw) -> Finding:
+    kw.setdefault("kind", "wrong-gradient")
+    return Finding(ops=ops, check="gradient", graph=GRAPH, graph_indices=indices, region=region, **kw)
+
+
+# a tanh rule 1e-7 off: every graph holding tanh is that far off, failing or not
+TANH_BUG = [
+    record(0, ("add", "tanh"), 1e-7, passed=False),
+    record(1, ("add",), 1e-16),
+    record(2, ("add", "mul"), 2e-16),
+    record(3, ("mul", "tanh"), 3e-10),  # passes: tanh's part of the gradient is small here
+    record(4, ("tanh",), 1e-7, passed=False),
+]
+
+
+def test_a_graph_holding_an_op_with_a_finding_is_that_ops_evidence_only():
+    stats = aggregate(TANH_BUG, [finding(("tanh",), (0, 4))])
+    assert (stats["add"].graphs, stats["add"].elsewhere, stats["add"].failures) == (2, 1, 0)
+    assert stats["add"].maxima["max_rel_err_torch"] == 2e-16, "tanh's error is not charged to add"
+    assert stats["mul"].maxima["max_rel_err_torch"] == 2e-16, "nor a passing graph's: tanh has a finding"
+    assert (stats["tanh"].graphs, stats["tanh"].failures, stats["tanh"].failing_graphs) == (3, 2, [0, 4])
+    assert stats["tanh"].maxima["max_rel_err_torch"] == 1e-7
+
+
+def test_without_the_finding_every_graph_is_evidence_for_its_ops():
+    stats = aggregate(TANH_BUG)  # failures no finding covers count for all their ops
+    assert stats["add"].graphs == 3 and stats["add"].failures == 1
+    assert stats["add"].maxima["max_rel_err_torch"] == 1e-7
+
+
+def test_a_finding_at_a_pole_taints_only_the_graphs_it_covers_and_carries_no_figures():
+    records = [
+        record(0, ("add", "div"), float("nan"), passed=False),
+        record(1, ("add", "div"), 3e-16),
+        record(2, ("div",), 1e-16),
+    ]
+    stats = aggregate(records, [finding(("div",), (0,), region="pole", kind="exception")])
+    assert faulted_ops([finding(("div",), (0,), region="pole")]) == set()
+    assert (stats["add"].graphs, stats["add"].elsewhere) == (1, 1)
+    assert (stats["div"].graphs, stats["div"].failures) == (3, 1)
+    assert stats["div"].maxima["max_rel_err_torch"] == 3e-16, "the pole's nan says nothing of div"
+
+
+def test_a_finding_of_several_ops_taints_no_op_beyond_its_own_graphs():
+    records = [record(0, ("add", "mul"), 1e-6, passed=False), record(1, ("add", "mul"), 1e-16)]
+    stats = aggregate(records, [finding(("add", "mul"), (0,))])
+    assert stats["add"].graphs == stats["mul"].graphs == 2
+    assert stats["add"].failures == stats["mul"].failures == 1
+
+
+def test_the_op_isolation_graphs_are_evidence_about_their_op():
+    stats = aggregate([record(0, ("add", "tanh"), 1e-16)], [], [record(-1, ("tanh",), 5e-16)])
+    assert stats["tanh"].graphs == 2 and stats["tanh"].maxima["max_rel_err_torch"] == 5e-16
+    assert stats["tanh"].failing_graphs == []
+
+
+def test_ops_a_baseline_accepted_a_finding_for_stay_out_of_the_others_evidence():
+    part = {"findings": [{"signature": ["wrong-gradient", ["tanh"], "gradient", "ordinary"]}]}
+    assert accepted_faults(part) == {"tanh"}
+    assert accepted_faults({"findings": [{"signature": ["breakdown", ["div"], "", "pole"]}]}) == set()
+    fixed = [record(0, ("add", "tanh"), 1e-14), record(1, ("add",), 1e-16)]
+    assert aggregate(fixed, faulted={"tanh"})["add"].graphs == 1
+
+
+def test_a_structural_finding_is_one_identity_whatever_depth_or_values_it_was_met_with():
+    def named(name: str) -> list:
+        return ["structural", [], "gradient", name]
+
+    today = finding_identity(named(RECURSION_LIMIT))
+    assert finding_identity(named("recursion limit at depth 982")) == today
+    assert finding_identity(named("recursion limit at depth 948")) == today
+    twice = "backward() twice does not accumulate like torch"
+    with_values = f"{twice} (gradient of x0: engine -6.75, torch -3.375)"
+    assert finding_identity(named(with_values)) == finding_identity(named(twice))
+    chain = "a chain 1000 deep: engine raised MemoryError: no room at 12345"
+    assert finding_identity(named(chain)) == finding_identity(named("a deep chain raises MemoryError"))
+    assert finding_identity(named(RECURSION_LIMIT)) != finding_identity(named(twice))
+    op = ["wrong-gradient", ["tanh"], "gradient", "ordinary"]
+    assert finding_identity(op) == finding_identity(tuple(op))
+
+
+def test_a_baseline_recorded_with_a_depth_accepts_the_finding_met_at_another_depth():
+    recorded = {"signature": ["structural", [], "gradient", "recursion limit at depth 982"], "title": "t"}
+    base = {"parts": {"scalar": {"ops": {}, "findings": [recorded]}}}
+    now = Finding(
+        kind="structural", ops=(), check="gradient", graph=GRAPH, phase="structure", where=RECURSION_LIMIT
+    )
+    outcome = compare(base, {"parts": {"scalar": {"ops": {}}}}, [], {"scalar": [now]})
+    assert outcome.passed and not outcome.new_findings and not outcome.gone
+
+
+def test_failing_graphs_of_an_accepted_finding_fail_no_row_however_many_there_are():
+    figures = dict.fromkeys(("p50_rel_err_torch", "p99_rel_err_torch", "p50_rel_err_numeric"), 1e-16)
+    figures |= {"p99_rel_err_numeric": 1e-10, "p99_forward_err": 0.0}
+    row = lambda failing: {"graphs": 50, "failures": len(failing), "failing_graphs": failing, **figures}
+    accepted = finding(("pow_const",), (3, 9, 11, 40), region="pole", kind="exception")
+    base = {
+        "parts": {
+            "scalar": {
+                "ops": {"pow_const": row([3, 9])},
+                "findings": [{"signature": list(accepted.signature)}],
+            }
+        }
+    }
+    now = {"parts": {"scalar": {"ops": {"pow_const": row([3, 9, 11, 40])}}}}
+    assert compare(base, now, ["pow_const"], {"scalar": [accepted]}).passed
+    unexplained = {"parts": {"scalar": {"ops": {"pow_const": row([3, 9, 12])}}}}
+    (verdict,) = compare(base, unexplained, ["pow_const"], {"scalar": [accepted]}).verdicts
+    assert verdict.reasons == ["1 failing graph(s) (12): no finding explains them"]
