@@ -1,6 +1,7 @@
 """`gradcheck gate` as a user runs it in CI, from a directory outside the repository: record a
-baseline once, gate each build, fail on a gradient 1e-6 off; and the CI files of `gate` and `run`
-(JUnit XML that a JUnit parser loads, a markdown summary) and an 80-column console."""
+baseline once, gate each build through every launcher (the console script, `python -m gradcheck`,
+the pytest plugin), fail on a gradient 1e-6 off in its op's row only; and the CI files of `gate`
+and `run` (JUnit XML that a JUnit parser loads, a markdown summary) and an 80-column console."""
 
 from __future__ import annotations
 
@@ -49,15 +50,34 @@ USER_ENGINE = textwrap.dedent(
 )
 
 
-def gradcheck_cli(directory: Path, *argv: str, mutant: bool = False) -> subprocess.CompletedProcess:
-    """`python -m gradcheck ARGV` in `directory`, importing this checkout and the user's adapter,
-    with no terminal and no COLUMNS (as in a CI log)."""
+# How a user launches the gate: the module, the console script, and the pytest plugin's gate test
+# (with the same engine and baseline: `--gradcheck-baseline`).
+MODULE = [sys.executable, "-m", "gradcheck"]
+CONSOLE_SCRIPT = [str(Path(sys.executable).with_name("gradcheck"))]
+PLUGIN = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-p",
+    "no:cacheprovider",
+    "--pyargs",
+    "gradcheck.suite",
+    "-k",
+    "gate",
+]
+
+
+def gradcheck_cli(
+    directory: Path, *argv: str, mutant: bool = False, launcher: list[str] = MODULE
+) -> subprocess.CompletedProcess:
+    """`python -m gradcheck ARGV` (or another `launcher`) in `directory`, importing this checkout
+    and the user's adapter, with no terminal and no COLUMNS (as in a CI log)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GATE_MUTANT")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(directory)])
     if mutant:
         env["GATE_MUTANT"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "gradcheck", *argv],
+        [*launcher, *argv],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -73,10 +93,14 @@ def user_ci(tmp_path_factory):
     (directory / "user_engine.py").write_text(USER_ENGINE)
     gate = ["gate", "--engine", "user_engine:Engine", "--graphs", GRAPHS, "--baseline", "b.json"]
     ci_files = ["--junit-xml", "junit.xml", "--summary-md", "summary.md"]
+    plugin = ["--gradcheck-engine", "user_engine:Engine", "--gradcheck-baseline", "b.json"]
     runs = {
         "record": gradcheck_cli(directory, *gate, "--update-baseline"),
         "same build": gradcheck_cli(directory, *gate),
         "mutant": gradcheck_cli(directory, *gate, *ci_files, mutant=True),
+        "console script": gradcheck_cli(directory, *gate, launcher=CONSOLE_SCRIPT),
+        "plugin": gradcheck_cli(directory, *plugin, launcher=PLUGIN),
+        "plugin, mutant": gradcheck_cli(directory, *plugin, launcher=PLUGIN, mutant=True),
     }
     return directory, runs
 
@@ -84,7 +108,8 @@ def user_ci(tmp_path_factory):
 def test_a_baseline_recorded_once_passes_the_same_engine_and_fails_a_gradient_1e_6_off(user_ci):
     directory, runs = user_ci
     assert not (ROOT / "b.json").exists() and (directory / "b.json").exists()
-    assert [runs[k].returncode for k in runs] == [0, 0, 1], {k: r.stderr[-2000:] for k, r in runs.items()}
+    statuses = [runs[k].returncode for k in ("record", "same build", "mutant")]
+    assert statuses == [0, 0, 1], {k: r.stderr[-2000:] for k, r in runs.items()}
     assert f"accepted finding: {DIV_POLE}" in runs["record"].stdout
     # micrograd sums gradients in the order of a set of nodes (memory addresses), so figures far
     # below the floors may change from run to run: "changed within limits", never a failure
@@ -94,9 +119,41 @@ def test_a_baseline_recorded_once_passes_the_same_engine_and_fails_a_gradient_1e
     assert "gate: FAIL" in out
 
 
+def test_a_baseline_recorded_through_one_launcher_passes_through_the_others_and_the_plugin(user_ci):
+    # micrograd's recursion limit is accepted in the baseline: its depth differs with the stack
+    # under the harness (a console script, `python -m`, pytest), its identity does not
+    directory, runs = user_ci
+    recorded = (directory / "b.json").read_text()
+    assert "recursion limit in backward() of deep chains" in recorded and "at depth" not in recorded
+    script, plugin = runs["console script"], runs["plugin"]
+    assert script.returncode == 0, script.stdout[-3000:] + script.stderr[-2000:]
+    assert "gate: PASS: 7 op rows, 0 failed" in script.stdout
+    assert plugin.returncode == 0, plugin.stdout[-3000:]
+    assert "1 passed" in plugin.stdout and "test_gate.py" in plugin.stdout
+    mutant = runs["plugin, mutant"]
+    assert mutant.returncode == 1, mutant.stdout[-3000:]
+    assert "new finding (scalar): mul — wrong gradient" in mutant.stdout
+    assert "from micrograd.engine import Value" in mutant.stdout, "the repro in the engine's terms"
+
+
+def test_a_gradient_1e_6_off_fails_its_op_row_only_with_the_new_finding_as_the_first_line(user_ci):
+    directory, runs = user_ci
+    lines = runs["mutant"].stdout.splitlines()
+    assert lines[0].startswith("new finding (scalar): mul — wrong gradient ("), lines[:3]
+    failing_rows = [line.split(":")[0] for line in lines if line.startswith("FAIL scalar ")]
+    assert failing_rows == ["FAIL scalar mul"], failing_rows
+    cases = ET.parse(directory / "junit.xml").getroot().find("testsuite").findall("testcase")
+    failed_ops = {
+        c.get("name")
+        for c in cases
+        if c.get("classname") == "gate.scalar.ops" and c.find("failure") is not None
+    }
+    assert failed_ops == {"mul"}
+
+
 def test_the_console_fits_an_80_column_log(user_ci):
     _, runs = user_ci
-    for run in runs.values():
+    for run in (runs[k] for k in ("record", "same build", "mutant", "console script")):
         too_wide = [line for line in run.stdout.splitlines() if len(line) > 80]
         assert not too_wide
     rows = [

@@ -22,3 +22,14 @@ def test_an_unknown_flag_before_the_subcommand_still_gets_the_top_level_usage(ca
         main(["--bogusflag", "run"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.startswith("usage: gradcheck [-h]")
+
+
+@pytest.mark.parametrize("command", ["gate", "run"])
+def test_help_names_every_way_to_name_an_engine(capsys, monkeypatch, command):
+    monkeypatch.setenv("COLUMNS", "200")  # no name split at a hyphen
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    engine = text.split("options:", 1)[1].split("--engine ENGINE ", 1)[1].split(" --", 1)[0]
+    for name in ("module:Adapter", "path/engine.py:Class", "micrograd-style value class"):
+        assert name in engine
