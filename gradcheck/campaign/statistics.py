@@ -46,6 +46,11 @@ class OpStats:
             return None
         return values[max(0, math.ceil(q * len(values)) - 1)]
 
+    def largest(self, metric: str, j: int) -> float | None:
+        """The j-th largest of the graphs' `metric` (nan above every number); None if fewer."""
+        values = sorted(self.values.get(metric, ()), key=lambda v: math.inf if math.isnan(v) else v)
+        return values[-j] if 0 < j <= len(values) else None
+
 
 @dataclass
 class CampaignResult:

@@ -78,8 +78,9 @@ class OpVerdict:
 
     @property
     def improved(self) -> bool:
-        """Some figure above its floor fell more than FACTOR times below its baseline."""
-        if self.before is None or self.after is None:
+        """Some figure above its floor fell more than FACTOR times below its baseline (not said of
+        figures read at the baseline's ranks: fewer graphs, not better ones)."""
+        if self.before is None or self.after is None or self.after.get(RANKS_READ):
             return False
         for m in FLOORS:
             b, a = as_figure(self.before.get(m)), as_figure(self.after.get(m))
@@ -165,6 +166,7 @@ _EARLIER_NAMES = (
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _NAMED_KINDS = ("structural", "nondeterministic")
 UNEXPLAINED = "no finding explains them"
+RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (gate.py)
 
 
 def finding_identity(signature: Sequence[Any]) -> str:

@@ -125,3 +125,22 @@ def test_failing_graphs_of_an_accepted_finding_fail_no_row_however_many_there_ar
     unexplained = {"parts": {"scalar": {"ops": {"pow_const": row([3, 9, 12])}}}}
     (verdict,) = compare(base, unexplained, ["pow_const"], {"scalar": [accepted]}).verdicts
     assert verdict.reasons == ["1 failing graph(s) (12): no finding explains them"]
+
+
+def test_an_op_whose_evidence_shrank_is_read_at_the_baselines_rank_from_the_top():
+    from gradcheck.campaign.gate import read_at_baseline_ranks
+
+    # 300 graphs in the baseline, 4 of them noisy: its p99 is the 4th largest, 5e-8
+    noisy = [1e-7, 9e-8, 8e-8, 5e-8]
+    before = {"add": {"graphs": 300, "p99_rel_err_numeric": 5e-8}}
+    # another op's new finding took 120 of them away, none of the noisy ones: the p99 of the 180
+    # left would be the 2nd largest, 9e-8, though no graph changed; the 4th largest is 5e-8 again
+    left = aggregate([record(i, ("add",), e) for i, e in enumerate([*noisy, *[1e-10] * 176])])
+    assert left["add"].quantile("max_rel_err_numeric", 0.99) == 9e-8
+    now = {"add": {"graphs": 180, "p99_rel_err_numeric": 9e-8}}
+    read_at_baseline_ranks(now, before, left)
+    assert now["add"]["p99_rel_err_numeric"] == 5e-8
+    # an op gone worse still shows: every graph 1e-6 off
+    worse = aggregate([record(i, ("add",), 1e-6) for i in range(180)])
+    read_at_baseline_ranks(now, before, worse)
+    assert now["add"]["p99_rel_err_numeric"] == 1e-6
