@@ -211,7 +211,8 @@ def _status(v: OpVerdict) -> str:
 def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
     """One line per op of a part, in 80 columns: p99 relative errors before → after, the verdict."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{part}: p99 relative error, baseline → now")
-    table.add_column("op", style="bold", no_wrap=True)
+    # a long op name (binary_cross_entropy_with_logits) is cut, never the figures
+    table.add_column("op", style="bold", no_wrap=True, overflow="ellipsis", max_width=18)
     table.add_column("graphs", justify="right", no_wrap=True)
     table.add_column("vs torch", justify="right", no_wrap=True)
     table.add_column("vs numeric", justify="right", no_wrap=True)

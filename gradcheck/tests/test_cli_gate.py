@@ -257,3 +257,18 @@ def test_the_run_table_has_one_line_per_op_in_80_columns_and_more_when_wider(
     rows = [line for line in out.splitlines() if re.match(r"^ ?(add|mul|tanh) +\d+ ", line)]
     assert len(rows) == 3 and all(line.count("/") >= 2 for line in rows)
     assert ("abs err vs torch" in out) is absolute
+
+
+def test_a_long_op_name_is_cut_in_the_gate_table_never_its_figures():
+    from rich.console import Console
+
+    from gradcheck.campaign.verdict import OpVerdict
+    from gradcheck.cli.console import verdict_table
+
+    row = {"graphs": 40, "p99_rel_err_torch": 2.0e-05, "p99_rel_err_numeric": 5.9e-05}
+    verdicts = [OpVerdict("tensor", op, row, row, []) for op in ("binary_cross_entropy_with_logits", "mean")]
+    console = Console(width=80, record=True)
+    console.print(verdict_table("tensor", verdicts))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert sum("2.0e-05 → 2.0e-05   5.9e-05 → 5.9e-05" in line for line in lines) == 2
