@@ -7,9 +7,10 @@ Layout (schema_version 2):
   `settings` (engine, graphs, seed, tensor, points, dtype: what determines the figures), `totals`,
   `ops` (per op: graphs, failures, failing_graphs and the figures of report.json), `findings`
   (the failing findings present when it was recorded: signature, title, graphs) and `surface`
-  (the registry release that recorded it and the attribute variants its campaign drew; the ops
-  are those of `ops`). A part without `surface` was recorded before baselines said it, by
-  registry release 2 (`LEGACY_RELEASE`): it gates that release's variants.
+  (the registry release that recorded it, the ops its campaign drew from, some perhaps never
+  drawn, and the attribute variants of those ops). A part without `surface` was recorded
+  before baselines said it, by registry release 2 (`LEGACY_RELEASE`): it gates that release's
+  ops and variants.
 
 It is written by `gradcheck gate --update-baseline` and checked field by field before any
 campaign runs: a baseline of the wrong shape (a part that is a list, a figure "abc", a missing
@@ -27,7 +28,7 @@ from typing import Any
 
 from gradcheck.atomic import write_text
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.graphs.surface import of_ops, release_variants
+from gradcheck.graphs.surface import of_ops, release_ops, release_variants
 
 SCHEMA_VERSION = 2
 SETTINGS_KEYS = ("engine", "graphs", "seed", "tensor", "points", "dtype")
@@ -104,14 +105,24 @@ def check_shape(data: dict, path: Path, figures: Iterable[str]) -> None:
         if "surface" in part:
             surface = part["surface"]
             _expect(isinstance(surface, dict), path, f"{where}.surface", "an object with variants", surface)
-            variants = _get(surface, "variants", path, f"{where}.surface")
-            _expect(
-                isinstance(variants, list) and all(isinstance(v, str) for v in variants),
-                path,
-                f"{where}.surface.variants",
-                "a list of variant names",
-                variants,
-            )
+            for key in ("variants", "ops") if "ops" in surface else ("variants",):
+                names = _get(surface, key, path, f"{where}.surface")
+                _expect(
+                    isinstance(names, list) and all(isinstance(v, str) for v in names),
+                    path,
+                    f"{where}.surface.{key}",
+                    f"a list of {key[:-1]} names",
+                    names,
+                )
+
+
+def recorded_ops(part: dict, ops_now: Iterable[str]) -> frozenset[str]:
+    """The ops a baseline part's campaign drew from (see the module docstring); of `ops_now`,
+    those of release 2 or before for a part that records no surface."""
+    surface = part.get("surface")
+    if surface is None or "ops" not in surface:
+        return frozenset(release_ops(LEGACY_RELEASE)) & frozenset(ops_now)
+    return frozenset(surface["ops"])
 
 
 def recorded_variants(part: dict) -> frozenset[str]:

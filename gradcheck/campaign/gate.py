@@ -40,7 +40,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline, recorded_variants, write_baseline
+from gradcheck.campaign.baseline import (
+    SCHEMA_VERSION,
+    load_baseline,
+    recorded_ops,
+    recorded_variants,
+    write_baseline,
+)
 from gradcheck.campaign.checking import real_backend
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.phases import run_campaign
@@ -135,6 +141,7 @@ def figures(results: Mapping[str, CampaignResult]) -> dict:
     for name, result in results.items():
         report = build_report(result)
         adapter = load_adapter(result.settings.engine)
+        drawn_from = campaign_ops(result.settings, adapter)  # in registry order
         parts[name] = {
             "settings": recorded_settings(result.settings),
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
@@ -146,9 +153,10 @@ def figures(results: Mapping[str, CampaignResult]) -> dict:
                 {"signature": list(f.signature), "title": f.title, "graphs": f.graphs}
                 for f in result.failing_findings
             ],
-            "surface": {
+            "surface": {  # what the campaign drew from, whatever it happened to draw
                 "release": CURRENT,
-                "variants": sorted(of_ops(campaign_variants(result.settings, adapter), result.ops)),
+                "ops": list(drawn_from),
+                "variants": sorted(of_ops(campaign_variants(result.settings, adapter), drawn_from)),
             },
         }
     return {"schema_version": SCHEMA_VERSION, "factor": FACTOR, "floors": FLOORS, "parts": parts}
@@ -226,14 +234,14 @@ def expected_ops(parts: Sequence[Part]) -> list[str]:
 
 
 def gated(part: Part, recorded: Mapping[str, Any]) -> tuple[Part, list[str]]:
-    """`part` kept to the surface its baseline entry was recorded with: the ops it covered and the
-    attribute variants it drew, whatever a newer registry or engine adds (the same graphs as
-    then); and a line naming what is left out, which --update-baseline brings in."""
+    """`part` kept to the surface its baseline entry was recorded with: the ops its campaign drew
+    from and their attribute variants, whatever a newer registry or engine adds (the same graphs
+    as then); and a line naming what is left out, which --update-baseline brings in."""
     adapter = load_adapter(part.engine)
     settings = part.settings()
     ops_now = campaign_ops(settings, adapter)
     variants_now = of_ops(campaign_variants(settings, adapter), ops_now)
-    base_ops, base_variants = set(recorded["ops"]), recorded_variants(recorded)
+    base_ops, base_variants = recorded_ops(recorded, ops_now), recorded_variants(recorded)
     ops = tuple(op for op in ops_now if op in base_ops)
     new_ops = [op for op in ops_now if op not in base_ops]
     new_variants = sorted(variants_now - base_variants)

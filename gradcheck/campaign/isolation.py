@@ -41,7 +41,7 @@ def isolate(
 ) -> tuple[list[Finding], list[GraphRecord]]:
     """The pass's findings (ungrouped) and the records of its one-op graphs at random points
     (indexed from -1 down: they are no random graph of the campaign), but for those failing at a
-    special region."""
+    special region, and none in a float32 campaign (the pass checks in float64)."""
     adapter = adapter or load_adapter(settings.engine)
     ops = campaign_ops(settings, adapter)
     variants = campaign_variants(settings, adapter)
@@ -57,8 +57,10 @@ def isolate(
                 continue
             before = len(found)
             check = _check(graph, adapter, seed=k, where="", found=found)
-            # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate)
-            if check is not None and all(f.region in (ORDINARY, "") for f in found[before:]):
+            # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
+            # and the pass checks in float64: no evidence about an op computed in float32
+            evidence = settings.dtype == "float64" and all(f.region in (ORDINARY, "") for f in found[before:])
+            if check is not None and evidence:
                 records.append(record_of(-1 - len(records), check))
     for graph in kink_graphs(ops):
         if (graph.is_tensor and not settings.tensor) or not graph_allowed(graph, variants):

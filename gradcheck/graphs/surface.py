@@ -127,6 +127,11 @@ def release_variants(release: int | str) -> frozenset[str]:
     return frozenset(v.name for v in VARIANTS.values() if v.release <= release)
 
 
+def release_ops(release: int) -> frozenset[str]:
+    """Every op of release `release` and the releases before it."""
+    return frozenset(op for r in RELEASES if r.number <= release for op in r.ops)
+
+
 def variants_of(op: str, attrs: Mapping[str, Any]) -> tuple[str, ...]:
     """The variants a node of `op` with `attrs` is of (none for the op's first form)."""
     return tuple(v.name for v in VARIANTS.values() if v.op == op and v.present(attrs))

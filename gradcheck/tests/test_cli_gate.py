@@ -272,3 +272,20 @@ def test_a_long_op_name_is_cut_in_the_gate_table_never_its_figures():
     lines = console.export_text().splitlines()
     assert all(len(line) <= 80 for line in lines)
     assert sum("2.0e-05 → 2.0e-05   5.9e-05 → 5.9e-05" in line for line in lines) == 2
+
+
+def test_this_repositorys_gate_recorded_by_ci_gate_passes_through_the_plugin(tmp_path):
+    # python -m ci.gate records minigrad's three parts; the plugin gates those of its engine
+    record = [sys.executable, "-m", "ci.gate", "--update-baseline", "--baseline", str(tmp_path / "ci.json")]
+    done = subprocess.run(
+        [*record, "--graphs", "40", "--tensor-graphs", "12", "--jobs", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    for engine in ("minigrad", "minigrad-tensor"):
+        plugin = ["--gradcheck-engine", engine, "--gradcheck-baseline", str(tmp_path / "ci.json")]
+        run = gradcheck_cli(tmp_path, *plugin, launcher=PLUGIN)
+        assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:]
