@@ -32,12 +32,16 @@ class Settings:
     # the attribute variants drawn, within those the adapter handles (None: all it handles); the
     # gate keeps a baseline to the ones it was recorded with (gradcheck.graphs.surface)
     variants: tuple[str, ...] | None = None
+    # ops the campaign stopped drawing: the adapter's spelling of them failed (an `adapter` finding)
+    left_out: tuple[str, ...] = ()
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
         ops = ", ".join(self.ops) if self.ops else "all the engine supports"
         if self.dtype != "float64":
             kind += f" {self.dtype}"
+        if self.left_out:
+            ops += f" but {', '.join(self.left_out)} (the adapter's fault)"
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"
