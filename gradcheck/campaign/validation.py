@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from gradcheck.campaign.settings import CampaignError, Settings
+from gradcheck.campaign.variants import surface_words
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
-from gradcheck.graphs.surface import VARIANTS, adapter_variants, describe
+from gradcheck.graphs.surface import VARIANTS, adapter_variants
 
 
 def scalar_ops() -> tuple[str, ...]:
@@ -87,7 +88,7 @@ def surface_note(settings: Settings, adapter: EngineAdapter) -> str | None:
     release = getattr(adapter, "registry_release", None)
     said = f"registry_release = {release}" if release is not None else "no registry_release (release 1)"
     return (
-        f"Not drawn: {describe(left)}: the adapter names {said}; once its apply handles them, "
+        f"Not drawn: {surface_words(left)}: the adapter names {said}; once its apply handles them, "
         "name the release or list them in `variants` (docs/adapters.md)."
     )
 
