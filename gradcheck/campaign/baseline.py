@@ -6,7 +6,8 @@ Layout (schema_version 2):
 - `parts`: one object per campaign part ("scalar", "tensor", "tensor-float32"), each with
   `settings` (engine, graphs, seed, tensor, points, dtype: what determines the figures), `totals`,
   `ops` (per op: graphs, failures, failing_graphs and the figures of report.json), `findings`
-  (the failing findings present when it was recorded: signature, title, graphs) and `surface`
+  (the failing findings present when it was recorded: signature, variant (the form of the op its
+  title names; an entry without it is matched on its signature alone), tier, title, graphs) and `surface`
   (the registry release that recorded it, the ops its campaign drew from, some perhaps never
   drawn, and the attribute variants of those ops). A part without `surface` was recorded
   before baselines said it, by registry release 2 (`LEGACY_RELEASE`): it gates that release's

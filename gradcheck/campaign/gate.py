@@ -7,10 +7,12 @@ included), so the same engine gives the same figures on every build and through 
 What the gate compares holds no number that depends on the run (a recursion depth, how many
 graphs a finding covers, an example's values). The gate fails when
 - a finding appears that the baseline did not record (findings are compared by `finding_identity`:
-  kind, ops, check, input region, or a structural finding's plain name);
+  kind, ops, check, input region and the variant its title names, or a structural finding's
+  plain name; its tier is recorded beside it);
 - an op has failing graphs that no finding of the baseline explains (how many graphs an accepted
   finding covers is not compared);
-- an op the engine lists was never drawn, or an op of the baseline is no longer covered;
+- an op the engine lists was never drawn (but for one left out for its adapter's fault, which
+  its `adapter` finding gates), or an op of the baseline is no longer covered;
 - an op's error figure exceeds max(FACTOR x baseline, FLOOR), FACTOR = 10. The figures are over
   the evidence about the op (`statistics.aggregate`: its op-isolation checks and the graphs where
   no other op has a finding, so one op's bug fails that op's row only; the ops the baseline
@@ -55,6 +57,7 @@ from gradcheck.campaign.report_json import build_report, encode_float, repeat_co
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import QUANTILES, CampaignResult, OpStats, aggregate
 from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter, validate
+from gradcheck.campaign.variants import surface_words
 from gradcheck.campaign.verdict import (
     FACTOR,
     FLOORS,
@@ -62,9 +65,10 @@ from gradcheck.campaign.verdict import (
     GateResult,
     accepted_faults,
     compare,
+    gate_variant,
 )
 from gradcheck.engines.loading import canonical_spec
-from gradcheck.graphs.surface import CURRENT, describe, of_ops
+from gradcheck.graphs.surface import CURRENT, of_ops
 
 # Each part's fixed graph count and seed, by part name (see `part_for`).
 DEFAULT_GRAPHS = {"scalar": 3000, "tensor": 600, "tensor-float32": 300}
@@ -141,7 +145,8 @@ def figures(results: Mapping[str, CampaignResult]) -> dict:
     for name, result in results.items():
         report = build_report(result)
         adapter = load_adapter(result.settings.engine)
-        drawn_from = campaign_ops(result.settings, adapter)  # in registry order
+        # in registry order; an op left out for its adapter's fault too (its finding gates it)
+        drawn_from = campaign_ops(dataclasses.replace(result.settings, left_out=()), adapter)
         parts[name] = {
             "settings": recorded_settings(result.settings),
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
@@ -150,7 +155,13 @@ def figures(results: Mapping[str, CampaignResult]) -> dict:
                 for op, st in report["ops"].items()
             },
             "findings": [
-                {"signature": list(f.signature), "title": f.title, "graphs": f.graphs}
+                {
+                    "signature": list(f.signature),
+                    "variant": list(gate_variant(f)),
+                    "tier": f.tier,
+                    "title": f.title,
+                    "graphs": f.graphs,
+                }
                 for f in result.failing_findings
             ],
             "surface": {  # what the campaign drew from, whatever it happened to draw
@@ -233,6 +244,13 @@ def expected_ops(parts: Sequence[Part]) -> list[str]:
     return sorted({op for part in parts for op in validate(part.settings())})
 
 
+def without_left_out(ops: Sequence[str], results: Mapping[str, CampaignResult]) -> list[str]:
+    """`ops` but those a campaign left out for the adapter's fault: an `adapter` finding stands
+    for each (new, it fails the gate; accepted, it passes), no graph is drawn of it."""
+    left_out = {op for r in results.values() for op in r.settings.left_out}
+    return [op for op in ops if op not in left_out]
+
+
 def gated(part: Part, recorded: Mapping[str, Any]) -> tuple[Part, list[str]]:
     """`part` kept to the surface its baseline entry was recorded with: the ops its campaign drew
     from and their attribute variants, whatever a newer registry or engine adds (the same graphs
@@ -246,7 +264,7 @@ def gated(part: Part, recorded: Mapping[str, Any]) -> tuple[Part, list[str]]:
     new_ops = [op for op in ops_now if op not in base_ops]
     new_variants = sorted(variants_now - base_variants)
     news = ([f"op(s) {', '.join(new_ops)}"] if new_ops else []) + (
-        [f"variant(s) {describe(new_variants)}"] if new_variants else []
+        [f"variant(s) {surface_words(new_variants)}"] if new_variants else []
     )
     if not news:
         return part, []
@@ -295,7 +313,7 @@ def run_gate(
     current = figures(results)
     for name, part in current["parts"].items():
         read_at_baseline_ranks(part["ops"], baseline["parts"][name]["ops"], results[name].ops)
-    outcome = compare(baseline, current, ops, findings_of)
+    outcome = compare(baseline, current, without_left_out(ops, results), findings_of)
     outcome.seconds = seconds
     outcome.results = results
     outcome.new_coverage = [note for _, notes in kept for note in notes]
@@ -348,7 +366,8 @@ def update_baseline(
     current = figures(results)
     accepted = [f for r in results.values() for f in r.failing_findings]
     failing = {name: len(r.failures) for name, r in results.items() if not r.passed}
-    never = sorted(set(ops) - {op for part in current["parts"].values() for op in part["ops"]})
+    drawn = {op for part in current["parts"].values() for op in part["ops"]}
+    never = sorted(set(without_left_out(ops, results)) - drawn)
     if failing and not accept_findings:
         message = f"not updating the baseline: graphs fail their parity check ({failing})"
     elif never:

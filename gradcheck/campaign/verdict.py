@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.structure import RECURSION_LIMIT
@@ -136,8 +137,7 @@ class GateResult:
     def verdict_lines(self) -> list[str]:
         """Why it fails, most telling first: each new finding, each failing op row, each problem."""
         lines = [
-            f"new finding ({n.part}): {n.finding.title} ({n.finding.count_text})"
-            for n in self.new_findings
+            f"new finding ({n.part}): {n.finding.title} ({n.finding.count_text})" for n in self.new_findings
         ]
         lines += [f"FAIL {v.part} {v.op}: " + "; ".join(v.reasons) for v in self.verdicts if v.failed]
         return lines + [f"FAIL: {problem}" for problem in self.problems]
@@ -169,17 +169,37 @@ UNEXPLAINED = "no finding explains them"
 RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (gate.py)
 
 
-def finding_identity(signature: Sequence[Any]) -> str:
+def finding_identity(signature: Sequence[Any], variant: Sequence[str] | None = None) -> str:
     """A finding's identity in the gate, as one comparable string: its signature (the baseline
     stores it as a JSON list), with any number a structural finding's name holds taken out, so
-    that a finding is the same one whatever depth, count or value a run met it with."""
+    that a finding is the same one whatever depth, count or value a run met it with; and the
+    variant its title names (`gate_variant`; None: a baseline entry written before variants,
+    matched on the signature alone)."""
     sig = json.loads(json.dumps(list(signature)))
     if len(sig) == 4 and sig[0] in _NAMED_KINDS and not sig[1] and isinstance(sig[3], str):
         name = sig[3]
         for pattern, today in _EARLIER_NAMES:
             name = pattern.sub(today, name)
         sig[3] = _NUMBER.sub("#", name)
-    return json.dumps(sig, separators=(",", ":"))
+    key: list[Any] = sig if variant is None else [*sig, sorted(variant)]
+    return json.dumps(key, separators=(",", ":"))
+
+
+def gate_variant(finding: Finding) -> tuple[str, ...]:
+    """The variant that is part of a finding's identity: the one its title names (`Finding.cause`),
+    none for an adapter's fault (one per op) or edge behaviour (one per op and region)."""
+    return () if finding.tier in (tiers.ADAPTER, tiers.EDGE) else tuple(finding.variant or ())
+
+
+def identities(finding: Finding) -> tuple[str, str]:
+    """The keys a baseline may know this run's finding by: with its variant, and without (an entry
+    written before baselines recorded variants)."""
+    return finding_identity(finding.signature, gate_variant(finding)), finding_identity(finding.signature)
+
+
+def recorded_identity(entry: Mapping[str, Any]) -> str:
+    """A baseline entry's identity (its `variant`, when recorded, is part of it)."""
+    return finding_identity(entry["signature"], entry.get("variant"))
 
 
 signature_key = finding_identity  # the name earlier releases used
@@ -211,7 +231,7 @@ def compare(
     for name, part in current["parts"].items():
         covered.update(part["ops"])
         base_part = baseline["parts"].get(name) or {"ops": {}, "findings": []}
-        accepted = {finding_identity(f["signature"]): f for f in base_part.get("findings", [])}
+        accepted = {recorded_identity(f): f for f in base_part.get("findings", [])}
         run_findings = (findings_of or {}).get(name, ())
         unaccepted = _unaccepted_graphs(run_findings, accepted)
         for op in sorted(set(base_part["ops"]) | set(part["ops"])):
@@ -219,9 +239,9 @@ def compare(
             verdicts.append(OpVerdict(name, op, before, after, _op_reasons(before, after, unaccepted)))
         seen = set()
         for finding in run_findings:
-            key = finding_identity(finding.signature)
-            seen.add(key)
-            findings.append(FindingVerdict(name, finding, key in accepted))
+            keys = identities(finding)
+            seen.update(keys)
+            findings.append(FindingVerdict(name, finding, any(k in accepted for k in keys)))
         gone += [f"{name}: {f['title']}" for key, f in accepted.items() if key not in seen]
     for name in baseline["parts"]:
         if name not in current["parts"]:
@@ -243,7 +263,7 @@ def _unaccepted_graphs(
         finding = covering.get(index)
         if finding is None:
             return UNEXPLAINED
-        if finding_identity(finding.signature) in accepted:
+        if any(k in accepted for k in identities(finding)):
             return None
         return f"new finding: {finding.title}"
 

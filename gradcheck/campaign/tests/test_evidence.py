@@ -3,11 +3,14 @@ knows a finding by an identity that holds no number of the run (`verdict.finding
 
 from __future__ import annotations
 
+import numpy as np
+
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import aggregate, faulted_ops
 from gradcheck.campaign.structure import RECURSION_LIMIT
 from gradcheck.campaign.verdict import accepted_faults, compare, finding_identity
+from gradcheck.graphs.ir import Graph, Input, OpNode
 
 GRAPH = {"inputs": [], "nodes": [], "outputs": []}
 
@@ -105,6 +108,28 @@ def test_a_baseline_recorded_with_a_depth_accepts_the_finding_met_at_another_dep
     )
     outcome = compare(base, {"parts": {"scalar": {"ops": {}}}}, [], {"scalar": [now]})
     assert outcome.passed and not outcome.new_findings and not outcome.gone
+
+
+def test_a_finding_of_a_plainer_form_than_the_accepted_variant_is_new_and_an_old_entry_matches_either():
+    # the baseline accepted amax over a tuple of dims raising; now amax over one dim raises too:
+    # grouped, the finding is titled by the plainer form, and that is a new finding
+    def raised(dims: tuple[int, ...]) -> Finding:
+        node = OpNode("amax", (0,), (("dims", dims),))
+        graph = Graph([Input("x0", np.ones((2, 2)), (2, 2))], [node], [1], meta={"kind": "tensor"})
+        return Finding(kind="exception", ops=("amax",), check="gradient", graph=graph.to_dict())
+
+    tuples, one = raised((-2, -1)), raised((-1,))
+    assert tuples.signature == one.signature
+    assert (tuples.variant, one.variant) == (("over a tuple of dims",), ())
+    sig = list(tuples.signature)
+    recorded = {"signature": sig, "variant": list(tuples.variant), "tier": "bug", "title": "t"}
+    base = {"parts": {"tensor": {"ops": {}, "findings": [recorded]}}}
+    run = {"parts": {"tensor": {"ops": {}}}}
+    assert compare(base, run, [], {"tensor": [tuples]}).passed
+    plainer = compare(base, run, [], {"tensor": [one]})
+    assert [f.finding.title for f in plainer.new_findings] == [one.title] and plainer.gone == ["tensor: t"]
+    legacy = {"parts": {"tensor": {"ops": {}, "findings": [{"signature": sig, "title": "t"}]}}}
+    assert compare(legacy, run, [], {"tensor": [one]}).passed, "no variant recorded: by signature alone"
 
 
 def test_failing_graphs_of_an_accepted_finding_fail_no_row_however_many_there_are():
