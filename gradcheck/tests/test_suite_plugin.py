@@ -79,9 +79,10 @@ def test_a_failure_of_a_foreign_engine_shows_the_repro_built_through_that_engine
         f"sys.path.insert(0, {str(tmp_path)!r})" in engine_code and "from engine import Value" in engine_code
     )
     scope: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
+    with contextlib.redirect_stdout(io.StringIO()) as printed, pytest.raises(SystemExit) as exited:
         exec(torch_code + engine_code, scope)  # torch's numbers, then the same graph through the engine
-    assert "engine grads:" in printed.getvalue()
+    assert exited.value.code == 1, "the repro's verdict: it exits 1 while the bug is there"
+    assert "engine grads:" in printed.getvalue() and "verdict: FAIL" in printed.getvalue()
     inputs = sorted(k for k, v in scope.items() if k.startswith("x") and type(v).__name__ == "Value")
     torch_grads = [0.0 if g is None else float(g) for g in scope["grads"]]
     engine_grads = [scope[name].grad for name in inputs]
