@@ -15,7 +15,7 @@ from gradcheck.campaign.explain import Explaining, culprits, explain
 from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
-from gradcheck.campaign.validation import campaign_ops, load_adapter
+from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink
@@ -31,12 +31,14 @@ class GraphChecker:
         self.settings = settings
         self.adapter = load_adapter(settings.engine)
         self.ops = campaign_ops(settings, self.adapter)
+        self.variants = campaign_variants(settings, self.adapter)
 
     def graph(self, index: int) -> Graph:
         rng = np.random.default_rng(graph_seed(self.settings.seed, index))
         sizes = graph_sizes(self.adapter.max_depth)
+        s = self.settings
         return random_graph(
-            rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points, sizes=sizes
+            rng, ops=self.ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=self.variants
         )
 
     def __call__(self, index: int) -> GraphRecord:

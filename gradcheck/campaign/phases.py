@@ -31,7 +31,7 @@ from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.inspection import inspection_findings
-from gradcheck.campaign.isolation import isolation_findings
+from gradcheck.campaign.isolation import isolate
 from gradcheck.campaign.pool import Backend, Pool, Run, check_chunk, chunks
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
@@ -54,7 +54,7 @@ def run_campaign(
     """Every phase in order (see the module docstring); the settings turn the structural phase,
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it."""
     clock = _Clock(progress)
-    structure, isolated = None, []
+    structure, isolated, one_op = None, [], []
     adapter = load_adapter(settings.engine)
     inspected = inspection_findings(adapter, campaign_ops(settings, adapter))
     if settings.structure:
@@ -62,8 +62,9 @@ def run_campaign(
             structure = structure_phase(adapter)
     if settings.isolation:
         with clock.step("isolate"):
-            isolated = isolation_phase(settings)
+            isolated, one_op = isolation_phase(settings)
         settings = without_adapter_faults(settings, isolated)
+        one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     parts = chunks(settings.graphs, settings.jobs)
@@ -80,13 +81,14 @@ def run_campaign(
     result = CampaignResult(
         settings=settings,
         records=ordered,
-        ops=aggregate(ordered, findings),
+        ops=aggregate(ordered, findings, one_op),
         seconds=clock.elapsed(),
         check_seconds=clock.timings["check"],
         findings=findings,
         isolation_seconds=clock.timings.get("isolate", 0.0),
         grouping_seconds=sum(clock.timings.get(p, 0.0) for p in ("explain", "shrink", "group", "settle")),
         structure=structure,
+        isolated=one_op,
     )
     if settings.edges:
         with clock.step("edges"):
@@ -109,9 +111,10 @@ def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) ->
 # --- 2. isolation -------------------------------------------------------------------------------
 
 
-def isolation_phase(settings: Settings) -> list[Finding]:
-    """Each op the campaign draws, alone at random points and at its kink cases (ungrouped)."""
-    return isolation_findings(settings)
+def isolation_phase(settings: Settings) -> tuple[list[Finding], list[GraphRecord]]:
+    """Each op the campaign draws, alone at random points and at its kink cases: the findings
+    (ungrouped) and the one-op graphs' records (evidence for the per-op figures)."""
+    return isolate(settings)
 
 
 def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> Settings:
@@ -190,7 +193,8 @@ def with_edges(result: CampaignResult) -> CampaignResult:
     findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
-    return replace(result, findings=findings, edges=report)
+    ops = aggregate(result.records, findings, result.isolated)  # an edge finding may be an op's own
+    return replace(result, findings=findings, edges=report, ops=ops)
 
 
 # --- 8. save ------------------------------------------------------------------------------------

@@ -275,7 +275,8 @@ def _op_table(report: dict) -> str:
         )
     return f"""
 <h2 id="ops">Per op</h2>
-<p>For each op: the graphs that used it, the largest error among those graphs, the 99th
+<p>For each op, over the evidence about it (its op-isolation checks and the graphs holding it
+where no other op has a finding of its own): the graphs, the largest error among them, the 99th
 percentile of their relative errors (what the gradient-regression gate compares; one
 ill-conditioned graph moves the maximum, not the percentile), and how many of them failed
 because of this op (graphs whose minimal failing graph contains it).</p>
@@ -359,7 +360,7 @@ def _distributions(report: dict) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f"""
 <h2 id="distributions">Error distributions per op</h2>
-<p>Each panel counts, for the graphs that used the op, the graph's largest relative gradient
+<p>Each panel counts, for the evidence about the op, the graph's largest relative gradient
 error against torch (blue) and against the numerical oracle (orange), by decade. Errors against
 torch sit near float64 rounding; against the oracle, near the finite-difference truncation error.</p>
 <div class="figure"><img alt="error distributions per op" src="data:image/png;base64,{data}"></div>

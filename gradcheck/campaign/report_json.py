@@ -5,13 +5,14 @@ Layout (schema_version 1):
   shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64).
 - `run`: how this run happened (command line as typed, `repeat_command` with every setting
   explicit, jobs, timing, versions); differs between reruns.
-- `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
-  median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
-  histograms of each metric), `conventions` and `passed` (the verdict under them), `findings`
-  (the distinct problems, most graphs first: kind, ops of the minimal graph, check, phase,
-  where, title, graphs, graph_indices, problems, repro (the replay command), snippet, graph),
-  `structure` (the structural phase's checks: name, cause, status, runs, failures, detail; null
-  when it did not run)
+- `totals`, `ops` (per op, over the evidence about it, `statistics.aggregate`: graphs,
+  failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
+  error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
+  graph indices, decade histograms of each metric), `conventions` and `passed` (the verdict
+  under them), `findings` (the distinct problems, bugs first, then most graphs: kind, tier, ops
+  of the minimal graph, check, phase, where, title, graphs, graph_indices, problems, repro (the
+  replay command), snippet, graph), `structure` (the structural phase's checks: name, cause,
+  status, runs, failures, detail; null when it did not run),
   `unexplained` (the failing graphs no finding explains, `campaign.accounting`: how many, their
   indices, how many for each reason, the smallest in full; null when every failing graph has its
   finding) and `failures` (each failing graph's index, ops, problems, figures and its finding's
@@ -180,6 +181,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
             op: {
                 "graphs": st.graphs,
                 "failures": st.failures,
+                "elsewhere": st.elsewhere,
                 **_figures(st.maxima),
                 **{
                     f"{name}_{m[4:]}": encode_float(st.quantile(m, q))

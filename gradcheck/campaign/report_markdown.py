@@ -10,10 +10,10 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, overview
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
 from gradcheck.printable import printable
 
 
@@ -44,6 +44,11 @@ def gate_markdown(outcome: GateResult) -> str:
     verdicts = outcome.verdicts
     failed = [v for v in verdicts if v.failed]
     lines = [f"## Gradient-regression gate: {'PASS' if outcome.passed else 'FAIL'}", ""]
+    for fv in outcome.new_findings:
+        f = fv.finding
+        lines.append(f"**New finding ({fv.part}): {_cell(f.title)}** ({f.count_text}; tier {f.tier})")
+    if outcome.new_findings:
+        lines.append("")
     lines.append(
         f"Threshold: a figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
         "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
@@ -67,7 +72,8 @@ def gate_markdown(outcome: GateResult) -> str:
         f = fv.finding
         lines.append(f"- in the baseline ({fv.part}): {_cell(f.title)} ({f.count_text}; tier {f.tier})")
     lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
-    if accepted or outcome.gone:
+    lines += [f"- {_cell(line)}" for line in outcome.new_coverage]
+    if accepted or outcome.gone or outcome.new_coverage:
         lines.append("")
     lines += _gate_table(verdicts)
     return "\n".join(lines) + "\n"

@@ -30,6 +30,9 @@ class Settings:
     edges: bool = False  # run the edge-value phase after settling (`gradcheck run` and the gate do)
     scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
     dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
+    # the attribute variants drawn, within those the adapter handles (None: all it handles); the
+    # gate keeps a baseline to the ones it was recorded with (gradcheck.graphs.surface)
+    variants: tuple[str, ...] | None = None
     # ops the campaign stopped drawing: the adapter's spelling of them failed (an `adapter` finding)
     left_out: tuple[str, ...] = ()
 

@@ -13,6 +13,13 @@ from pathlib import Path
 from gradcheck.campaign.findings import CONVENTIONS
 from gradcheck.campaign.settings import CampaignError
 
+# How --engine is named, for every command that takes one.
+ENGINE_HELP = (
+    "minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor | "
+    "module:Adapter | path/engine.py:Class, where Class is an adapter or a micrograd-style value "
+    "class, inspected to build its adapter"
+)
+
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 too; say what to do next

@@ -18,13 +18,13 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign import accounting, tiers
-from gradcheck.campaign.gate import FLOORS, GateResult, OpVerdict, as_figure
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, Row, overview
 from gradcheck.campaign.phases import Progress as ProgressCallback
 from gradcheck.campaign.records import GRAD_METRICS
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code, finding_text
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
@@ -86,11 +86,12 @@ def progress_bars(console: Console) -> Iterator[ProgressCallback]:
 
 
 OP_TABLE_NOTE = (
-    "Errors are over the graphs that used the op (not the op's own error): p99 is what 99% of "
-    "them stay below, max the single worst graph, which an ill-conditioned graph can make large "
-    "without any failure. Failures: the graphs whose minimal failing graph contains the op, and the "
-    "findings (distinct problems) whose minimal graph contains it, from any phase (edge values and "
-    "the op-isolation pass too)."
+    "Errors are over the evidence about the op: its op-isolation checks and the graphs that used it "
+    "where no other op has a finding (not the op's own error): p99 is what 99% of them stay below, "
+    "max the single worst graph, which an ill-conditioned graph can make large without any failure. "
+    "Failures: the graphs whose minimal failing graph contains the op, and the findings (distinct "
+    "problems) whose minimal graph contains it, from any phase (edge values and the op-isolation "
+    "pass too)."
 )
 
 
@@ -419,7 +420,8 @@ def _status(v: OpVerdict) -> str:
 def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
     """One line per op of a part, in 80 columns: p99 relative errors before → after, the verdict."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{part}: p99 relative error, baseline → now")
-    table.add_column("op", style="bold", no_wrap=True)
+    # a long op name (binary_cross_entropy_with_logits) is cut, never the figures
+    table.add_column("op", style="bold", no_wrap=True, overflow="ellipsis", max_width=18)
     table.add_column("graphs", justify="right", no_wrap=True)
     table.add_column("vs torch", justify="right", no_wrap=True)
     table.add_column("vs numeric", justify="right", no_wrap=True)
@@ -435,14 +437,13 @@ def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
 
 
 def print_outcome(outcome: GateResult, console: Console) -> None:
-    """The gate's console report: the table, then what failed and why, then the verdict."""
+    """The gate's console report, the verdict first (`GateResult.verdict_lines`: each new finding,
+    failing op row and gate-wide problem in a line), then the per-op tables, the new findings in
+    full (problems and repro), the findings still accepted or gone, new coverage, the summary."""
+    for line in outcome.verdict_lines():
+        console.print(Text(line, style="red bold" if line.startswith("new finding") else "red"))
     for part in dict.fromkeys(v.part for v in outcome.verdicts):
         console.print(verdict_table(part, [v for v in outcome.verdicts if v.part == part]))
-    for v in outcome.verdicts:
-        if v.failed:
-            console.print(Text(f"FAIL {v.part} {v.op}: " + "; ".join(v.reasons), style="red"))
-    for problem in outcome.problems:
-        console.print(Text(f"FAIL: {problem}", style="red"))
     for fv in outcome.new_findings:
         console.print(Text(f"\nnew finding ({fv.part}):", style="red bold"))
         text, _, code = finding_text(fv.finding).partition("\n\n")
@@ -455,15 +456,9 @@ def print_outcome(outcome: GateResult, console: Console) -> None:
         console.print(Text(f"{len(accepted)} finding(s) in the baseline, still present: {titles}"))
     for title in outcome.gone:
         console.print(Text(f"gone since the baseline (fixed? --update-baseline records it): {title}"))
-    failed = sum(v.failed for v in outcome.verdicts)
-    changed = sum(1 for v in outcome.verdicts if not v.failed and v.changed)
-    verdict = "[green]PASS[/green]" if outcome.passed else "[red]FAIL[/red]"
-    seconds = f"; {outcome.seconds:.1f} s" if outcome.seconds is not None else ""
-    console.print(
-        f"gate: {verdict}: {len(outcome.verdicts)} op rows, {failed} failed, {changed} changed within "
-        f"limits (floors {', '.join(f'{f:g}' for f in sorted(set(FLOORS.values())))}); "
-        f"{len(outcome.new_findings)} new finding(s){seconds}"
-    )
+    for line in outcome.new_coverage:
+        console.print(Text(line))
+    console.print(Text(outcome.summary(), style="green" if outcome.passed else "red"))
 
 
 # --- `replay` ---------------------------------------------------------------------------------------

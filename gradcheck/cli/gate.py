@@ -22,14 +22,17 @@ from gradcheck.campaign.gate import Part, part_for, run_gate, update_baseline
 from gradcheck.campaign.report_junit import gate_suites, write_junit
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.campaign.workers import capped_jobs
-from gradcheck.cli.arguments import check_output_files, ci_output_options, positive_int, seed_int
+from gradcheck.cli.arguments import ENGINE_HELP, check_output_files, ci_output_options, positive_int, seed_int
 from gradcheck.cli.console import print_outcome
 
 DESCRIPTION = """\
 Gate an engine's gradients in CI: run a fixed, deterministic campaign (random graphs with fixed
 seeds, and the edge-value phase) and compare it with a baseline recorded once for this engine.
-Fails when a figure of an op gets more than 10x worse above its noise floor, an op stops being
-covered, an op has more failing graphs, or a finding appears that the baseline did not record.
+Fails when a finding appears that the baseline did not record (the first lines of the verdict),
+an op has failing graphs no recorded finding explains, a figure of an op (over the evidence
+about that op) gets more than 10x worse above its noise floor, or an op stops being covered.
+Ops and attribute variants the baseline did not cover (a newer gradcheck, an engine that gained
+an op) are left out and named as new coverage: --update-baseline includes them.
 """
 
 EPILOG = """\
@@ -53,8 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--engine",
         required=True,
-        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Adapter",
+        help=ENGINE_HELP,
     )
     gate.add_argument("--baseline", type=Path, required=True, help="the baseline file (JSON)")
     gate.add_argument("--update-baseline", action="store_true", help="run and (re)write the baseline")

@@ -20,8 +20,10 @@ from gradcheck.campaign.report_html import write_html
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.campaign.report_junit import run_suite, write_junit
 from gradcheck.campaign.report_markdown import run_markdown
+from gradcheck.campaign.validation import surface_note
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli.arguments import (
+    ENGINE_HELP,
     check_output_files,
     ci_output_options,
     conventions_option,
@@ -89,9 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--engine",
         default=None,
-        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
-        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
+        help=f"{ENGINE_HELP} (default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument(
         "--ops", type=op_list, default=None, help="comma-separated ops to draw from (default all)"
@@ -201,6 +201,9 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
     console.print(header(settings, ops))
     if not campaign.load_adapter(settings.engine).create_graph:
         console.print("Second derivatives: not checked (the adapter has create_graph = False).")
+    surface = surface_note(settings, adapter)
+    if surface is not None:
+        console.print(Text(surface))
     with progress_bars(console) as progress:
         result = campaign.run_campaign(settings, campaign.real_backend(), progress, corpus)
     for phase in (result.structure, result.edges):

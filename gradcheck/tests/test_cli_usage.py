@@ -38,3 +38,14 @@ def test_a_shrink_budget_is_a_finite_number_of_seconds(capsys, budget):
         main(["run", "--shrink-budget", budget])
     assert exit_info.value.code == 2
     assert "argument --shrink-budget: expected a" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["gate", "run"])
+def test_help_names_every_way_to_name_an_engine(capsys, monkeypatch, command):
+    monkeypatch.setenv("COLUMNS", "200")  # no name split at a hyphen
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    engine = text.split("options:", 1)[1].split("--engine ENGINE ", 1)[1].split(" --", 1)[0]
+    for name in ("module:Adapter", "path/engine.py:Class", "micrograd-style value class"):
+        assert name in engine
