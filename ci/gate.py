@@ -24,10 +24,10 @@ if __package__ in (None, ""):  # run as `python path/to/ci/gate.py`: import this
 
 from rich.console import Console
 
-from gradcheck.arguments import positive_int
 from gradcheck.campaign.gate import Part, part_for
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.gate_command import ci_output_options, run_parts_gate
+from gradcheck.cli.arguments import ci_output_options, positive_int
+from gradcheck.cli.gate import run_parts_gate
 from gradcheck.printable import printable
 
 BASELINE = Path(__file__).with_name("baseline.json")

@@ -12,8 +12,8 @@ The parity suite itself ships with the package as `gradcheck.suite` (a pytest pl
 
 In this repository `--engine` is an alias of `--gradcheck-engine`. A failure prints the shrunk
 graph as minigrad and torch code with every figure, and is saved to a temporary directory the run
-names; `python -m gradcheck corpus add FILE` puts it into parity_tests/corpus/ (shipped as
-gradcheck/suite/corpus), which every run replays.
+names; `python -m gradcheck corpus add FILE --to parity_tests/corpus` puts it into this
+repository's corpus (shipped as gradcheck/suite/corpus), which every run replays.
 """
 
 from pathlib import Path

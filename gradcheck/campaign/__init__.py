@@ -1,9 +1,11 @@
 """The parity campaign (`python -m gradcheck run`): N random graphs checked against torch and the
 numerical oracle, figures per op, failures shrunk and saved to the regression corpus.
 
-settings -> validation -> pool (running) -> checking (the real backend) -> statistics -> corpus;
-`report_json`, `report_html`, `report_junit` and `report_markdown` turn a result into reports;
-`gate` compares a fixed campaign with a recorded baseline (`baseline`) for `gradcheck gate`.
+`phases` runs a campaign's phases in order (structure, isolation, random graphs, shrink and
+blame, grouping, settling, edges, save), each in its module; settings -> validation -> phases,
+where `pool` runs the work and `checking` is the real backend; `report_json`, `report_html`,
+`report_junit` and `report_markdown` turn a result into reports; `gate` compares a fixed campaign
+with a recorded baseline (`baseline`) for `gradcheck gate`.
 """
 
 from gradcheck.campaign.checking import (
@@ -14,7 +16,8 @@ from gradcheck.campaign.checking import (
     real_backend,
 )
 from gradcheck.campaign.corpus import Corpus, open_corpus, save_failures
-from gradcheck.campaign.pool import Backend, Checker, Progress, Shrinker, chunks, run_campaign
+from gradcheck.campaign.phases import Progress, run_campaign
+from gradcheck.campaign.pool import Backend, Checker, Shrinker, chunks
 from gradcheck.campaign.records import GRAD_METRICS, METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import CampaignError, Settings, graph_seed
 from gradcheck.campaign.statistics import (

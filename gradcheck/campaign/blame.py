@@ -7,16 +7,22 @@ by checking each of its op nodes alone, at the argument values the node saw at t
 minimal repro). When none does (a bug that needs several ops together), the graph joins the
 smallest known finding of the same kind and check whose ops it contains, or else stands as a
 finding of its own, unshrunk.
+
+A failure is classified once (`parity.classify`: its kind and which check failed): a `Diagnosed`
+failure carries its difference to the finding made of it (`finding_of`), and `blame_nodes`
+returns the node it blames already diagnosed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from gradcheck.campaign.findings import CHECKS, Finding, graph_size
+from gradcheck.campaign.records import GraphRecord
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
@@ -28,9 +34,25 @@ from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
 
+@dataclass(frozen=True)
+class Diagnosed:
+    """A failure on a one-point graph: the checker's problems, the graph (`failure`, the failing
+    instance, as a GraphCheck names it) and their difference from torch, classified once (None:
+    not classified yet, or classifying raised)."""
+
+    problems: tuple[str, ...]
+    failure: Graph
+    difference: Difference | None
+
+    @classmethod
+    def of(cls, check: GraphCheck, difference: Difference | None = None) -> Diagnosed:
+        """A failing check's failure, with its difference when known."""
+        assert check.failure is not None
+        return cls(tuple(check.problems), check.failure, difference)
+
+
 def finding_of(
-    problems: Sequence[str],
-    graph: Graph,
+    diagnosed: Diagnosed,
     adapter: EngineAdapter,
     *,
     phase: str = "random",
@@ -38,8 +60,9 @@ def finding_of(
     indices: Sequence[int] = (),
     shrunk: bool = True,
 ) -> Finding:
-    """The finding a failing one-point `graph` shows (its kind classified against torch)."""
-    difference = classify(problems, graph, adapter)
+    """The finding a failure shows: its kind and check as diagnosed (classified here when not yet)."""
+    graph, problems = diagnosed.failure, diagnosed.problems
+    difference = diagnosed.difference or classify(problems, graph, adapter)
     return Finding(
         kind=difference.kind,
         ops=tuple(graph.ops()),
@@ -49,7 +72,7 @@ def finding_of(
         where=where,
         region=localized_region(graph, difference, adapter),
         graph_indices=tuple(indices),
-        problems=tuple(problems),
+        problems=problems,
         snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
         extra={} if shrunk else {"unshrunk": True},
     )
@@ -88,8 +111,7 @@ def _tiny_inputs_scaled_up(graph: Graph) -> Graph:
 
 def finding_of_check(check: GraphCheck, adapter: EngineAdapter, **options: Any) -> Finding:
     """`finding_of` a failing GraphCheck's failing instance."""
-    assert check.failure is not None
-    return finding_of(check.problems, check.failure, adapter, **options)
+    return finding_of(Diagnosed.of(check), adapter, **options)
 
 
 def node_values(graph: Graph) -> list[Any]:
@@ -138,8 +160,8 @@ def blame_nodes(
     seed: int = 0,
     prefer: Sequence[str] = (),
     cause: Difference | None = None,
-) -> GraphCheck | None:
-    """The check of the first op node of `failing` (one point) that fails alone, or None.
+) -> Diagnosed | None:
+    """The failure of the first op node of `failing` (one point) that fails alone, or None.
 
     Every node counts, also one no output uses: the engine evaluates it all the same, so an
     exception there is that node's. With `cause` (the graph's own kind and check), only a node
@@ -152,7 +174,8 @@ def blame_nodes(
     inside a bigger graph the tied entries can move at unequal rates, where the sum test of
     `parity.classify.at_convention` accepts too much; the one-op check is the sharper judge).
     Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a graph
-    failing for a known reason usually costs one one-op check.
+    failing for a known reason usually costs one one-op check. The node's failure comes diagnosed
+    when `cause` is given (each node's is classified to compare it with `cause`).
     """
     try:
         values = node_values(failing)
@@ -160,7 +183,7 @@ def blame_nodes(
         return None
     order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
     seen: set[str] = set()
-    explaining: GraphCheck | None = None
+    explaining: Diagnosed | None = None
     for index in order:
         single = one_op_graph(failing, index, values)
         key = single.to_json(indent=None)
@@ -174,12 +197,12 @@ def blame_nodes(
         if check.passed or check.points_checked == 0 or check.failure is None:
             continue
         if cause is None:
-            return check
+            return Diagnosed.of(check)
         alone = classify(check.problems, check.failure, adapter)
         if alone == cause:
-            return check
+            return Diagnosed.of(check, alone)
         if explaining is None and _earlier_wrong_number_explains(alone, cause):
-            explaining = check
+            explaining = Diagnosed.of(check, alone)
     return explaining
 
 
@@ -196,6 +219,20 @@ def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool
 
 
 _WRONG_NUMBERS = (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE)
+
+
+def assign_by_pattern(records: Sequence[GraphRecord]) -> list[Finding]:
+    """Each failing record's finding; an unshrunk one joins a known finding whose pattern it contains."""
+    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
+    known = [f for f in found if not f.extra.get("unshrunk")]
+    out = []
+    for f in found:
+        if f.extra.get("unshrunk"):
+            match = by_pattern(f, known)
+            if match is not None:
+                f = replace(match, graphs=1, graph_indices=f.graph_indices)
+        out.append(f)
+    return out
 
 
 def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:

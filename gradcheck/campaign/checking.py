@@ -8,12 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradcheck.campaign.blame import blame_nodes, finding_of, finding_of_check
-from gradcheck.campaign.isolation import make_isolation
-from gradcheck.campaign.pool import Backend, Checker, Shrinker
+from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
+from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
-from gradcheck.campaign.structure import make_structure, settle
 from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
@@ -79,43 +77,54 @@ class FailureShrinker:
         if f is None:
             return record
         graph = Graph.from_dict(f.graph)
-        cause = cause_of(f.problems, graph, self.adapter)
+        cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
         seed = graph_seed(self.settings.seed, record.index)
-        check = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
-        if check is not None and check.failure is not None:  # one op fails alone: that is minimal
-            graph = check.failure
+        found = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
+        if found is not None:  # one op fails alone: that is minimal
+            graph = found.failure
         else:
             check = self.failing_check(graph)
-        if check is not None and len(graph.nodes) > 1:
-            graph = shrink_graph(graph, lambda g: self.fails_alike(g, cause), max_checks=self.max_checks)
-            check = self.failing_check(graph) or check
-        problems = list(check.problems) if check is not None else list(f.problems)
-        instance = check.failure if check is not None and check.failure is not None else graph
-        finding = finding_of(problems, instance, self.adapter, indices=(record.index,))
+            found = Diagnosed.of(check, cause) if check is not None else None
+            if found is not None and len(graph.nodes) > 1:
+                graph, found = self.shrunk(graph, found, cause)
+        found = found or Diagnosed(f.problems, graph, cause)
+        finding = finding_of(found, self.adapter, indices=(record.index,))
         shrunk = dataclasses.replace(
             f,
             shrunk_graph=graph.to_dict(),
             shrunk_snippet=finding.snippet or graph.to_python("torch"),
             shrunk_ops=tuple(graph.ops()),
             finding=finding,
+            difference=cause,
         )
-        return dataclasses.replace(record, failure=shrunk, problems=tuple(problems))
+        return dataclasses.replace(record, failure=shrunk, problems=found.problems)
 
     def failing_check(self, graph: Graph) -> GraphCheck | None:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
         return failing_check(graph, self.adapter, dtype=self.settings.dtype)
 
-    def fails_alike(self, graph: Graph, cause: Difference | None) -> bool:
-        """Whether `graph` fails with the difference `cause` (any failure when it is unknown)."""
+    def shrunk(self, graph: Graph, found: Diagnosed, cause: Difference | None) -> tuple[Graph, Diagnosed]:
+        """`graph` shrunk while it fails alike, with the failure of the graph it shrank to (the
+        last candidate that failed alike: no check of it again, no classification again)."""
+        last = [found]
+
+        def still_fails(candidate: Graph) -> bool:
+            alike = self.failing_alike(candidate, cause)
+            if alike is not None:
+                last.append(alike)
+            return alike is not None
+
+        smaller = shrink_graph(graph, still_fails, max_checks=self.max_checks)
+        return smaller, last[-1] if smaller is not graph else found
+
+    def failing_alike(self, graph: Graph, cause: Difference | None) -> Diagnosed | None:
+        """`graph`'s failure if it fails with the difference `cause` (any failure when it is
+        unknown: then it is left unclassified), else None."""
         check = self.failing_check(graph)
         if check is None or check.failure is None:
-            return False
-        return cause is None or cause_of(check.problems, check.failure, self.adapter) == cause
-
-    def problems(self, graph: Graph) -> list[str] | None:
-        """The engine's problems on `graph` if it fails at a checkable point, else None."""
-        check = self.failing_check(graph)
-        return None if check is None else list(check.problems)
+            return None
+        alike = None if cause is None else cause_of(check.problems, check.failure, self.adapter)
+        return Diagnosed.of(check, alike) if cause is None or alike == cause else None
 
 
 class FailureBlamer:
@@ -133,15 +142,17 @@ class FailureBlamer:
         graph = Graph.from_dict(f.graph)
         try:
             seed = graph_seed(self.settings.seed, record.index)
-            cause = cause_of(f.problems, graph, self.adapter)
-            alone = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer, cause=cause)
-            if alone is not None:
-                finding = finding_of_check(alone, self.adapter, indices=(record.index,))
+            cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
+            found = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer, cause=cause)
+            if found is not None:
+                finding = finding_of(found, self.adapter, indices=(record.index,))
             else:
-                finding = finding_of(f.problems, graph, self.adapter, indices=(record.index,), shrunk=False)
+                unshrunk = Diagnosed(f.problems, graph, cause)
+                finding = finding_of(unshrunk, self.adapter, indices=(record.index,), shrunk=False)
         except Exception:  # classification itself failed: keep the graph as its own finding
             return record
-        return dataclasses.replace(record, failure=dataclasses.replace(f, finding=finding))
+        failure = dataclasses.replace(f, finding=finding, difference=cause)
+        return dataclasses.replace(record, failure=failure)
 
 
 def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:
@@ -160,17 +171,10 @@ def make_shrinker(settings: Settings) -> Shrinker:
     return FailureShrinker(settings)
 
 
-def make_blamer(settings: Settings) -> Shrinker:
+def make_blamer(settings: Settings) -> Blamer:
     return FailureBlamer(settings)
 
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(
-        make_checker,
-        make_shrinker,
-        make_blamer=make_blamer,
-        make_isolation=make_isolation,
-        make_structure=make_structure,
-        settle=settle,
-    )
+    return Backend(make_checker, make_shrinker, make_blamer=make_blamer)

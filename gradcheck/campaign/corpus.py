@@ -112,15 +112,19 @@ def _save(
     return opened.directory / name
 
 
-def add_to_corpus(files: list[Path], directory: Path) -> list[tuple[Path, bool]]:
+def add_to_corpus(files: list[Path], directory: Path, create: bool = False) -> list[tuple[Path, bool]]:
     """Copy validated graph files into the regression corpus `directory` under corpus file names.
 
     Every file is checked first; if any is malformed nothing is written (CampaignError naming it).
-    Returns (destination, newly added) per file.
+    A missing `directory` is an error (a mistyped path), or, with `create`, made once the files
+    are valid. Returns (destination, newly added) per file.
     """
-    if not directory.is_dir():
+    if directory.exists() and not directory.is_dir():
+        raise CampaignError(f"corpus directory {directory} is not a directory")
+    if not directory.exists() and not create:
         raise CampaignError(
-            f"corpus directory {directory} does not exist; run from the repository root or pass --to DIR"
+            f"corpus directory {directory} does not exist; pass an existing directory to --to, or "
+            "leave --to out to add to ./corpus"
         )
     graphs = []
     for path in files:
@@ -128,6 +132,10 @@ def add_to_corpus(files: list[Path], directory: Path) -> list[tuple[Path, bool]]
             graphs.append(corpus.load(path))
         except corpus.CorpusFileError as exc:
             raise CampaignError(f"{exc} (nothing was added)") from None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignError(f"cannot make the corpus directory {directory}: {exc}") from None
     added = []
     for graph in graphs:
         data = graph.to_dict()

@@ -4,12 +4,10 @@ many edge cases and exception types share it."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gradcheck.campaign.findings import Finding, group_findings, raised_type
-from gradcheck.campaign.statistics import CampaignResult
-from gradcheck.campaign.structure import with_rates
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.regions import region_of
 from gradcheck.parity.edges import EdgeProblem, check_edges
@@ -18,10 +16,33 @@ from gradcheck.parity.edges import EdgeProblem, check_edges
 SHOWN_CASES = 5
 
 
+@dataclass
+class EdgeReport:
+    """The phase's outcome: every edge case that differs from torch, the findings they make, how
+    many findings the campaign gained by them (`new_findings`) and the time it took."""
+
+    problems: list[EdgeProblem]
+    findings: list[Finding]
+    new_findings: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """One line: "edge-value phase: 2 new finding(s) over the ops' edge values; 0.8 s"."""
+        return (
+            f"edge-value phase: {self.new_findings} new finding(s) over the ops' edge values; "
+            f"{self.seconds:.1f} s"
+        )
+
+
 def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
     """The engine at every edge case of `ops`, differences from torch grouped into findings."""
+    return findings_of(check_edges(adapter, ops), adapter)
+
+
+def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list[Finding]:
+    """Edge cases that differ from torch, grouped into findings (one per op, kind, check, region)."""
     groups: dict[tuple[str, str, str, str], list[EdgeProblem]] = {}
-    for problem in check_edges(adapter, ops):
+    for problem in problems:
         key = (problem.op, problem.kind.value, problem.check, region_of(problem.graph))
         groups.setdefault(key, []).append(problem)
     findings = []
@@ -45,12 +66,3 @@ def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
             )
         )
     return group_findings(findings)
-
-
-def with_edge_findings(
-    result: CampaignResult, adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64"
-) -> CampaignResult:
-    """`result` with the edge-value phase's findings joined to its own (merged by signature), each
-    re-checked on rebuilds first (one that does not always fail is nondeterministic)."""
-    edges = with_rates(edge_findings(adapter, ops), adapter, dtype)
-    return dataclasses.replace(result, findings=group_findings([*result.findings, *edges]))

@@ -34,14 +34,13 @@ from typing import Any
 
 from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline, write_baseline
 from gradcheck.campaign.checking import real_backend
-from gradcheck.campaign.edges import with_edge_findings
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import run_campaign
+from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.records import METRICS
 from gradcheck.campaign.report_json import build_report, repeat_command
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import CampaignResult
-from gradcheck.campaign.validation import load_adapter, validate
+from gradcheck.campaign.validation import validate
 
 FACTOR = 10.0
 # Figures closer than this to their baseline are "unchanged" (see the docstring).
@@ -86,6 +85,7 @@ class Part:
             tensor=self.tensor,
             jobs=jobs,
             dtype=self.dtype,
+            edges=True,
         )
 
     def recorded_settings(self) -> dict[str, Any]:
@@ -346,16 +346,15 @@ Announce = Callable[[str], None]
 def run_parts(
     parts: Sequence[Part], jobs: int, announce: Announce | None = None
 ) -> dict[str, CampaignResult]:
-    """Run each part's campaign and its edge-value phase (deterministic: fixed seeds)."""
+    """Run each part's campaign, its edge-value phase included (deterministic: fixed seeds)."""
     backend = real_backend()
     results = {}
     for part in parts:
         settings = part.settings(jobs)
-        ops = validate(settings)
+        validate(settings)
         if announce:
             announce(f"gate: {part.name}: {part.graphs} graphs on {part.engine}, seed {part.seed} ...")
-        result = run_campaign(settings, backend)
-        results[part.name] = with_edge_findings(result, load_adapter(settings.engine), ops, settings.dtype)
+        results[part.name] = run_campaign(settings, backend)
     return results
 
 

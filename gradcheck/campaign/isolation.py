@@ -8,8 +8,6 @@ without central differences, which are meaningless exactly at a kink).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from gradcheck.campaign.blame import finding_of_check
@@ -63,8 +61,3 @@ def _short(value: object) -> str:
         return repr(value.tolist())
     number = float(value)  # type: ignore[arg-type]
     return f"{abs(number) if number == 0 else number:g}"
-
-
-def make_isolation(settings: Settings) -> Callable[[], list[Finding]]:
-    """The pass as a campaign backend runs it (in the main process, before the random graphs)."""
-    return lambda: isolation_findings(settings)

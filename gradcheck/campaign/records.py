@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradcheck.campaign.findings import Finding
+from gradcheck.parity.classify import Difference
 from gradcheck.parity.result import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
@@ -25,6 +26,7 @@ class Failure:
     shrunk_ops: tuple[str, ...] | None = None
     corpus_file: str | None = None
     finding: Finding | None = None  # the distinct problem this graph shows (see campaign.findings)
+    difference: Difference | None = None  # its kind and check, classified once (shrinker or blamer)
 
 
 @dataclass(frozen=True)

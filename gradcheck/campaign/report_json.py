@@ -95,6 +95,7 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
     if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
         f.pop("finding")
+        f.pop("difference")  # in the finding's kind and check
         out["found_problems"] = list(f.pop("problems"))
         if f["shrunk_ops"] is not None:
             f["shrunk_ops"] = list(f["shrunk_ops"])

@@ -26,6 +26,7 @@ class Settings:
     conventions: str = "torch"  # "subgradient": a convention at a kink is a note, not a failure
     isolation: bool = True  # run the op-isolation pass before the random graphs
     structure: bool = True  # run the structural phase (gradcheck.campaign.structure) first
+    edges: bool = False  # run the edge-value phase after settling (`gradcheck run` and the gate do)
     scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
     dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
 

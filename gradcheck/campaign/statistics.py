@@ -47,8 +47,10 @@ class CampaignResult:
     check_seconds: float
     findings: list[Finding] = field(default_factory=list)
     isolation_seconds: float = 0.0
-    grouping_seconds: float = 0.0  # shrinking, blaming and grouping the failures
+    grouping_seconds: float = 0.0  # shrinking, blaming, grouping and settling the failures
     structure: Any = None  # the structural phase's StructureReport (None: the phase did not run)
+    edges: Any = None  # the edge-value phase's EdgeReport (None: the phase did not run)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, in the order run
 
     @property
     def failures(self) -> list[GraphRecord]:

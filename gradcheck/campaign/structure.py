@@ -11,13 +11,8 @@ down to the deepest the engine takes when one fails.
 The differences are diagnosed into one finding per cause, kind `structural` (or `nondeterministic`
 when only some rebuilds differ), with a plain name and no ops: the graph code is to blame.
 
-Two more steps settle the other phases' findings (`settle_findings`): each minimal graph is
-rebuilt and re-checked `REBUILDS` times, and one that does not always fail is `nondeterministic`
-with its rate; and a finding is folded into a structural finding about shared nodes when its
-graph reuses a node and the same computation with every reuse removed (`without_reuse`: each use
-a fresh copy, down to the inputs) passes on every rebuild: then no op is wrong alone, only the
-sharing is, which is what the structural finding names. A graph whose tree would be too large
-(a flaky failure shrinks badly) is folded when each of its op nodes passes alone instead.
+The other phases' findings are re-checked on rebuilds and folded into a structural finding
+about shared nodes by `gradcheck.campaign.settling`, which builds on `retaining` here.
 """
 
 from __future__ import annotations
@@ -32,25 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.campaign.blame import node_values, one_op_graph
-from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.validation import load_adapter
+from gradcheck.campaign.findings import Finding
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.torch_engine import TorchRetaining
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
-from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.trust import checked_graph, failing_check
 from gradcheck.printable import printable
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
-MAX_TREE_NODES = 400  # `without_reuse` gives up on graphs whose tree would be larger
 _VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
 
 
@@ -518,159 +507,3 @@ def _finding(
 
 def _rate_of(case: CaseResult) -> str:
     return f" (fails {case.failures} of {case.runs} rebuilds)" if case.runs > 1 else ""
-
-
-# --- settling the other phases' findings --------------------------------------------------------------
-
-
-def _check_options(graph: Graph) -> dict[str, Any]:
-    """How a finding's graph is re-checked, as `replay` checks it (a kink case against torch alone)."""
-    return {"numeric": False, "second_order": False} if graph.meta.get("kink") else {}
-
-
-def rebuild_failures(
-    graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: str = "float64"
-) -> int:
-    """In how many of `runs` fresh builds (earlier ones kept alive) the engine fails `graph`."""
-    twin, kept = retaining(adapter)
-    if graph.meta.get("edge"):
-        failures = sum(bool(check_edge(twin, graph)) for _ in range(runs))
-    else:
-        options = {**_check_options(graph), "dtype": dtype}
-        failures = sum(failing_check(graph, twin, **options) is not None for _ in range(runs))
-    kept.clear()
-    return failures
-
-
-def with_rates(findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64") -> list[Finding]:
-    """Each finding's minimal graph rebuilt and re-checked `REBUILDS` times: one that does not always
-    fail becomes `nondeterministic`, with its rate (the structural phase's are rated already)."""
-    out = []
-    for f in findings:
-        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC:
-            fails = rebuild_failures(Graph.from_dict(f.graph), adapter, dtype=dtype)
-            if fails < REBUILDS:
-                rate = f"fails {fails} of {REBUILDS} rebuilds"
-                f = replace(
-                    f, kind=Kind.NONDETERMINISTIC, extra={**f.extra, "rate": rate, "was": f.kind.value}
-                )
-        out.append(f)
-    return group_findings(out)
-
-
-def reuses(graph: Graph) -> bool:
-    """Whether some node or input is used more than once (as an argument or an output)."""
-    uses = graph.use_counts()
-    for o in graph.outputs:
-        uses[o] += 1
-    return any(n > 1 for n in uses)
-
-
-def without_reuse(graph: Graph, max_nodes: int = MAX_TREE_NODES) -> Graph | None:
-    """The same computation as a tree: every use of a node or input gets a fresh copy of it (the
-    inputs' copies hold the same values); None when the tree would exceed `max_nodes` op nodes."""
-    n = graph.n_inputs
-    size = [0] * n
-    for node in graph.nodes:
-        size.append(1 + sum(size[a] for a in node.args))
-    if sum(size[o] for o in graph.outputs) > max_nodes:
-        return None
-    inputs: list[Input] = []
-    columns: list[int] = []  # for each copied input, the input it copies
-    nodes: list[tuple[OpNode, list[Any]]] = []
-
-    def copy_of(node_id: int) -> Any:
-        if node_id < n:
-            columns.append(node_id)
-            original = graph.inputs[node_id]
-            inputs.append(Input(f"{original.name}_{len(inputs)}", original.value, original.shape))
-            return ("input", len(inputs) - 1)
-        node = graph.nodes[node_id - n]
-        args = [copy_of(a) for a in node.args]
-        nodes.append((node, args))
-        return ("node", len(nodes) - 1)
-
-    roots = [copy_of(o) for o in graph.outputs]
-    ids = lambda ref: ref[1] if ref[0] == "input" else len(inputs) + ref[1]
-    tree_nodes = [node.with_args(tuple(ids(a) for a in args)) for node, args in nodes]
-    points = None if graph.points is None else [graph.points[c] for c in columns]
-    return Graph(inputs, tree_nodes, [ids(r) for r in roots], points, graph.cotangent, dict(graph.meta))
-
-
-def explained_by_sharing(f: Finding, adapter: EngineAdapter, dtype: str = "float64") -> bool:
-    """Whether finding `f`'s graph reuses a node and no op is wrong without the reuse: the graph as
-    a tree (`without_reuse`) passes on every rebuild, or, when the tree would be too large, each
-    op node passes alone at the values it saw (its repeated arguments made distinct inputs)."""
-    graph = Graph.from_dict(f.graph)
-    if not reuses(graph):
-        return False
-    tree = without_reuse(graph)
-    if tree is not None:
-        return passes(tree, adapter, REBUILDS, dtype)
-    if graph.meta.get("edge") or graph.n_points != 1:
-        return False
-    try:
-        values = node_values(graph)
-    except Exception:
-        return False
-    singles = {}
-    for index in range(len(graph.nodes)):
-        single = one_op_graph(graph, index, values)
-        singles[single.to_json(indent=None)] = single
-    return all(passes(without_reuse(single) or single, adapter, 1, dtype) for single in singles.values())
-
-
-def passes(graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: str = "float64") -> bool:
-    """Whether the engine agrees on `graph` (at a checkable point) on each of `runs` fresh builds."""
-    if graph.meta.get("edge"):
-        return rebuild_failures(graph, adapter, runs, dtype) == 0
-    twin, kept = retaining(adapter)
-    try:
-        checks = [checked_graph(graph, twin, dtype=dtype, **_check_options(graph)) for _ in range(runs)]
-    except Exception:
-        return False
-    finally:
-        kept.clear()
-    return all(c.passed and c.points_checked > 0 for c in checks)
-
-
-def fold_into_sharing(
-    findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64"
-) -> list[Finding]:
-    """The findings, with those a structural finding about shared nodes explains folded into it
-    (`explained_by_sharing`): their cases count as its cases; the others are left as they are."""
-    target = next((f for f in findings if f.phase == "structure" and f.extra.get("cause") == "sharing"), None)
-    if target is None:
-        return list(findings)
-    folded = [f for f in findings if f.phase != "structure" and explained_by_sharing(f, adapter, dtype)]
-    if not folded:
-        return list(findings)
-    cases = dict(target.cases)
-    for f in folded:
-        for phase, count in f.cases.items():
-            cases[phase] = cases.get(phase, 0) + count
-    merged = replace(
-        target,
-        graphs=target.graphs + sum(f.graphs for f in folded),
-        graph_indices=tuple(sorted({i for f in [target, *folded] for i in f.graph_indices})),
-        extra={**target.extra, "cases": cases, "folded": [f.title for f in folded]},
-    )
-    rest = [f for f in findings if f is not target and not any(f is g for g in folded)]
-    return group_findings([merged, *rest])
-
-
-def settle_findings(
-    findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64"
-) -> list[Finding]:
-    """The findings after the rebuild re-checks (`with_rates`) and the folding (`fold_into_sharing`)."""
-    return fold_into_sharing(with_rates(findings, adapter, dtype), adapter, dtype)
-
-
-def make_structure(settings: Settings) -> Callable[[], StructureReport]:
-    """The phase as a campaign backend runs it (in the main process, before everything else)."""
-    return lambda: run_structure(load_adapter(settings.engine))
-
-
-def settle(settings: Settings, findings: list[Finding]) -> list[Finding]:
-    """`settle_findings` for a campaign's engine and dtype."""
-    return settle_findings(findings, load_adapter(settings.engine), settings.dtype)

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.arguments import check_options
 from gradcheck.checker import kinks, oracle
 from gradcheck.checker.failure import FastCheck, GradcheckError, GradcheckResult, Mismatch
 from gradcheck.checker.flat import FlatFunction
 from gradcheck.checker.inputs import cotangent_leaf, leaves_of, output_nodes, snapshot
 from gradcheck.checker.numerical import DEFAULT_EPS, jacobian_column, stencil_column
+from gradcheck.checker.options import check_options
 from gradcheck.checker.tolerance import DEFAULT, Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine

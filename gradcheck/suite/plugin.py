@@ -243,6 +243,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         directory = _findings_dir[0]
         terminalreporter.write_line(
             f"parity findings: failing graphs saved to {directory}; replay one with "
-            f"`python -m gradcheck replay FILE --engine NAME`, add it to the regression corpus with "
-            f"`python -m gradcheck corpus add {directory}/FILE.json`"
+            f"`python -m gradcheck replay FILE --engine NAME`, add it to a regression corpus with "
+            f"`python -m gradcheck corpus add {directory}/FILE.json --to DIR` (default ./corpus) and "
+            "replay that with --gradcheck-corpus DIR"
         )

@@ -1,4 +1,4 @@
-"""The edge-value check in the suite: each op of the engine at the edges of float64, against torch.
+"""The edge-value phase in the suite: each op of the engine at the edges of float64, against torch.
 
 Marked `edges`: an engine that knowingly differs from torch there (Python floats raise at 1 / 0
 where torch gives inf) deselects them with `-m "not edges"` and still gates on everything else.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from gradcheck.campaign.phases import edge_phase
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.parity.edges import check_edges
 
 pytestmark = pytest.mark.edges
 
@@ -19,7 +19,7 @@ def test_op_matches_torch_at_its_edge_values(gradcheck_engine, op):
     engine = gradcheck_engine
     if op not in engine.ops:
         pytest.skip(f"engine {engine.name} does not support {op}")
-    problems = check_edges(engine, [op])
+    problems = edge_phase(engine, [op]).problems
     if problems:
         lines = [f"{p.kind.value} ({p.check}) {p.where}: {p.message}" for p in problems]
         pytest.fail(

@@ -1,22 +1,22 @@
 """The structural phase in the suite: the engine's graph code against torch, whatever its ops.
 
 Marked `structure`: shared nodes, diamonds, backward() twice, gradients reset and taken again,
-interior gradients and deep chains (`gradcheck.campaign.structure`). An engine with a known limit
-(micrograd's recursive sort) deselects them with `-m "not structure"`.
+interior gradients and deep chains (the campaign's structural phase, `gradcheck.campaign.phases`).
+An engine with a known limit (micrograd's recursive sort) deselects them with `-m "not structure"`.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from gradcheck.campaign.structure import run_structure
+from gradcheck.campaign.phases import structure_phase
 
 pytestmark = pytest.mark.structure
 
 
 @pytest.fixture(scope="module")
 def structure_report(gradcheck_engine):
-    return run_structure(gradcheck_engine)
+    return structure_phase(gradcheck_engine)
 
 
 def test_each_structural_check_matches_torch(structure_report):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.__main__ import build_parser, main
+from gradcheck.cli import build_parser, main
 from gradcheck.graphs.ir import Graph
 
 # A minigrad engine whose tanh derivative is off by 1e-6 relative: a bug parity must catch.

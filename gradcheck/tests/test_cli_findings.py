@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from gradcheck.__main__ import main
+from gradcheck.cli import main
 from gradcheck.engines.micrograd import MicrogradAdapter
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -91,6 +91,29 @@ def test_corpus_add_validates_and_adds_each_graph_once(tmp_path, relu_two_run, c
     status, _, err = run(capsys, "corpus", "add", files[1], str(bad), "--to", str(tmp_path / "other"))
     assert status == 2 and str(bad) in err and "nothing was added" in err
     assert list((tmp_path / "other").iterdir()) == []
+
+
+def test_corpus_add_writes_into_corpus_in_the_current_directory_unless_told(
+    tmp_path, relu_two_run, capsys, monkeypatch
+):
+    _, out = relu_two_run
+    files = sorted(str(p) for p in (out / "corpus").glob("*.json"))[:2]
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    status, _, err = run(capsys, "corpus", "add", files[0], str(bad))
+    assert status == 2 and "nothing was added" in err
+    assert not (tmp_path / "corpus").exists(), "a malformed file: not even the directory is made"
+    status, text, _ = run(capsys, "corpus", "add", *files)
+    assert status == 0 and " ".join(text.split()).count("added: corpus/") == 2
+    assert len(list((tmp_path / "corpus").glob("*.json"))) == 2
+    assert "--to DIR" in run_help(capsys, "corpus", "add") and "./corpus" in run_help(capsys, "corpus", "add")
+
+
+def run_help(capsys, *argv):
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())
 
 
 def test_an_unusable_corpus_directory_fails_before_the_campaign(tmp_path, capsys):

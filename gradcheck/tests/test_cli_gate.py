@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.__main__ import main
+from gradcheck.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # subprocesses that import torch and run campaigns

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck.__main__ import main
+from gradcheck.cli import main
 
 
 def test_an_unknown_flag_of_run_shows_runs_usage_and_exits_2(capsys):

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from gradcheck.__main__ import main
+from gradcheck.cli import main
 from gradcheck.printable import html_text, printable
 
 RED = "\x1b[31m"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gradcheck.__main__ import main
 from gradcheck.campaign import cluster
 from gradcheck.campaign.report_json import figures_only
+from gradcheck.cli import main
 
 distributed = pytest.importorskip("distributed")
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from gradcheck.campaign import gate
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_markdown import gate_markdown
-from gradcheck.gate_command import run_parts_gate
+from gradcheck.cli.gate import run_parts_gate
 
 # One engine name whose code changes between "builds": the environment picks the variant, the way
 # a user's adapter stays `mypackage.adapter:Engine` while the engine under it changes.

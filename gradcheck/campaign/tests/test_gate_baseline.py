@@ -8,10 +8,10 @@ import math
 
 import pytest
 
-from gradcheck.__main__ import main
 from gradcheck.campaign import gate, workers
 from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline
 from gradcheck.campaign.report_markdown import gate_markdown
+from gradcheck.cli import main
 
 FIGURES = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(gate.FLOORS, 2.5e-15)}
 SETTINGS = gate.part_for("minigrad").recorded_settings()

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from gradcheck.__main__ import main
 from gradcheck.campaign.checking import FailureBlamer, FailureShrinker, GraphChecker
 from gradcheck.campaign.records import record_of
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import load_adapter
+from gradcheck.cli import main
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph

@@ -12,20 +12,14 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradcheck.__main__ import main
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.structure import (
-    REBUILDS,
-    reuses,
-    run_structure,
-    sharing_graphs,
-    with_rates,
-    without_reuse,
-)
+from gradcheck.campaign.settling import reuses, with_rates, without_reuse
+from gradcheck.campaign.structure import REBUILDS, run_structure, sharing_graphs
+from gradcheck.cli import main
+from gradcheck.cli.replay import Saved, replay
 from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
-from gradcheck.replay import Saved, replay
 from gradcheck.testing import structural_engines as se
 
 ENGINES = "gradcheck.testing.structural_engines"

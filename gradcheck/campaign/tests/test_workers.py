@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gradcheck import campaign
-from gradcheck.__main__ import main
 from gradcheck.campaign import pool as pool_module
 from gradcheck.campaign import workers
+from gradcheck.cli import main
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_never_more_workers_than_jobs_cpus_or_items(two_cpus, jobs, items, start
 
 def test_the_campaign_pool_starts_no_more_workers_than_chunks(two_cpus):
     settings = campaign.Settings(engine="minigrad", graphs=1, seed=0, jobs=2)
-    pool = pool_module._Pool(backend=None, settings=settings, items=len(pool_module.chunks(1, 2)))
+    pool = pool_module.Pool(backend=None, settings=settings, items=len(pool_module.chunks(1, 2)))
     assert pool.workers == 1
 
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from gradcheck import GradcheckError, gradcheck
-from gradcheck.__main__ import main
 from gradcheck.campaign import Settings, real_backend, run_campaign
 from gradcheck.campaign.edges import edge_findings
+from gradcheck.cli import main
 from gradcheck.engines import load_engine
 from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.micrograd import MicrogradAdapter

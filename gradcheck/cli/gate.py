@@ -15,27 +15,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from gradcheck.arguments import positive_int, seed_int
-from gradcheck.campaign.gate import (
-    FLOORS,
-    GateResult,
-    OpVerdict,
-    Part,
-    as_figure,
-    part_for,
-    run_gate,
-    update_baseline,
-)
+from gradcheck.campaign.gate import Part, part_for, run_gate, update_baseline
 from gradcheck.campaign.report_junit import gate_suites, write_junit
 from gradcheck.campaign.report_markdown import gate_markdown
-from gradcheck.campaign.repro import finding_text
-from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.cli.arguments import check_output_files, ci_output_options, positive_int, seed_int
+from gradcheck.cli.console import print_outcome
 
 DESCRIPTION = """\
 Gate an engine's gradients in CI: run a fixed, deterministic campaign (random graphs with fixed
@@ -53,7 +41,7 @@ accepted), review and commit it; regenerate it the same way after an intended ch
 """
 
 
-def add_gate_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     """The `gate` subcommand's options."""
     gate = sub.add_parser(
         "gate",
@@ -90,28 +78,7 @@ def add_gate_parser(sub: argparse._SubParsersAction) -> None:
     ci_output_options(gate)
 
 
-def ci_output_options(parser: argparse.ArgumentParser) -> None:
-    """--junit-xml and --summary-md, shared by `run` and `gate`."""
-    parser.add_argument(
-        "--junit-xml", type=Path, default=None, metavar="FILE", help="write a JUnit XML report here"
-    )
-    parser.add_argument(
-        "--summary-md",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)",
-    )
-
-
-def check_output_files(*paths: Path | None) -> None:
-    """Fail before the campaign, not after it, when an output file's directory does not exist."""
-    for path in paths:
-        if path is not None and not path.parent.is_dir():
-            raise CampaignError(f"cannot write {path}: its directory {path.parent} does not exist")
-
-
-def gate_command(args: argparse.Namespace, console: Console) -> int:
+def command(args: argparse.Namespace, console: Console) -> int:
     """The `gate` subcommand; returns the exit status."""
     part = part_for(args.engine, args.tensor, args.dtype, args.graphs, args.seed)
     return run_parts_gate(
@@ -157,66 +124,3 @@ def run_parts_gate(
     if junit_xml is not None:
         write_junit(gate_suites(outcome), junit_xml)
     return 0 if outcome.passed else 1
-
-
-def _short(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "0" if x == 0 else f"{x:.1e}"
-
-
-def _status(v: OpVerdict) -> str:
-    if v.failed:
-        return "[red]FAIL[/red]"
-    if v.before is None:
-        return "new"
-    if v.improved:
-        return "improved"
-    return "changed" if v.changed else "ok"
-
-
-def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
-    """One line per op of a part, in 80 columns: p99 relative errors before → after, the verdict."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{part}: p99 relative error, baseline → now")
-    table.add_column("op", style="bold", no_wrap=True)
-    table.add_column("graphs", justify="right", no_wrap=True)
-    table.add_column("vs torch", justify="right", no_wrap=True)
-    table.add_column("vs numeric", justify="right", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
-    for v in verdicts:
-        cells = []
-        for metric in ("p99_rel_err_torch", "p99_rel_err_numeric"):
-            before = _short(as_figure(v.before.get(metric))) if v.before else "–"
-            after = _short(as_figure(v.after.get(metric))) if v.after else "–"
-            cells.append(f"{before} → {after}")
-        table.add_row(v.op, str(v.after["graphs"] if v.after else 0), *cells, _status(v))
-    return table
-
-
-def print_outcome(outcome: GateResult, console: Console) -> None:
-    """The gate's console report: the table, then what failed and why, then the verdict."""
-    for part in dict.fromkeys(v.part for v in outcome.verdicts):
-        console.print(verdict_table(part, [v for v in outcome.verdicts if v.part == part]))
-    for v in outcome.verdicts:
-        if v.failed:
-            console.print(Text(f"FAIL {v.part} {v.op}: " + "; ".join(v.reasons), style="red"))
-    for problem in outcome.problems:
-        console.print(Text(f"FAIL: {problem}", style="red"))
-    for fv in outcome.new_findings:
-        console.print(Text(f"\nnew finding ({fv.part}):", style="red bold"))
-        console.print(Text(finding_text(fv.finding)))
-    accepted = [f for f in outcome.findings if not f.failed]
-    if accepted:
-        titles = "; ".join(f.finding.title for f in accepted)
-        console.print(Text(f"{len(accepted)} finding(s) in the baseline, still present: {titles}"))
-    for title in outcome.gone:
-        console.print(Text(f"gone since the baseline (fixed? --update-baseline records it): {title}"))
-    failed = sum(v.failed for v in outcome.verdicts)
-    changed = sum(1 for v in outcome.verdicts if not v.failed and v.changed)
-    verdict = "[green]PASS[/green]" if outcome.passed else "[red]FAIL[/red]"
-    seconds = f"; {outcome.seconds:.1f} s" if outcome.seconds is not None else ""
-    console.print(
-        f"gate: {verdict}: {len(outcome.verdicts)} op rows, {failed} failed, {changed} changed within "
-        f"limits (floors {', '.join(f'{f:g}' for f in sorted(set(FLOORS.values())))}); "
-        f"{len(outcome.new_findings)} new finding(s){seconds}"
-    )

@@ -1,4 +1,4 @@
-"""`python -m gradcheck replay FILE --engine NAME`: re-run one saved graph, numbers side by side.
+"""`gradcheck replay FILE --engine NAME`: re-run one saved graph, numbers side by side.
 
 FILE is a corpus file (a graph JSON) or a campaign's report.json (with `--finding N`, the finding's
 minimal graph). The engine, torch and the precise oracle (mpmath for scalar graphs) are shown per
@@ -11,6 +11,7 @@ structural phase is replayed by running that phase again. Exit 1 while the engin
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +23,13 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.phases import structure_phase
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.campaign.structure import REBUILDS, retaining, run_structure
+from gradcheck.campaign.structure import REBUILDS, retaining
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.checker.flat import flat_vector
+from gradcheck.cli.arguments import conventions_option, seed_int
+from gradcheck.cli.console import numbers_table as render_numbers
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs import corpus
 from gradcheck.graphs.ir import Graph, GraphFormatError
@@ -34,6 +38,27 @@ from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
 from gradcheck.parity.trust import checked_graph, precise_gradient
 from gradcheck.printable import printable
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `replay` subcommand's options."""
+    replay = sub.add_parser(
+        "replay",
+        help="re-run a saved graph: engine, torch and oracle side by side",
+        description="Re-run a corpus file, or finding N of a report.json, and print the engine's, "
+        "torch's and the oracle's numbers side by side. Exit 1 while it still fails, 0 once fixed.",
+    )
+    replay.add_argument("file", type=Path, help="a corpus graph file or a report.json")
+    replay.add_argument("--engine", default=None, help="engine to run (default: the one the file names)")
+    replay.add_argument(
+        "--finding", type=seed_int, default=None, help="which finding of a report.json (default 0)"
+    )
+    conventions_option(replay)
+
+
+def command(args: argparse.Namespace, console: Console) -> int:
+    """The `replay` subcommand; returns the exit status."""
+    return replay(load_saved(args.file, args.finding), args.engine, console, args.conventions)
 
 
 @dataclass(frozen=True)
@@ -145,7 +170,7 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
     console.print(
         Text(f"replaying {printable(saved.label)} with engine {adapter.name}: the structural phase")
     )
-    report = run_structure(adapter)
+    report = structure_phase(adapter)
     for case in report.cases:
         console.print(
             Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))
@@ -179,16 +204,16 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
     without `oracle_column`: at an edge value there is none)."""
     cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
     values = graph.input_values(0)
-    table = Table(title="at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values)))
-    for column in ("quantity", "engine", "torch", "oracle"):
-        table.add_column(column, justify="left" if column == "quantity" else "right", overflow="fold")
+    title = "at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values))
+    caption = None
+    rows: list[tuple[str, str, str, str]] = []
     reference = torch_at(graph, values, cotangent)
     try:
         forward, grads = adapter.run(graph, values, cotangent)
         fwd_e, grad_e = flat_vector(forward), flat_vector(grads)
     except Exception as e:
         fwd_e = grad_e = None
-        table.caption = f"engine raised {type(e).__name__}: {e}"
+        caption = f"engine raised {type(e).__name__}: {e}"
     oracle = None
     if oracle_column:
         try:
@@ -196,10 +221,10 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
         except Exception:
             oracle = np.full(reference.grads.shape[0], np.nan)
     for j, o in enumerate(graph.outputs):
-        table.add_row(f"value {graph.name_of(o)}", _num(fwd_e, j), _num(reference.forward[:, 0], j), "")
+        rows.append((f"value {graph.name_of(o)}", _num(fwd_e, j), _num(reference.forward[:, 0], j), ""))
     labels = [f"{i.name}{list(ix) if i.shape else ''}" for i in graph.inputs for ix in np.ndindex(*i.shape)]
     for k, label in enumerate(labels):
-        table.add_row(f"grad {label}", _num(grad_e, k), _num(reference.grads[:, 0], k), _num(oracle, k))
+        rows.append((f"grad {label}", _num(grad_e, k), _num(reference.grads[:, 0], k), _num(oracle, k)))
     if adapter.create_graph:
         ones = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
         hvp_t = torch_at(graph, values, cotangent, ones).hvp
@@ -209,8 +234,8 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
             hvp_e = None
         for k, label in enumerate(labels):
             hvp = None if hvp_t is None else hvp_t[:, 0]
-            table.add_row(f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), "")
-    return table
+            rows.append((f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), ""))
+    return render_numbers(title, rows, caption)
 
 
 def _num(values: np.ndarray | None, k: int) -> str:

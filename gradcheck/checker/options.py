@@ -1,4 +1,4 @@
-"""Validation of what users pass: `gradcheck`/`gradgradcheck`'s options and the commands' counts.
+"""Validation of what users pass to `gradcheck`/`gradgradcheck`: eps, tolerances, seed and flags.
 
 A wrong option must never turn into a silent pass: `eps=2*math.pi` makes every central difference
 of `sin` zero, so a backward that returns 0 would agree with it. Each check names the function,
@@ -7,7 +7,6 @@ the argument, the value given and what is expected.
 
 from __future__ import annotations
 
-import argparse
 import math
 import numbers
 from collections.abc import Callable
@@ -52,26 +51,6 @@ def check_options(
     for option, value in flags.items():
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{name}: {option} must be True or False, got {_show(value)}")
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a count of at least 1 (graphs, jobs, points), with the reason when not."""
-    return _integer(text, 1, "a positive integer")
-
-
-def seed_int(text: str) -> int:
-    """An argparse type: a seed, any integer from 0."""
-    return _integer(text, 0, "a non-negative integer seed")
-
-
-def _integer(text: str, minimum: int, expected: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
-    return value
 
 
 def _real(name: str, option: str, value: Any) -> float:

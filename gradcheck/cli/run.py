@@ -1,0 +1,239 @@
+"""`gradcheck run`: a parity campaign from the command line, its console report and report files."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from gradcheck import campaign
+from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.campaign.corpus import check_corpus_directory
+from gradcheck.campaign.findings import replay_command
+from gradcheck.campaign.report_html import write_html
+from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.report_junit import run_suite, write_junit
+from gradcheck.campaign.report_markdown import run_markdown
+from gradcheck.campaign.workers import capped_jobs
+from gradcheck.cli.arguments import (
+    check_output_files,
+    ci_output_options,
+    conventions_option,
+    op_list,
+    positive_int,
+    seed_int,
+)
+from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import canonical_spec, import_root
+from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+
+DESCRIPTION = """\
+Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
+torch.autograd (float64) and by a numerical oracle (finite differences). Prints, per op, how many
+graphs used it and the largest gradient errors against torch and against the oracle; shrinks each
+failing graph and groups the failures into findings (one per distinct problem, with its kind,
+its ops, a minimal repro and the graphs it covers). An op-isolation pass checks each op alone
+first. Writes report.json and report.html to --out, and each finding's graph to --out/corpus
+(or --corpus DIR); `gradcheck corpus add FILE` puts one into the regression corpus on purpose.
+"""
+
+EPILOG = """\
+Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
+
+Exit status: 0 nothing fails (under --conventions subgradient a convention at a kink is only a
+note); 1 some finding fails; 2 bad input (unknown engine or op, malformed corpus file, an unusable
+--out or --corpus, an engine adapter that raises).
+
+Outgrowing one machine: --jobs uses the cores of this machine; --scheduler ADDRESS runs the
+campaign on the workers of a Dask cluster (pip install 'minigrad[cluster]'; dask scheduler,
+dask worker ADDRESS on each machine). The pytest parity suite spreads with pytest-xdist:
+  pytest --pyargs gradcheck.suite -n auto      # every local core
+  pytest --pyargs gradcheck.suite --dist load \\
+      --tx 4*ssh=user@host//python=/path/to/.venv/bin/python//chdir=/path/to/checkout
+Remote hosts need the same checkout (same commit) and the same numpy and torch versions; see
+docs/campaign.md.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """The `run` subcommand's options."""
+    run = sub.add_parser(
+        "run",
+        help="run a parity campaign over random graphs",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "--graphs", type=positive_int, default=2000, help="random graphs to check (default 2000)"
+    )
+    run.add_argument("--seed", type=seed_int, default=0, help="campaign seed (default 0)")
+    run.add_argument(
+        "--engine",
+        default=None,
+        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
+        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
+        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
+    )
+    run.add_argument(
+        "--ops", type=op_list, default=None, help="comma-separated ops to draw from (default all)"
+    )
+    run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
+    run.add_argument(
+        "--points", type=positive_int, default=4, help="input points each graph is checked at (default 4)"
+    )
+    run.add_argument(
+        "--dtype",
+        choices=("float64", "float32"),
+        default="float64",
+        help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
+    )
+    run.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run on a Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (docs/campaign.md)",
+    )
+    run.add_argument(
+        "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
+    )
+    run.add_argument(
+        "--corpus", type=Path, default=None, help="where findings are saved (default OUT/corpus)"
+    )
+    run.add_argument("--no-save", action="store_true", help="do not save findings' graphs")
+    run.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
+    )
+    run.add_argument(
+        "--max-shrink",
+        type=positive_int,
+        default=10,
+        help="fully shrink at most this many failing graphs; the others are blamed cheaply (default 10)",
+    )
+    conventions_option(run)
+    run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    ci_output_options(run)
+    run.add_argument(
+        "--no-structure",
+        action="store_true",
+        help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
+        "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
+    )
+    run.add_argument(
+        "--print-adapter",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="for an --engine that names a micrograd-style value class (no adapter): write the adapter "
+        "built by inspecting it to FILE, as Python to edit and pass as --engine FILE:CLASS, and stop",
+    )
+
+
+def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
+    """The `run` subcommand; returns the exit status."""
+    jobs, note = capped_jobs(args.jobs)
+    if note:
+        print(f"gradcheck: {note}", file=sys.stderr)
+    settings = Settings(
+        engine=canonical_spec(args.engine or ("minigrad-tensor" if args.tensor else "minigrad")),
+        graphs=args.graphs,
+        seed=args.seed,
+        ops=args.ops,
+        tensor=args.tensor,
+        jobs=jobs,
+        max_shrink=args.max_shrink,
+        points=args.points,
+        conventions=args.conventions,
+        isolation=not args.no_isolation,
+        structure=not args.no_structure,
+        edges=not args.no_edges,
+        scheduler=args.scheduler,
+        dtype=args.dtype,
+    )
+    adapter = campaign.load_adapter(settings.engine)
+    if isinstance(adapter, ValueClassAdapter):
+        console.print(Text(adapter.report()))
+    if args.print_adapter is not None:
+        return print_adapter(adapter, args.print_adapter, console)
+    ops = campaign.validate(settings)
+    corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
+    corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
+    _check_writable(args.out)
+    check_output_files(args.junit_xml, args.summary_md)
+    if corpus is not None:
+        check_corpus_directory(corpus_dir)
+    console.print(header(settings, ops))
+    if not campaign.load_adapter(settings.engine).create_graph:
+        console.print("Second derivatives: not checked (the adapter has create_graph = False).")
+    with progress_bars(console) as progress:
+        result = campaign.run_campaign(settings, campaign.real_backend(), progress, corpus)
+    for phase in (result.structure, result.edges):
+        if phase is not None:
+            console.print(Text(phase.summary()))
+    saved = with_repros(result, args.out / "report.json")
+    print_findings(saved, console)
+    console.print(op_table(saved, console.width))
+    print_graphs(saved, console)
+    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    if args.junit_xml is not None:
+        write_junit([run_suite(saved)], args.junit_xml)
+    if args.summary_md is not None:
+        args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
+    print_verdict(saved, console)
+    console.print(Text(f"Reports: {report[0]}, {report[1]}"))
+    return 0 if saved.passed else 1
+
+
+def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+    """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
+    if not isinstance(adapter, ValueClassAdapter):
+        raise CampaignError(
+            f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
+            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+        )
+    class_name = f"{adapter.value_class.__name__}Adapter"
+    try:
+        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
+    except OSError as exc:
+        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
+    console.print(
+        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+    )
+    return 0
+
+
+def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
+    """Each finding with its replay command (finding i of the report.json about to be written),
+    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
+    engine = result.settings.engine
+    root = import_root(engine)
+    findings = [
+        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
+        for i, f in enumerate(result.findings)
+    ]
+    return dataclasses.replace(result, findings=findings)
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before the campaign, not after it, when the reports cannot be written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CampaignError(f"cannot create the report directory --out {out}: {exc}") from None
+    if not os.access(out, os.W_OK):
+        raise CampaignError(f"cannot write reports to --out {out}: not writable")
+
+
+def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
+    report = build_report(result, command=command)
+    return write_report(report, out / "report.json"), write_html(report, out / "report.html")
