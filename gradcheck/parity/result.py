@@ -34,7 +34,8 @@ class GraphCheck:
     max_abs_err_torch: float = 0.0
     max_rel_err_torch: float = 0.0
     # the largest difference from torch (forward values, gradients, Hessian-vector products) as a
-    # multiple of its entry's rounding bound (`parity.errors.outside`)
+    # multiple of its entry's rounding bound (`parity.errors.outside`); where the bound's cheap
+    # lower part already cleared the point, of that part: an upper estimate
     max_bound_ratio: float = 0.0
     max_abs_err_numeric: float = 0.0
     max_rel_err_numeric: float = 0.0
