@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from gradcheck.campaign.findings import Finding, summary
 from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
+from gradcheck.campaign.records import BOUND_METRIC
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.printable import printable
@@ -99,8 +100,8 @@ def run_markdown(result: CampaignResult) -> str:
         lines += _finding_block(label, f)
     lines += [
         "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
-        "| failing graphs | findings |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| × rounding bound max | failing graphs | findings |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for op, st in result.ops.items():
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
@@ -108,5 +109,7 @@ def run_markdown(result: CampaignResult) -> str:
             f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}"
             for m in ("max_rel_err_torch", "max_rel_err_numeric")
         ]
+        multiple = st.maxima.get(BOUND_METRIC)
+        figures.append("–" if multiple is None else f"{multiple:.2g}")
         lines.append(f"| `{op}` | {st.graphs} | {' | '.join(figures)} | {st.failures} | {found} |")
     return "\n".join(lines) + "\n"
