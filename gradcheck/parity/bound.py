@@ -110,18 +110,17 @@ class RoundingBounds(Copies):
             sensitivity = np.where(self.gradient_rows[:, None], on_grads, sensitivity)
         total = (value_ulps * self._value_scales() * sensitivity).sum(axis=1)
         reach = self._reach()
-        error = cols.gather(use_ulps * self._use_scales(sizes)) + cols.summing * (
-            cols.gather(sizes) + cols.cotangent
-        )
+        scales = self._use_scales(sizes)
+        error = cols.gather(use_ulps * scales) + cols.summing * (cols.gather(sizes) + cols.cotangent)
         if second_order:  # the gradient's adjoints reach H v through d(dn/dx . v)/dx ...
             if full:
                 total += (self._node_matrix(moved, absolute=True) * error).sum(axis=1)
             # ... and phi's own backward pass rounds its contributions, through d n / d x: each
             # the derivative along v of a first contribution a * p, whose terms are a' p and a p':
-            # p' taken as |p| times the rates its op's operands move at along v (exact for
-            # products and powers)
+            # a p' taken as the first contribution's terms times the rates its op's operands move
+            # at along v (exact for products and powers)
             tangents = self._use_matrix(self._pass("hvp")[1], absolute=True)
-            tangents = tangents + sizes * self._operand_rates(reach)
+            tangents = tangents + scales * self._operand_rates(reach)
             error = cols.gather(use_ulps * tangents) + cols.summing_uses * cols.gather(tangents)
         total += np.where(self.gradient_rows, (reach * error).sum(axis=1), 0.0)
         if not second_order:  # second order: an adjoint's rounding carried along paths that cancel
