@@ -28,6 +28,7 @@ from gradcheck.campaign.blame import assign_by_pattern
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.inspection import inspection_findings
 from gradcheck.campaign.isolation import isolation_findings
 from gradcheck.campaign.pool import (
     Backend,
@@ -44,6 +45,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import settle_findings, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
+from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.parity.edges import check_edges
@@ -60,12 +62,15 @@ def run_campaign(
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it."""
     clock = _Clock(progress)
     structure, isolated = None, []
+    adapter = load_adapter(settings.engine)
+    inspected = inspection_findings(adapter, campaign_ops(settings, adapter))
     if settings.structure:
         with clock.step("structure"):
-            structure = structure_phase(load_adapter(settings.engine))
+            structure = structure_phase(adapter)
     if settings.isolation:
         with clock.step("isolate"):
             isolated = isolation_phase(settings)
+        settings = without_adapter_faults(settings, isolated)
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     parts = chunks(settings.graphs, settings.jobs)
@@ -77,6 +82,8 @@ def run_campaign(
         findings = grouping(ordered, earlier)
     with clock.step("settle"):
         findings = settling(settings, findings)
+    if inspected:  # facts of the class, not of a graph the engine is re-run on: nothing to settle
+        findings = group_findings([*inspected, *findings])
     result = CampaignResult(
         settings=settings,
         records=ordered,
@@ -112,6 +119,13 @@ def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) ->
 def isolation_phase(settings: Settings) -> list[Finding]:
     """Each op the campaign draws, alone at random points and at its kink cases (ungrouped)."""
     return isolation_findings(settings)
+
+
+def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> Settings:
+    """`settings` no longer drawing the ops whose adapter spelling failed alone (tier `adapter`):
+    the fault is reported once, and the rest of the run checks what the engine can do."""
+    faulty = sorted({op for f in isolated if f.tier == ADAPTER for op in f.ops})
+    return replace(settings, left_out=tuple(faulty)) if faulty else settings
 
 
 # --- 3. random graphs ---------------------------------------------------------------------------

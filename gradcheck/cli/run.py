@@ -29,10 +29,19 @@ from gradcheck.cli.arguments import (
     positive_int,
     seed_int,
 )
-from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
+from gradcheck.cli.console import (
+    header,
+    op_table,
+    print_findings,
+    print_graphs,
+    print_summary,
+    print_verdict,
+    progress_bars,
+)
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec, import_root
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
+from gradcheck.launcher import command_line, launcher
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
@@ -181,16 +190,19 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         if phase is not None:
             console.print(Text(phase.summary()))
     saved = with_repros(result, args.out / "report.json")
+    report = build_report(saved, command=[*launcher(), *argv])
+    unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
+    print_summary(saved, console, unexplained)
     print_findings(saved, console)
     console.print(op_table(saved, console.width))
     print_graphs(saved, console)
-    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    written = write_report(report, args.out / "report.json"), write_html(report, args.out / "report.html")
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
-        args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
-    print_verdict(saved, console)
-    console.print(Text(f"Reports: {report[0]}, {report[1]}"))
+        args.summary_md.write_text(run_markdown(saved, unexplained), encoding="utf-8")
+    print_verdict(saved, console, unexplained)
+    console.print(Text(f"Reports: {written[0]}, {written[1]}"), soft_wrap=True)
     return 0 if saved.passed else 1
 
 
@@ -207,7 +219,8 @@ def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
     except OSError as exc:
         raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
     console.print(
-        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
+        Text(f"wrote {path}; edit it, then run: {command_line('run', '--engine', f'{path}:{class_name}')}"),
+        soft_wrap=True,
     )
     return 0
 
@@ -232,8 +245,3 @@ def _check_writable(out: Path) -> None:
         raise CampaignError(f"cannot create the report directory --out {out}: {exc}") from None
     if not os.access(out, os.W_OK):
         raise CampaignError(f"cannot write reports to --out {out}: not writable")
-
-
-def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
-    report = build_report(result, command=command)
-    return write_report(report, out / "report.json"), write_html(report, out / "report.html")

@@ -26,6 +26,8 @@ from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
+from gradcheck.engines.origin import raised
+from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
@@ -103,7 +105,7 @@ def check_graph(
         _torch_judges_kinks(numbers, reference)
     checkable = list(range(k)) if numbers is None else np.flatnonzero(numbers.valid[:k]).tolist()
     points, cotangents = run.values(checkable), run.cotangents(checkable)
-    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
+    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
     blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
     hvp_problems: list[str] = []
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
@@ -159,16 +161,18 @@ def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
     numbers.valid[kinked] = True
 
 
-def _evaluate(evaluations: Iterator[tuple[list[Any], list[Any]]], n: int) -> tuple[list[Any], str | None]:
+def _evaluate(
+    evaluations: Iterator[tuple[list[Any], list[Any]]], n: int, adapter: EngineAdapter
+) -> tuple[list[Any], str | None]:
     """The engine's (forward, gradients) at each of `n` points, as it gave them, up to the first
-    point where it raised; and that exception in words (None if it never did). An engine that
-    raises is a finding, not a crash of the harness."""
+    point where it raised; and that exception in words, the engine's or the adapter's (None if
+    it never did). An engine that raises is a finding, not a crash of the harness."""
     results: list[Any] = []
     try:
         for _, result in zip(range(n), evaluations):
             results.append(result)
     except Exception as e:
-        return results, _raised(e)
+        return results, raised(e, adapter)
     return results, None
 
 
@@ -289,7 +293,7 @@ def _compare_hvp(
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
+        return [f"second derivatives: {raised(e, adapter)}"]
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
@@ -310,6 +314,28 @@ def _compare_hvp(
         f"direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
     ]
+
+
+def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list[float]] | None:
+    """What the harness allows each entry of a one-point graph (its first point, the repro's
+    cotangent and direction of ones): BOUND_SAFETY times the difference's rounding bound, per
+    flattened output and gradient (or Hessian-vector product) entry, for a repro's verdict
+    (`engines.snippets.ALLOWED`). None where a bound is not a finite number (a nan or inf entry,
+    which a repro compares by its pattern)."""
+    values = graph.input_values(0)
+    cot = repro_cotangent(graph)
+    bounds = RoundingBounds(graph, *_one_point(graph, values, cot)).full()
+    forward = BOUND_SAFETY * 2.0 * bounds.forward[:, 0]
+    derivative = BOUND_SAFETY * 2.0 * bounds.grads[:, 0]
+    if second_order:
+        direction = [np.ones_like(np.asarray(v, dtype=np.float64)) for v in values]
+        batch = [d[None] for d in direction]
+        hvp = RoundingBounds(graph, *_one_point(graph, values, cot), direction=batch).full().grads[:, 0]
+        spread = rounding_spread(graph, values, cot, direction)
+        derivative = BOUND_SAFETY * np.maximum(HVP_SAFETY * 2.0 * hvp, 2.0 * spread)
+    if not (np.isfinite(forward).all() and np.isfinite(derivative).all()):
+        return None
+    return {"outputs": forward.tolist(), "derivative": derivative.tolist()}
 
 
 def _one_point(graph: Graph, values: list[Any], cot: list[Any]) -> tuple[Any, ...]:

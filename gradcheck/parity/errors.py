@@ -154,7 +154,9 @@ class PointErrors:
         problems: list[str] = []
         fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
-        for j in np.flatnonzero(~(self.fwd_diff[:, c] <= self.allowed_f[:, c]))[:1]:
+        failing = np.flatnonzero(~(self.fwd_diff[:, c] <= self.allowed_f[:, c]))
+        if failing.size:
+            j = failing[_worst_output(self.fwd_diff[failing, c], self.fwd_ratio[failing, c])]
             problems.append(
                 f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
                 f"(rel err {self.fwd_rel[j, c]:.3g}; {outside(self.fwd_diff[j, c], self.fwd_bound[j, c])})"
@@ -200,6 +202,13 @@ def bound_ratio(error: np.ndarray, bound: np.ndarray) -> np.ndarray:
 # The reductions below call the ufuncs' `reduce` directly: `ndarray.max` and `ndarray.any` go
 # through a Python wrapper that costs about as much again on arrays this small.
 _maximum, _any = np.maximum.reduce, np.logical_or.reduce
+
+
+def _worst_output(diff: np.ndarray, ratio: np.ndarray) -> int:
+    """Which of the failing outputs a forward problem names: the first whose difference is nan or
+    inf (a nan output), else the one furthest outside its rounding bound."""
+    bad = np.flatnonzero(~np.isfinite(diff))
+    return int(bad[0]) if bad.size else int(np.argmax(ratio))
 
 
 def _column_max(x: np.ndarray) -> np.ndarray:
