@@ -16,18 +16,20 @@ outside its allowance (`excess`): a finding shows its strongest example (`findin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from gradcheck.campaign.findings import CHECKS, Finding
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.snippets import ALLOWED
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
+from gradcheck.parity.compare import repro_allowances
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
@@ -74,9 +76,27 @@ def finding_of(
         region=localized_region(graph, difference, adapter),
         graph_indices=tuple(indices),
         problems=problems,
-        snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
+        snippet=adapter.snippet(
+            with_allowances(graph, difference), second_order=difference.check == "second-derivative"
+        ),
         extra={} if diagnosed.excess is None else {"excess": diagnosed.excess},
     )
+
+
+# The kinds whose repro allows each entry its rounding bound: differences of numbers.
+ROUNDING_KINDS = frozenset({Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
+
+
+def with_allowances(graph: Graph, difference: Difference) -> Graph:
+    """`graph` carrying what the harness allowed each entry (`repro_allowances`) for its repro's
+    verdict, so the repro fails exactly where the check did; a difference the rounding has no
+    part in (an exception, a non-number, a convention), or entries with no finite bound: as is."""
+    if difference.kind not in ROUNDING_KINDS:
+        return graph
+    allowed = repro_allowances(graph, second_order=difference.check == "second-derivative")
+    if allowed is None:
+        return graph
+    return replace(graph, meta={**graph.meta, ALLOWED: allowed})
 
 
 def localized_region(graph: Graph, difference: Difference, adapter: EngineAdapter) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, overview
+from gradcheck.campaign.records import BOUND_METRIC
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
@@ -155,8 +156,8 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
         lines += [f"Replay an edge behaviour or a convention by its number, e.g. `{others[0].repro}`.", ""]
     lines += [
         "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
-        "| failing graphs | findings |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| × rounding bound max | failing graphs | findings |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for op, st in result.ops.items():
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
@@ -164,5 +165,7 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
             f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}"
             for m in ("max_rel_err_torch", "max_rel_err_numeric")
         ]
+        multiple = st.maxima.get(BOUND_METRIC)
+        figures.append("–" if multiple is None else f"{multiple:.2g}")
         lines.append(f"| `{op}` | {st.graphs} | {' | '.join(figures)} | {st.failures} | {found} |")
     return "\n".join(lines) + "\n"

@@ -20,13 +20,14 @@ from rich.text import Text
 from gradcheck.campaign import accounting, tiers
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, Row, overview
 from gradcheck.campaign.phases import Progress as ProgressCallback
-from gradcheck.campaign.records import GRAD_METRICS
+from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code, finding_text
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
+from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.printable import printable
 
 # --- `run` ------------------------------------------------------------------------------------------
@@ -91,7 +92,9 @@ OP_TABLE_NOTE = (
     "max the single worst graph, which an ill-conditioned graph can make large without any failure. "
     "Failures: the graphs whose minimal failing graph contains the op, and the findings (distinct "
     "problems) whose minimal graph contains it, from any phase (edge values and the op-isolation "
-    "pass too)."
+    "pass too), graphs / findings. ×bound: the largest difference from torch in those graphs as a "
+    "multiple of its entry's rounding bound (at most; an engine passes up to "
+    f"{BOUND_SAFETY:g}): how much margin the op has."
 )
 
 
@@ -117,15 +120,24 @@ def op_table(result: CampaignResult, width: int = 80) -> Table:
     for metric in metrics:
         label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {metric.split('_')[-1]}"
         table.add_column(f"{label}\np99 / max", justify="right", no_wrap=True)
-    table.add_column("failures\ngraphs/findings", justify="right", no_wrap=True)
+    table.add_column("×bound\nmax", justify="right", no_wrap=True)
+    table.add_column("failures\ngr./find.", justify="right", no_wrap=True)
     conventions = result.settings.conventions
     for op, st in result.ops.items():
         figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in metrics]
+        figures.append(_multiple(st.maxima.get(BOUND_METRIC)))
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
         failures = f"{st.failures} / {found}"
         colour = "red" if st.failures or found else "default"
         table.add_row(op, str(st.graphs), *figures, f"[{colour}]{failures}[/{colour}]")
     return table
+
+
+def _multiple(x: float | None) -> str:
+    """A multiple of the rounding bound: 0.31, 412, inf."""
+    if x is None:
+        return "–"
+    return f"{x:.2g}" if x < 100 else f"{x:.3g}"
 
 
 def _fmt(x: float | None) -> str:

@@ -33,6 +33,10 @@ class GraphCheck:
     max_forward_err: float = 0.0
     max_abs_err_torch: float = 0.0
     max_rel_err_torch: float = 0.0
+    # the largest difference from torch (forward values, gradients, Hessian-vector products) as a
+    # multiple of its entry's rounding bound (`parity.errors.outside`); where the bound's cheap
+    # lower part already cleared the point, of that part: an upper estimate
+    max_bound_ratio: float = 0.0
     max_abs_err_numeric: float = 0.0
     max_rel_err_numeric: float = 0.0
     max_rel_err_torch_numeric: float = 0.0
@@ -66,6 +70,7 @@ class GraphCheck:
             "max_forward_err": self.max_forward_err,
             "max_abs_err_torch": self.max_abs_err_torch,
             "max_rel_err_torch": self.max_rel_err_torch,
+            "max_bound_ratio": self.max_bound_ratio,
             "max_abs_err_numeric": self.max_abs_err_numeric,
             "max_rel_err_numeric": self.max_rel_err_numeric,
             "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,

@@ -55,8 +55,10 @@ ONE_OP = {
 }
 
 
-def figures(abs_t: float, rel_t: float, abs_n: float, rel_n: float, fwd: float = 0.0) -> dict:
-    return dict(zip(METRICS, (abs_t, rel_t, abs_n, rel_n, fwd)))
+def figures(
+    abs_t: float, rel_t: float, abs_n: float, rel_n: float, fwd: float = 0.0, bound: float = 1.0
+) -> dict:
+    return dict(zip(METRICS, (abs_t, rel_t, abs_n, rel_n, fwd, bound)))
 
 
 def record(index: int, ops: tuple[str, ...], rel_t: float, passed: bool = True) -> GraphRecord:
