@@ -108,7 +108,14 @@ class RoundingBounds(Copies):
             used_sizes = np.abs(used) if not self.tensor else self._use_matrix(by_use, absolute=True)
             on_grads = _paths(self._node_matrix(by_node), cols.gather(used), cols.gather(used_sizes))
             sensitivity = np.where(self.gradient_rows[:, None], on_grads, sensitivity)
-        total = (value_ulps * self._value_scales() * sensitivity).sum(axis=1)
+        roundings = value_ulps * self._value_scales()
+        total = (roundings * sensitivity).sum(axis=1)
+        # second order: where every first-order term vanishes (v * v at v = 0, v the rounding of
+        # x / x - 1) the entry still moves by products of two roundings: unit times their sum,
+        # times the entry's largest sensitivity to a node (at least 1)
+        unit = EPS32 if float32 else EPS
+        reach_most = np.maximum(np.nan_to_num(np.abs(sensitivity), nan=np.inf).max(axis=1, initial=0.0), 1.0)
+        total += unit * roundings.sum(axis=1) * reach_most
         reach = self._reach()
         scales = self._use_scales(sizes)
         error = cols.gather(use_ulps * scales) + cols.summing * (cols.gather(sizes) + cols.cotangent)
@@ -129,7 +136,6 @@ class RoundingBounds(Copies):
             total += np.where(self.gradient_rows, EPS * len(self.graph.nodes) * residue.sum(axis=1), 0.0)
         if second_order and full:
             total += self._tangent_rounding(float32)
-        unit = EPS32 if float32 else EPS
         per_role = unit * total.reshape(self.k, self.copies).T
         return EntryBounds(forward=per_role[self.e_in :], grads=per_role[: self.e_in])
 

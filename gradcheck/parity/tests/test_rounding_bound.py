@@ -85,6 +85,21 @@ def test_an_exact_cancellation_within_rounding_is_no_finding():
     assert 0 < check.max_bound_ratio <= 1
 
 
+def test_a_square_of_a_cancellation_is_allowed_its_second_order_rounding():
+    # (log(x / x))^2: the engine's 1 - 1.1e-16 squares to 1.2e-32 where torch has 0, and every
+    # first-order term vanishes there (the square's slope is 0 at 0)
+    graph = log_of_ratio(OpNode("mul", (2, 2)))
+    forward, _ = ReciprocalDivision().run(graph, [X], [1.0])
+    assert 0 < forward[0] < 1e-31
+    check = check_graph(graph, ReciprocalDivision())
+    assert check.passed, check.report()
+
+
+def test_a_square_of_a_wrong_value_at_a_cancellation_still_fails():
+    check = check_graph(log_of_ratio(OpNode("mul", (2, 2))), DivisionOffByAPart())
+    assert not check.passed and "× the rounding bound" in check.problems[0]
+
+
 def test_a_wrong_value_at_an_exact_cancellation_still_fails():
     check = check_graph(log_of_ratio(), DivisionOffByAPart())
     assert not check.passed
