@@ -31,16 +31,19 @@ class GraphChecker:
         self.ops = campaign_ops(settings, self.adapter)
 
     def graph(self, index: int) -> Graph:
-        rng = np.random.default_rng(graph_seed(self.settings.seed, index))
-        sizes = graph_sizes(self.adapter.max_depth)
-        return random_graph(
-            rng, ops=self.ops, tensor=self.settings.tensor, points=self.settings.points, sizes=sizes
-        )
+        return campaign_graph(self.settings, self.ops, self.adapter.max_depth, index)
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
         check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
+
+
+def campaign_graph(settings: Settings, ops: Sequence[str], max_depth: int | None, index: int) -> Graph:
+    """Graph `index` of a campaign drawing `ops` for an engine taking graphs `max_depth` deep."""
+    rng = np.random.default_rng(graph_seed(settings.seed, index))
+    sizes = graph_sizes(max_depth)
+    return random_graph(rng, ops=ops, tensor=settings.tensor, points=settings.points, sizes=sizes)
 
 
 def graph_sizes(max_depth: int | None) -> Sizes:

@@ -36,10 +36,12 @@ from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline, write_bas
 from gradcheck.campaign.checking import real_backend
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.phases import run_campaign
+from gradcheck.campaign.pool import Campaign, Runner
 from gradcheck.campaign.records import METRICS
 from gradcheck.campaign.report_json import build_report, repeat_command
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.tasks import describe
 from gradcheck.campaign.validation import validate
 
 FACTOR = 10.0
@@ -344,34 +346,42 @@ Announce = Callable[[str], None]
 
 
 def run_parts(
-    parts: Sequence[Part], jobs: int, announce: Announce | None = None
+    parts: Sequence[Part], jobs: int, announce: Announce | None = None, runner: Runner | None = None
 ) -> dict[str, CampaignResult]:
-    """Run each part's campaign, its edge-value phase included (deterministic: fixed seeds)."""
-    backend = real_backend()
+    """Run each part's campaign, its edge-value phase included (deterministic: fixed seeds), its
+    engine code on `runner` (this process when None)."""
     results = {}
     for part in parts:
         settings = part.settings(jobs)
-        validate(settings)
         if announce:
             announce(f"gate: {part.name}: {part.graphs} graphs on {part.engine}, seed {part.seed} ...")
-        results[part.name] = run_campaign(settings, backend)
+        results[part.name] = run_campaign(settings, real_backend(), runner=runner)
     return results
 
 
-def expected_ops(parts: Sequence[Part]) -> list[str]:
-    """Every op the parts' engines list (each must be drawn by the gate's campaign)."""
-    return sorted({op for part in parts for op in validate(part.settings())})
+def expected_ops(parts: Sequence[Part], runner: Runner | None = None) -> list[str]:
+    """Every op the parts' engines list (each must be drawn by the gate's campaign); CampaignError
+    for an engine that is unknown or does not fit its part (checked before the baseline is)."""
+    if runner is None:
+        return sorted({op for part in parts for op in validate(part.settings())})
+    engines = [Campaign(real_backend(), part.settings()) for part in parts]
+    return sorted({op for engine in engines for op in runner.call(describe, engine, None).checked()})
 
 
 def run_gate(
-    parts: Sequence[Part], baseline_path: Path, jobs: int, announce: Announce | None = None
+    parts: Sequence[Part],
+    baseline_path: Path,
+    jobs: int,
+    announce: Announce | None = None,
+    runner: Runner | None = None,
 ) -> GateResult:
-    """Load and check the baseline (CampaignError: bad input), run the parts, compare."""
+    """Load the baseline, check the engines and that the baseline fits them (CampaignError: bad
+    input), run the parts, compare."""
     baseline = load_baseline(baseline_path, FLOORS)
+    ops = expected_ops(parts, runner)
     check_comparable(baseline, parts, baseline_path)
-    ops = expected_ops(parts)
     start = time.perf_counter()
-    results = run_parts(parts, jobs, announce)
+    results = run_parts(parts, jobs, announce, runner)
     seconds = time.perf_counter() - start
     # a finding's repro: the gate's campaign as `gradcheck run` (its report replays each finding)
     findings_of = {
@@ -401,12 +411,13 @@ def update_baseline(
     jobs: int,
     accept_findings: bool = True,
     announce: Announce | None = None,
+    runner: Runner | None = None,
 ) -> Update:
     """Run the parts and record their figures at `path`; refused when an op the engine lists is
     never drawn, or (unless `accept_findings`) when a finding fails."""
-    ops = expected_ops(parts)
+    ops = expected_ops(parts, runner)
     start = time.perf_counter()
-    results = run_parts(parts, jobs, announce)
+    results = run_parts(parts, jobs, announce, runner)
     seconds = time.perf_counter() - start
     current = figures(results)
     accepted = [f for r in results.values() for f in r.failing_findings]

@@ -8,6 +8,9 @@ without central differences, which are meaningless exactly at a kink).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from gradcheck.campaign.blame import finding_of_check
@@ -17,6 +20,7 @@ from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.compare import kink_graphs
 from gradcheck.parity.trust import checked_graph
 
@@ -26,23 +30,50 @@ POINTS = 8
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 
 
+@dataclass(frozen=True)
+class IsolationCase:
+    """One case of the pass: one-op graph `number` of `op` at random points, or its kink case
+    `number` (`kink`), checked against torch's convention there."""
+
+    op: str
+    number: int
+    kink: bool = False
+
+
+def isolation_cases(ops: Sequence[str]) -> list[IsolationCase]:
+    """Every case of the pass for `ops`, in the order the pass checks them."""
+    cases = [IsolationCase(op, k) for op in ops for k in range(GRAPHS_PER_OP)]
+    return cases + [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
+
+
+def case_graph(case: IsolationCase, settings: Settings, ops: Sequence[str]) -> Graph | None:
+    """The case's graph (None: it has none here, as a tensor kink case in a scalar campaign)."""
+    if case.kink:
+        graph = kink_graphs([case.op])[case.number]
+        return None if graph.is_tensor and not settings.tensor else graph
+    rng = np.random.default_rng([settings.seed, 0x150, list(ops).index(case.op), case.number])
+    graph = random_graph(rng, ops=[case.op], tensor=settings.tensor, points=POINTS, sizes=_ONE_OP)
+    return graph if graph.nodes else None
+
+
+def check_case(
+    case: IsolationCase, settings: Settings, ops: Sequence[str], adapter: EngineAdapter
+) -> list[Finding]:
+    """The findings of one case (none when it passes)."""
+    graph = case_graph(case, settings, ops)
+    if graph is None:
+        return []
+    if not case.kink:
+        return _check(graph, adapter, seed=case.number, where="")
+    where = "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
+    return _check(graph, adapter, seed=0, where=where, numeric=False, second_order=False)
+
+
 def isolation_findings(settings: Settings, adapter: EngineAdapter | None = None) -> list[Finding]:
     """Every finding of the pass, ungrouped (one per failing one-op graph or kink case)."""
     adapter = adapter or load_adapter(settings.engine)
     ops = campaign_ops(settings, adapter)
-    found: list[Finding] = []
-    for op in ops:
-        for k in range(GRAPHS_PER_OP):
-            rng = np.random.default_rng([settings.seed, 0x150, ops.index(op), k])
-            graph = random_graph(rng, ops=[op], tensor=settings.tensor, points=POINTS, sizes=_ONE_OP)
-            if graph.nodes:
-                found += _check(graph, adapter, seed=k, where="")
-    for graph in kink_graphs(ops):
-        if graph.is_tensor and not settings.tensor:
-            continue
-        where = "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
-        found += _check(graph, adapter, seed=0, where=where, numeric=False, second_order=False)
-    return found
+    return [f for case in isolation_cases(ops) for f in check_case(case, settings, ops, adapter)]
 
 
 def _check(graph: Graph, adapter: EngineAdapter, seed: int, where: str, **options: bool) -> list[Finding]:

@@ -21,66 +21,103 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from typing import Any
 
+from gradcheck.campaign import tasks
 from gradcheck.campaign.blame import assign_by_pattern
+from gradcheck.campaign.checking import campaign_graph
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
+from gradcheck.campaign.crashes import dead_structure, death_finding, death_record, is_settled, with_death
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.isolation import isolation_findings
+from gradcheck.campaign.isolation import IsolationCase, case_graph, isolation_cases
 from gradcheck.campaign.pool import (
     Backend,
-    Pool,
-    Run,
+    Campaign,
+    Cluster,
+    Inline,
+    Runner,
     blame_batch,
     blame_batches,
     check_chunk,
     chunks,
+    ordered,
     shrink_batch,
 )
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.settling import settle_findings, with_rates
+from gradcheck.campaign.settling import with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
-from gradcheck.campaign.validation import campaign_ops, load_adapter
+from gradcheck.campaign.supervisor import Death, Work, works_of
+from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.parity.edges import check_edges
+from gradcheck.graphs.ir import Graph
+from gradcheck.parity.edges import check_edges, edge_cases
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
 # structure, isolate, check, shrink, blame, group, settle, edges, save.
 Progress = Callable[[str, int, int], None]
+# Isolation cases per task (each a few one-op checks).
+ISOLATION_CHUNK = 8
 
 
 def run_campaign(
-    settings: Settings, backend: Backend, progress: Progress | None = None, corpus: Corpus | None = None
+    settings: Settings,
+    backend: Backend,
+    progress: Progress | None = None,
+    corpus: Corpus | None = None,
+    runner: Runner | None = None,
 ) -> CampaignResult:
     """Every phase in order (see the module docstring); the settings turn the structural phase,
-    the isolation and the edge phase on or off, and a `corpus` saves the failures into it."""
+    the isolation and the edge phase on or off, and a `corpus` saves the failures into it.
+    `runner` runs the engine code (watched workers: `supervisor.Supervisor`); by default this
+    process does, unwatched (`pool.Inline`)."""
+    with ExitStack() as stack:
+        if runner is None:
+            runner = stack.enter_context(Inline())
+        graphs_on: Runner = runner
+        if settings.scheduler is not None:
+            cluster = Cluster(settings.scheduler)
+            stack.callback(cluster.close)
+            graphs_on = cluster
+        return _phases(settings, backend, progress, corpus, runner, graphs_on)
+
+
+def _phases(
+    settings: Settings,
+    backend: Backend,
+    progress: Progress | None,
+    corpus: Corpus | None,
+    runner: Runner,
+    graphs_on: Runner,
+) -> CampaignResult:
     clock = _Clock(progress)
+    engine = Campaign(backend, settings)
+    facts: EngineFacts = runner.call(tasks.describe, engine, None)
+    ops = facts.checked()
     structure, isolated = None, []
     if settings.structure:
         with clock.step("structure"):
-            structure = structure_phase(load_adapter(settings.engine))
+            structure = structure_of(runner, engine)
     if settings.isolation:
         with clock.step("isolate"):
-            isolated = isolation_phase(settings)
+            isolated = isolation_of(runner, engine, ops)
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
-    parts = chunks(settings.graphs, settings.jobs)
-    with Pool(backend, settings, len(parts)) as run:
-        records = random_graphs(settings, run, parts, clock.report)
-        shrink_and_blame(settings, backend, run, records, earlier, clock)
-    ordered = [records[i] for i in sorted(records)]
+    records = random_graphs(settings, graphs_on, engine, facts, clock.report)
+    shrink_and_blame(settings, backend, graphs_on, engine, records, earlier, clock)
+    ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
-        findings = grouping(ordered, earlier)
+        findings = grouping(ordered_records, earlier)
     with clock.step("settle"):
-        findings = settling(settings, findings)
+        findings = settling(runner, engine, findings)
     result = CampaignResult(
         settings=settings,
-        records=ordered,
-        ops=aggregate(ordered, findings),
+        records=ordered_records,
+        ops=aggregate(ordered_records, findings),
         seconds=clock.elapsed(),
         check_seconds=clock.timings["check"],
         findings=findings,
@@ -90,7 +127,7 @@ def run_campaign(
     )
     if settings.edges:
         with clock.step("edges"):
-            result = with_edges(result)
+            result = with_edges(result, runner, engine, ops)
     if corpus is not None:
         with clock.step("save"):
             result = save(result, corpus)
@@ -102,28 +139,50 @@ def run_campaign(
 
 def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
     """The engine's graph code checked apart from its ops (shared nodes, backward twice, resets,
-    interior gradients, deep chains) on its simplest ops, or on those of `ops`."""
+    interior gradients, deep chains) on its simplest ops, or on those of `ops`; in this process."""
     return run_structure(adapter, ops)
+
+
+def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
+    """The structural phase where `runner` runs engine code (lost with its worker: one finding)."""
+    work = [Work((None,))]
+    ((report,),) = (
+        batch for _, batch in runner.map(tasks.structure, engine, work, lambda _, d: dead_structure(d))
+    )
+    return report
 
 
 # --- 2. isolation -------------------------------------------------------------------------------
 
 
-def isolation_phase(settings: Settings) -> list[Finding]:
+def isolation_of(runner: Runner, engine: Campaign, ops: Sequence[str]) -> list[Finding]:
     """Each op the campaign draws, alone at random points and at its kink cases (ungrouped)."""
-    return isolation_findings(settings)
+    settings = engine.settings
+
+    def lost(case: IsolationCase, death: Death) -> list[Finding]:
+        return [death_finding(death, case_graph(case, settings, ops), "isolation")]
+
+    works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
+    return [f for found in ordered(runner.map(tasks.isolation, engine, works, lost)) for f in found]
 
 
 # --- 3. random graphs ---------------------------------------------------------------------------
 
 
 def random_graphs(
-    settings: Settings, run: Run, parts: Sequence[range], progress: Progress
+    settings: Settings, runner: Runner, engine: Campaign, facts: EngineFacts, progress: Progress
 ) -> dict[int, GraphRecord]:
-    """Graph i of the campaign, for every i, checked three ways: its record by index."""
+    """Graph i of the campaign, for every i, checked three ways: its record by index (a graph
+    whose worker died: its death's finding)."""
+
+    def lost(index: int, death: Death) -> GraphRecord:
+        graph = campaign_graph(settings, facts.ops, facts.max_depth, index)
+        return death_record(index, graph, death)
+
     records: dict[int, GraphRecord] = {}
     progress("check", 0, settings.graphs)
-    for batch in run(check_chunk, parts):
+    works = [Work(tuple(part), None, part.start) for part in chunks(settings.graphs, settings.jobs)]
+    for _, batch in runner.map(check_chunk, engine, works, lost):
         for record in batch:
             records[record.index] = record
         progress("check", len(records), settings.graphs)
@@ -136,33 +195,45 @@ def random_graphs(
 def shrink_and_blame(
     settings: Settings,
     backend: Backend,
-    run: Run,
+    runner: Runner,
+    engine: Campaign,
     records: dict[int, GraphRecord],
     known: Sequence[Finding],
     clock: _Clock,
 ) -> None:
     """The first `max_shrink` failing graphs (by index) shrunk, the others blamed, nodes with the
-    ops of the shrunk ones' and the `known` findings tried first; `records` updated in place."""
-    failing = sorted(i for i, r in records.items() if not r.passed)
+    ops of the shrunk ones' and the `known` findings tried first; `records` updated in place.
+    Graphs whose worker died have their finding already."""
+    failing = sorted(i for i, r in records.items() if not r.passed and not is_settled(r))
     to_shrink, to_blame = failing[: settings.max_shrink], failing[settings.max_shrink :]
     clock.start("shrink")
-    _through(run, shrink_batch, "shrink", [[records[i]] for i in to_shrink], records, clock.report)
+    works = [Work((records[i],), None, k) for k, i in enumerate(to_shrink)]
+    _through(runner, engine, shrink_batch, "shrink", works, records, clock.report)
     clock.start("blame")
     if backend.make_blamer is not None and to_blame:
         shrunk_ops = {op for i in to_shrink for op in _finding_ops(records[i])}
         prefer = tuple(sorted(shrunk_ops | {op for f in known for op in f.ops}))
-        batches = [(prefer, [records[i] for i in part]) for part in blame_batches(to_blame, settings.jobs)]
-        _through(run, blame_batch, "blame", batches, records, clock.report)
+        works = [
+            Work(tuple(records[i] for i in part), prefer) for part in blame_batches(to_blame, settings.jobs)
+        ]
+        _through(runner, engine, blame_batch, "blame", works, records, clock.report)
 
 
 def _through(
-    run: Run, task: Callable, phase: str, items: list, records: dict[int, GraphRecord], progress: Progress
+    runner: Runner,
+    engine: Campaign,
+    task: Callable[..., list[GraphRecord]],
+    phase: str,
+    works: list[Work],
+    records: dict[int, GraphRecord],
+    progress: Progress,
 ) -> None:
-    """Run `task` over `items` where `run` runs work, each record it returns replacing its own."""
-    total = sum(len(item[1] if isinstance(item, tuple) else item) for item in items)
+    """Run `task` over `works` where `runner` runs work, each record it returns replacing its own
+    (a record whose worker died: with its death's finding)."""
+    total = sum(len(w.units) for w in works)
     progress(phase, 0, total)
     done = 0
-    for batch in run(task, items):
+    for _, batch in runner.map(task, engine, works, with_death):
         for record in batch:
             records[record.index] = record
         done += len(batch)
@@ -186,10 +257,17 @@ def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list
 # --- 6. settling --------------------------------------------------------------------------------
 
 
-def settling(settings: Settings, findings: Sequence[Finding]) -> list[Finding]:
+def settling(runner: Runner, engine: Campaign, findings: Sequence[Finding]) -> list[Finding]:
     """The findings re-checked on fresh builds and folded into the structural finding about shared
-    nodes that explains them (`gradcheck.campaign.settling`)."""
-    return settle_findings(findings, load_adapter(settings.engine), settings.dtype)
+    nodes that explains them (`gradcheck.campaign.settling`); lost with its worker, they stay as
+    they were, with the death's finding beside them."""
+
+    def lost(_: Any, death: Death) -> list[Finding]:
+        return group_findings([*findings, death_finding(death, None, "random", where="settling")])
+
+    work = [Work((list(findings),))]
+    ((settled,),) = (batch for _, batch in runner.map(tasks.settle, engine, work, lost))
+    return settled
 
 
 # --- 7. edges -----------------------------------------------------------------------------------
@@ -197,17 +275,38 @@ def settling(settings: Settings, findings: Sequence[Finding]) -> list[Finding]:
 
 def edge_phase(adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64") -> EdgeReport:
     """Each of `ops` at its edge values against torch: the differing cases and their findings,
-    each re-checked on fresh builds (one that does not always fail is nondeterministic)."""
+    each re-checked on fresh builds (one that does not always fail is nondeterministic); in this
+    process."""
     problems = check_edges(adapter, ops)
     return EdgeReport(problems, with_rates(findings_of(problems, adapter), adapter, dtype))
 
 
-def with_edges(result: CampaignResult) -> CampaignResult:
+class _Lost:
+    """An edge case whose worker died: its death's finding, apart from the cases' problems."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+
+
+def with_edges(
+    result: CampaignResult, runner: Runner, engine: Campaign, ops: Sequence[str]
+) -> CampaignResult:
     """`result` with the edge phase over the ops it drew, its findings merged with the campaign's."""
     started = time.perf_counter()
-    settings = result.settings
-    adapter = load_adapter(settings.engine)
-    report = edge_phase(adapter, campaign_ops(settings, adapter), settings.dtype)
+    graphs = edge_cases(ops, result.settings.tensor)
+
+    def lost(graph: Graph, death: Death) -> _Lost:
+        return _Lost(death_finding(death, graph, "edges"))
+
+    outcomes = ordered(runner.map(tasks.edge_cases, engine, works_of(graphs, 16), lost))
+    problems = [p for o in outcomes if not isinstance(o, _Lost) for p in o]
+    dead = [o.finding for o in outcomes if isinstance(o, _Lost)]
+
+    def unsettled(_: Any, death: Death) -> EdgeReport:
+        return EdgeReport(problems, [death_finding(death, None, "edges", where="settling")])
+
+    ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
+    report.findings = group_findings([*report.findings, *dead])
     findings = group_findings([*result.findings, *report.findings])
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started

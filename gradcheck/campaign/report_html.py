@@ -88,10 +88,22 @@ ops: {escape(ops)}). Each graph's
 gradients from <b>{escape(s["engine"])}</b> are compared with <b>torch.autograd</b> (float64) and
 with a <b>numerical oracle</b> (finite differences); its forward value with torch's.</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict)}</p>
+{_run_line(report)}
 <p>{t.get("points_checked", 0)} graph instances (graph × input point) checked, {t.get("points_skipped", 0)}
 skipped (the numerical oracle could not vouch for the point), {t.get("points_settled", 0)} where only the
 oracle dissented and a precise one (mpmath) cleared the engine.</p>
 """
+
+
+def _run_line(report: dict) -> str:
+    """Which run this page shows: report.json of the same run carries the same id."""
+    run_id = (report.get("run") or {}).get("run_id")
+    if not run_id:
+        return ""
+    return (
+        f'<p class="run">Run <code id="run-id">{escape(run_id)}</code>: the report.json written '
+        "with this page carries the same run id.</p>"
+    )
 
 
 def summary_of(report: dict) -> str:
@@ -346,6 +358,7 @@ def _failures(report: dict) -> str:
 def _settings(report: dict) -> str:
     s, run = report["settings"], report["run"]
     rows = [
+        ("run id", run.get("run_id") or "–"),
         ("command as typed", run.get("command") or "–"),
         ("engine", s["engine"]),
         ("graphs", s["graphs"]),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,26 +12,29 @@ from rich.console import Console
 from rich.text import Text
 
 from gradcheck import campaign
+from gradcheck.atomic import write_text
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import check_corpus_directory
 from gradcheck.campaign.findings import replay_command
-from gradcheck.campaign.report_html import write_html
-from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
+from gradcheck.campaign.pool import Campaign
+from gradcheck.campaign.report_json import build_report
 from gradcheck.campaign.report_junit import run_suite, write_junit
 from gradcheck.campaign.report_markdown import run_markdown
+from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     check_output_files,
     ci_output_options,
     conventions_option,
+    graph_timeout_option,
     op_list,
     positive_int,
     seed_int,
 )
 from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
-from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec, import_root
-from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
@@ -96,6 +98,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
     )
     run.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    graph_timeout_option(run)
     run.add_argument(
         "--scheduler",
         default=None,
@@ -160,55 +163,53 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
-    adapter = campaign.load_adapter(settings.engine)
-    if isinstance(adapter, ValueClassAdapter):
-        console.print(Text(adapter.report()))
-    if args.print_adapter is not None:
-        return print_adapter(adapter, args.print_adapter, console)
-    ops = campaign.validate(settings)
-    corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
-    corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
-    _check_writable(args.out)
-    check_output_files(args.junit_xml, args.summary_md)
-    if corpus is not None:
-        check_corpus_directory(corpus_dir)
-    console.print(header(settings, ops))
-    if not campaign.load_adapter(settings.engine).create_graph:
-        console.print("Second derivatives: not checked (the adapter has create_graph = False).")
-    with progress_bars(console) as progress:
-        result = campaign.run_campaign(settings, campaign.real_backend(), progress, corpus)
-    for phase in (result.structure, result.edges):
-        if phase is not None:
-            console.print(Text(phase.summary()))
-    saved = with_repros(result, args.out / "report.json")
-    print_findings(saved, console)
-    console.print(op_table(saved, console.width))
-    print_graphs(saved, console)
-    report = write_reports(saved, args.out, ["python", "-m", "gradcheck", *argv])
+    backend = campaign.real_backend()
+    with arguments.engine_workers(jobs, args.graph_timeout) as workers:
+        facts: EngineFacts = workers.call(describe, Campaign(backend, settings), None)
+        if facts.inspection is not None:
+            console.print(Text(facts.inspection))
+        if args.print_adapter is not None:
+            return print_adapter(facts, args.print_adapter, console)
+        ops = facts.checked()
+        corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
+        corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
+        with ReportDirectory(args.out) as out:
+            check_output_files(args.junit_xml, args.summary_md)
+            if corpus is not None:
+                check_corpus_directory(corpus_dir)
+            console.print(header(settings, ops))
+            if not facts.create_graph:
+                console.print("Second derivatives: not checked (the adapter has create_graph = False).")
+            with progress_bars(console) as progress:
+                result = campaign.run_campaign(settings, backend, progress, corpus, runner=workers)
+            workers.close()  # nothing runs the engine any more: free its memory now
+            for phase in (result.structure, result.edges):
+                if phase is not None:
+                    console.print(Text(phase.summary()))
+            saved = with_repros(result, out.path / "report.json")
+            print_findings(saved, console)
+            console.print(op_table(saved, console.width))
+            print_graphs(saved, console)
+            report = write_reports(saved, out, ["python", "-m", "gradcheck", *argv])
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
-        args.summary_md.write_text(run_markdown(saved), encoding="utf-8")
+        write_text(args.summary_md, run_markdown(saved))
     print_verdict(saved, console)
     console.print(Text(f"Reports: {report[0]}, {report[1]}"))
     return 0 if saved.passed else 1
 
 
-def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+def print_adapter(facts: EngineFacts, path: Path, console: Console) -> int:
     """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
-    if not isinstance(adapter, ValueClassAdapter):
+    if facts.adapter_source is None:
         raise CampaignError(
             f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
-            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+            f"{facts.spec or facts.name!r} is an adapter already"
         )
-    class_name = f"{adapter.value_class.__name__}Adapter"
-    try:
-        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
-    except OSError as exc:
-        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
-    console.print(
-        Text(f"wrote {path}; edit it, then run: python -m gradcheck run --engine {path}:{class_name}")
-    )
+    write_text(path, facts.adapter_source)
+    command = f"python -m gradcheck run --engine {path}:{facts.adapter_class}"
+    console.print(Text(f"wrote {path}; edit it, then run: {command}"))
     return 0
 
 
@@ -224,16 +225,7 @@ def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
     return dataclasses.replace(result, findings=findings)
 
 
-def _check_writable(out: Path) -> None:
-    """Fail before the campaign, not after it, when the reports cannot be written."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CampaignError(f"cannot create the report directory --out {out}: {exc}") from None
-    if not os.access(out, os.W_OK):
-        raise CampaignError(f"cannot write reports to --out {out}: not writable")
-
-
-def write_reports(result: CampaignResult, out: Path, command: list[str]) -> tuple[Path, Path]:
-    report = build_report(result, command=command)
-    return write_report(report, out / "report.json"), write_html(report, out / "report.html")
+def write_reports(result: CampaignResult, out: ReportDirectory, command: list[str]) -> tuple[Path, Path]:
+    """report.json and report.html of this run, under its run id, swapped in together."""
+    report = build_report(result, command=command, run_id=out.run_id)
+    return write_report_pair(report, out.path)

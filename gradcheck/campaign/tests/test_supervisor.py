@@ -1,0 +1,58 @@
+"""Work runs in watched worker processes: results come back in order however it was split, a unit
+that ends its worker or hangs is reported as that unit's death while the rest of its work runs on a
+fresh worker, and no worker outlives its supervisor."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+from gradcheck.campaign.pool import ordered
+from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
+from gradcheck.testing.hostile_engines import NoEngine, echo, ends_on, hangs_on
+
+
+def never(unit, death: Death):
+    raise AssertionError(f"unit {unit} died: {death}")
+
+
+def dead(unit, death: Death):
+    return ("dead", unit, death.kind, death.reason)
+
+
+def test_results_come_back_in_unit_order_from_every_worker_and_none_outlives_the_supervisor():
+    with Supervisor(jobs=2, timeout=60) as workers:
+        results = ordered(workers.map(echo, NoEngine(), works_of(list(range(10)), 3), never))
+        started = len(workers.workers)
+    assert [unit for unit, _ in results] == list(range(10))
+    assert started == 2 and len({pid for _, pid in results}) <= 2
+    assert multiprocessing.active_children() == []
+
+
+def test_no_more_workers_start_than_there_is_work():
+    with Supervisor(jobs=2, timeout=60) as workers:
+        assert ordered(workers.map(echo, NoEngine(), [Work((7,))], never))[0][0] == 7
+        assert len(workers.workers) == 1
+
+
+def test_a_unit_that_ends_its_worker_is_its_death_and_the_rest_runs_on_a_fresh_worker():
+    with Supervisor(jobs=1, timeout=60) as workers:
+        results = ordered(workers.map(ends_on, NoEngine(), [Work((0, 1, 2, 3), extra=2)], dead))
+        assert workers.deaths == 1
+    assert results == [0, 1, ("dead", 2, "crash", "ended the process (os._exit(3) or exit status 3)"), 3]
+
+
+def test_a_unit_that_hangs_is_a_timeout_and_its_worker_is_killed():
+    with Supervisor(jobs=1, timeout=1.0) as workers:
+        results = ordered(workers.map(hangs_on, NoEngine(), [Work((0, 1, 2), extra=1)], dead))
+    assert results[1] == ("dead", 1, "timeout", "gave no answer within 1 s (--graph-timeout)")
+    assert results[0] == 0 and results[2] == 2
+    assert multiprocessing.active_children() == []
+
+
+def test_a_death_in_a_call_is_bad_input_naming_what_happened():
+    with Supervisor(jobs=1, timeout=60) as workers, pytest.raises(CampaignError) as caught:
+        workers.call(ends_on, NoEngine(), "x", extra="x")
+    assert "its worker process ended the process (os._exit(3) or exit status 3)" in str(caught.value)
