@@ -51,7 +51,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
-from gradcheck.campaign.supervisor import Death, Work, works_of
+from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
@@ -74,10 +74,12 @@ def run_campaign(
     """Every phase in order (see the module docstring); the settings turn the structural phase,
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it.
     `runner` runs the engine code (watched workers: `supervisor.Supervisor`); by default this
-    process does, unwatched (`pool.Inline`)."""
+    process does, unwatched (`pool.Inline`), or `settings.jobs` watched workers when it is more
+    than one."""
     with ExitStack() as stack:
         if runner is None:
-            runner = stack.enter_context(Inline())
+            many = settings.jobs > 1 and settings.scheduler is None
+            runner = stack.enter_context(Supervisor(settings.jobs) if many else Inline())
         graphs_on: Runner = runner
         if settings.scheduler is not None:
             cluster = Cluster(settings.scheduler)

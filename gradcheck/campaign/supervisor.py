@@ -117,12 +117,23 @@ class _Task:
 
 
 _LIVE: weakref.WeakSet[Supervisor] = weakref.WeakSet()
+_READY: list[_Worker] = []  # started ahead of need (`prestart`), for the first supervisor
+
+
+def prestart() -> None:
+    """Start a worker now, before the command line imports the rest of gradcheck and torch: its
+    own start-up (numpy, torch: seconds) then overlaps this process's. The first `Supervisor`
+    takes it; one nobody takes is killed at exit."""
+    if not _READY:
+        _READY.append(_spawn(get_context("spawn")))
 
 
 @atexit.register
 def _kill_all() -> None:  # pragma: no cover - only when `close` was skipped
     for supervisor in list(_LIVE):
         supervisor.close(grace=0)
+    while _READY:
+        _discard(_READY.pop())
 
 
 class Supervisor:
@@ -209,15 +220,7 @@ class Supervisor:
     # --- workers --------------------------------------------------------------------------------
 
     def _spawn(self) -> _Worker:
-        ours, theirs = self._context.Pipe(duplex=True)
-        beacon = self._context.RawValue(Beacon)
-        process = self._context.Process(
-            target=worker_main, args=(theirs, beacon, os.getpid()), name="gradcheck-worker"
-        )
-        with signals_held():  # the child starts with Ctrl-C held, until it has set it aside
-            process.start()
-        theirs.close()
-        return _Worker(process, ours, beacon)
+        return _READY.pop() if _READY else _spawn(self._context)
 
     def _idle(self, busy: list[_Worker]) -> _Worker | None:
         for w in self.workers:
@@ -340,11 +343,25 @@ class Supervisor:
             self.quarantined.setdefault(ALL_UNITS, death)
 
     def _discard(self, worker: _Worker) -> None:
-        _kill(worker)
-        worker.process.join(1.0)
-        worker.conn.close()
+        _discard(worker)
         if worker in self.workers:
             self.workers.remove(worker)
+
+
+def _spawn(context: Any) -> _Worker:
+    ours, theirs = context.Pipe(duplex=True)
+    beacon = context.RawValue(Beacon)
+    process = context.Process(target=worker_main, args=(theirs, beacon, os.getpid()), name="gradcheck-worker")
+    with signals_held():  # the child starts with Ctrl-C held, until it has set it aside
+        process.start()
+    theirs.close()
+    return _Worker(process, ours, beacon)
+
+
+def _discard(worker: _Worker) -> None:
+    _kill(worker)
+    worker.process.join(1.0)
+    worker.conn.close()
 
 
 def _name(engine: Any) -> str:

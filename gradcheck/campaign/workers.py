@@ -104,6 +104,9 @@ def worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
         beacon.job = job.id
         tracing.quarantine(job.quarantined)
         reply = _run(job, states, beacon)
+        if not warmed and "torch" in sys.modules:
+            _warm_up()  # the job imported torch: one thread for it from now on
+            warmed = True
         try:
             conn.send(reply)
         except (EOFError, OSError):
@@ -150,9 +153,11 @@ def _where(exc: BaseException) -> str:
 def _warm_up() -> None:
     """Import what checking needs (torch: seconds) while no job waits, outside any job's clock."""
     try:
-        import gradcheck.parity.compare
-        import gradcheck.parity.torch_reference  # noqa: F401
-    except Exception:
+        import gradcheck.campaign.tasks  # noqa: F401 - every phase's task, parity and torch
+        from gradcheck.parity.torch_reference import set_torch_threads
+
+        set_torch_threads(1)  # tiny tensors: a second thread only adds synchronisation
+    except Exception:  # a job that needs them will say what is wrong
         pass
 
 

@@ -14,51 +14,74 @@ written: a full disk, a directory or a read-only path where a file is wanted); 1
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from rich.console import Console
-
-from gradcheck.atomic import WriteError
-from gradcheck.campaign.settings import CampaignError
-from gradcheck.cli import corpus, gate, replay, run
-from gradcheck.cli.parser import build_parser
 from gradcheck.interrupts import INTERRUPTED, TERMINATED, Terminated, terminable
-from gradcheck.printable import printable
+
+# The commands that run an engine: a worker process starts for them before anything else.
+ENGINE_COMMANDS = ("run", "gate", "replay")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit status."""
+    """Run one command; its exit status. Ctrl-C and SIGTERM end it with one line, 130 or 143."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
     try:
         with terminable():
-            if args.command == "replay":
-                return replay.command(args, console)
-            if args.command == "corpus":
-                return corpus.command(args, console)
-            if args.command == "gate":
-                return gate.command(args, console)
-            return run.command(args, argv, console)
-    except CampaignError as exc:
-        return _error(str(exc))  # unwrapped: logs and tests grep it
-    except WriteError as exc:
-        return _error(str(exc))
-    except OSError as exc:  # a read or write the command did not expect to fail
-        where = f"{exc.filename}: " if exc.filename else ""
-        return _error(f"{where}{exc.strerror or exc}")
+            if _runs_an_engine(argv):
+                from gradcheck.campaign.supervisor import prestart
+
+                prestart()  # its start-up (numpy, torch, the engine: seconds) overlaps ours
+            return _command(argv)
     except KeyboardInterrupt:
-        print("\ngradcheck: interrupted", file=sys.stderr)
+        print("gradcheck: interrupted", file=sys.stderr)
         return INTERRUPTED
     except Terminated:
-        print("\ngradcheck: terminated", file=sys.stderr)
+        print("gradcheck: terminated", file=sys.stderr)
         return TERMINATED
 
 
-def _error(message: str) -> int:
+def _runs_an_engine(argv: list[str]) -> bool:
+    """Whether the command will start a worker (not for --help, nor unsupervised)."""
+    if os.environ.get("GRADCHECK_UNSUPERVISED") == "1":  # gradcheck.cli.arguments.engine_workers
+        return False
+    return bool(argv[:1]) and argv[0] in ENGINE_COMMANDS and not {"-h", "--help"} & set(argv)
+
+
+def _command(argv: list[str]) -> int:
+    """Parse and run the command; bad input and failed reads or writes are one line and exit 2."""
+    from rich.console import Console
+
+    from gradcheck.atomic import WriteError
+    from gradcheck.campaign.settings import CampaignError
+    from gradcheck.cli import corpus, gate, replay, run
+    from gradcheck.printable import printable
+
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False)
+    try:
+        if args.command == "replay":
+            return replay.command(args, console)
+        if args.command == "corpus":
+            return corpus.command(args, console)
+        if args.command == "gate":
+            return gate.command(args, console)
+        return run.command(args, argv, console)
+    except (CampaignError, WriteError) as exc:
+        message = str(exc)  # unwrapped: logs and tests grep it
+    except OSError as exc:  # a read or write the command did not expect to fail
+        message = f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
     print(f"gradcheck: error: {printable(message)}", file=sys.stderr)
     return 2
+
+
+def build_parser() -> Any:
+    """The command line's parser (`gradcheck.cli.parser`)."""
+    from gradcheck.cli.parser import build_parser as build
+
+    return build()
 
 
 __all__ = ["build_parser", "main"]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.pool import Inline
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
 
@@ -87,10 +88,17 @@ def conventions_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def engine_workers(jobs: int, timeout: float | None) -> Supervisor:
+UNSUPERVISED = "GRADCHECK_UNSUPERVISED"
+
+
+def engine_workers(jobs: int, timeout: float | None) -> Supervisor | Inline:
     """The watched worker processes a command runs engine code in (at any --jobs): the engine's
-    exit, crash or hang is then a finding or one line, never the end of gradcheck. The tests of
-    the console's rendering swap in `gradcheck.campaign.pool.Inline` (this process)."""
+    exit, crash or hang is then a finding or one line, never the end of gradcheck. With
+    GRADCHECK_UNSUPERVISED=1, this process instead (`Inline`: to step into the engine with a
+    debugger; an engine that exits or hangs then takes gradcheck with it). The tests of what the
+    commands print swap `Inline` in too."""
+    if os.environ.get(UNSUPERVISED) == "1":
+        return Inline()
     return Supervisor(jobs, timeout)
 
 
