@@ -4,8 +4,8 @@ misbehave the same way for the supervisor's own tests.
 Each engine is minigrad's Value over a few ops, with relu misbehaving: it calls `sys.exit(0)`,
 ends the process with `os._exit(3)`, reads address 0 (a segmentation fault, as a crashing C
 extension gives), never returns, or answers a value whose `__float__` raises. `SlowRelu` is only
-slow (a campaign still running when a test signals it). Run them only in a worker process
-(`gradcheck.campaign.supervisor`): in the test's own process they end or hang it. An engine
+slow (a campaign still running when a test signals it), `Benign` not even that. Run them only in
+a worker process (`gradcheck.campaign.supervisor`): in the test's own process they end or hang it. An engine
 that exits while it is imported needs a module of its own: `EXITS_AT_IMPORT` is its source.
 """
 
@@ -35,6 +35,13 @@ class _Hostile(MinigradValue):
         if op == "relu":
             self.misbehave()
         return super().apply(op, args, attrs)
+
+
+class Benign(_Hostile):
+    """The same engine with relu behaving: what the others' gate baselines are recorded from."""
+
+    def misbehave(self) -> Any:
+        return None
 
 
 class ExitsInRelu(_Hostile):
@@ -91,7 +98,7 @@ class UnreadableRelu(MinigradValue):
         return _Unreadable() if id(node) in self.relu_outputs else super().value(node)
 
 
-EXITS_AT_IMPORT = '''
+EXITS_AT_IMPORT = """
 import sys
 
 from gradcheck.testing.hostile_engines import ExitsInRelu
@@ -101,7 +108,7 @@ sys.exit(0)
 
 class Adapter(ExitsInRelu):
     pass
-'''
+"""
 
 
 # --- tasks for the supervisor's tests -------------------------------------------------------------
