@@ -119,17 +119,8 @@ def test_a_full_disk_when_the_reports_are_written_is_exit_2_in_one_line(tmp_path
 
 def test_recording_a_baseline_on_a_full_disk_is_exit_2_in_one_line(tmp_path, full_disk, capsys):
     baseline = tmp_path / "baseline.json"
-    argv = [
-        "gate",
-        "--engine",
-        "minigrad",
-        "--graphs",
-        "30",
-        "--baseline",
-        str(baseline),
-        "--update-baseline",
-    ]
-    assert main(argv) == 2
+    record = ["gate", "--engine", "minigrad", "--graphs", "30", "--update-baseline", "--baseline"]
+    assert main([*record, str(baseline)]) == 2
     assert error_lines(capsys)[-1] == f"gradcheck: error: cannot write {baseline}: No space left on device"
 
 

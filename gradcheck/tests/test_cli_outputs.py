@@ -76,23 +76,10 @@ def test_a_baseline_nested_100000_levels_deep_is_one_line(tmp_path, capsys):
 
 def test_the_gate_names_an_unknown_engine_before_comparing_settings(tmp_path, capsys):
     baseline = tmp_path / "baseline.json"
-    assert (
-        main(
-            [
-                "gate",
-                "--engine",
-                "minigrad",
-                "--graphs",
-                "30",
-                "--baseline",
-                str(baseline),
-                "--update-baseline",
-            ]
-        )
-        == 0
-    )
+    gate = ["gate", "--graphs", "30", "--baseline", str(baseline), "--engine"]
+    assert main([*gate, "minigrad", "--update-baseline"]) == 0
     capsys.readouterr()
-    assert main(["gate", "--engine", "nosuch", "--graphs", "30", "--baseline", str(baseline)]) == 2
+    assert main([*gate, "nosuch"]) == 2
     assert one_error(capsys).startswith("gradcheck: error: unknown engine 'nosuch'")
 
 
