@@ -6,13 +6,12 @@ process, except in tests marked `supervised` (`engines_in_this_process`)."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 # Installed, the plugin is loaded by its `pytest11` entry point (of the same name); this loads it
 # from a clone that was not reinstalled since the entry point was added.
 pytest_plugins = ["gradcheck.suite.plugin", "ci.dependencies"]
+UNSUPERVISED = "GRADCHECK_UNSUPERVISED"  # gradcheck.cli.arguments.engine_workers
 
 
 def pytest_addoption(parser):
@@ -39,10 +38,9 @@ def pytest_addoption(parser):
 def engines_in_this_process(request, monkeypatch):
     """The command line runs engines in watched worker processes (`gradcheck.cli.arguments.
     engine_workers`), each seconds to start; tests of what it prints and writes run them in the
-    test's process instead. Tests marked `supervised` keep the workers, as users have them."""
-    arguments = sys.modules.get("gradcheck.cli.arguments")
-    if arguments is None or request.node.get_closest_marker("supervised"):
-        return
-    from gradcheck.campaign.pool import Inline
-
-    monkeypatch.setattr(arguments, "engine_workers", lambda jobs, timeout: Inline())
+    test's process instead (GRADCHECK_UNSUPERVISED=1). Tests marked `supervised` keep the
+    workers, as users have them."""
+    if request.node.get_closest_marker("supervised"):
+        monkeypatch.delenv(UNSUPERVISED, raising=False)
+    else:
+        monkeypatch.setenv(UNSUPERVISED, "1")

@@ -9,12 +9,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from gradcheck.campaign.findings import CONVENTIONS
 from gradcheck.campaign.pool import Inline
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
+
+
+def exit_statuses(fails: str, passed: str = "every check passed") -> str:
+    """The exit statuses, for a command's --help; `passed` and `fails`: what 0 and 1 mean for it."""
+    text = (
+        f"Exit status: 0 {passed}; 1 {fails}; 2 bad input or a file that cannot be read "
+        "or written (an unknown engine or op, an engine that cannot be imported or ends its process "
+        "while loading, a malformed or too deeply nested file, a full disk, a directory or read-only "
+        "path where a file is wanted); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). Every "
+        "status but 0 and 1 ends with one line on stderr (gradcheck: error: ..., interrupted, "
+        "terminated), never a traceback."
+    )
+    return textwrap.fill(text, 96) + "\n"
 
 
 class Parser(argparse.ArgumentParser):

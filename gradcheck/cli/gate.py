@@ -28,6 +28,7 @@ from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     check_output_files,
     ci_output_options,
+    exit_statuses,
     graph_timeout_option,
     positive_int,
     seed_int,
@@ -41,13 +42,20 @@ Fails when a figure of an op gets more than 10x worse above its noise floor, an 
 covered, an op has more failing graphs, or a finding appears that the baseline did not record.
 """
 
-EPILOG = """\
-Exit status: 0 pass; 1 worse (or --update-baseline refused); 2 bad input (missing or malformed
-baseline, unknown engine, a baseline recorded for another engine or other options).
+EPILOG = (
+    exit_statuses(
+        "worse: a figure, an op's coverage or failing graphs, or a new finding (an engine that "
+        "crashes or hangs is one); or --update-baseline refused"
+    )
+    + """
+(A missing or malformed baseline, or one recorded for another engine or other options, is
+status 2, found before any campaign runs.) The engine runs in watched worker processes, as for
+`gradcheck run`.
 
 Record the baseline once with --update-baseline (the engine's known findings are recorded as
 accepted), review and commit it; regenerate it the same way after an intended change.
 """
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

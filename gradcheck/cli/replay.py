@@ -35,7 +35,7 @@ from gradcheck.campaign.supervisor import Death, Work
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.checker.flat import flat_vector
 from gradcheck.cli import arguments
-from gradcheck.cli.arguments import conventions_option, graph_timeout_option, index_int
+from gradcheck.cli.arguments import conventions_option, exit_statuses, graph_timeout_option, index_int
 from gradcheck.cli.console import numbers_table as render_numbers
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec
@@ -54,7 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "replay",
         help="re-run a saved graph: engine, torch and oracle side by side",
         description="Re-run a corpus file, or finding N of a report.json, and print the engine's, "
-        "torch's and the oracle's numbers side by side. Exit 1 while it still fails, 0 once fixed.",
+        "torch's and the oracle's numbers side by side. The engine runs in a watched worker process.",
+        epilog=exit_statuses("it still fails (a crash or a timeout too)", "it agrees now (fixed)"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("file", type=Path, help="a corpus graph file or a report.json")
     replay.add_argument("--engine", default=None, help="engine to run (default: the one the file names)")

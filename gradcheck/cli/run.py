@@ -28,6 +28,7 @@ from gradcheck.cli.arguments import (
     check_output_files,
     ci_output_options,
     conventions_option,
+    exit_statuses,
     graph_timeout_option,
     op_list,
     positive_int,
@@ -46,13 +47,20 @@ first. Writes report.json and report.html to --out, and each finding's graph to 
 (or --corpus DIR); `gradcheck corpus add FILE` puts one into the regression corpus on purpose.
 """
 
-EPILOG = """\
-Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
+EPILOG = (
+    """\
+The engine runs in worker processes gradcheck watches, at any --jobs: an op that calls sys.exit,
+ends or crashes its process is a finding (kind crash), one that runs past --graph-timeout a
+finding (kind timeout), and the campaign goes on with a fresh worker.
 
-Exit status: 0 nothing fails (under --conventions subgradient a convention at a kink is only a
-note); 1 some finding fails; 2 bad input (unknown engine or op, malformed corpus file, an unusable
---out or --corpus, an engine adapter that raises).
+Graph i is drawn from (seed, i) alone: for an engine that computes the same numbers every time,
+report.json is the same for any --jobs and any rerun, its "run" section aside (run id, times).
+An engine whose results depend on object addresses, threads or randomness (a set of nodes summed
+in address order) changes the last bits of figures from run to run; micrograd's order is fixed.
 
+"""
+    + exit_statuses("some finding fails (a convention at a kink is a note under --conventions subgradient)")
+    + """
 Outgrowing one machine: --jobs uses the cores of this machine; --scheduler ADDRESS runs the
 campaign on the workers of a Dask cluster (pip install 'minigrad[cluster]'; dask scheduler,
 dask worker ADDRESS on each machine). The pytest parity suite spreads with pytest-xdist:
@@ -62,6 +70,7 @@ dask worker ADDRESS on each machine). The pytest parity suite spreads with pytes
 Remote hosts need the same checkout (same commit) and the same numpy and torch versions; see
 docs/campaign.md.
 """
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
