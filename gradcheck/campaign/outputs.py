@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - Windows: no lock, the rest holds
     fcntl = None  # type: ignore[assignment]
 
 LOCK = ".gradcheck.lock"
+MIN_FREE = 2**20  # bytes: a filesystem with less is full (a report.html alone takes a few hundred KB)
 REPORTS = ("report.json", "report.html")
 
 
@@ -55,6 +56,7 @@ class ReportDirectory:
             ) from None
         if not os.access(self.path, os.W_OK | os.X_OK):
             raise CampaignError(f"cannot write reports to --out {self.path}: permission denied")
+        check_free_space(self.path, "--out")
         self._lock = _lock(self.path / LOCK, self.run_id)
         for stale in stale_temporaries(self.path, REPORTS):
             with contextlib.suppress(OSError):
@@ -65,6 +67,18 @@ class ReportDirectory:
         if self._lock is not None:
             os.close(self._lock)  # the lock goes with the descriptor
             self._lock = None
+
+
+def check_free_space(directory: Path, what: str) -> None:
+    """CampaignError when `directory`'s filesystem is full (under `MIN_FREE` bytes free): found
+    before the campaign, not when its reports are written."""
+    try:
+        stats = os.statvfs(directory)
+    except (AttributeError, OSError):  # no statvfs (Windows): the writes will tell
+        return
+    free = stats.f_bavail * stats.f_frsize
+    if free < MIN_FREE:
+        raise CampaignError(f"cannot write to {what} {directory}: its filesystem is full ({free} bytes free)")
 
 
 def _lock(path: Path, run_id: str) -> int | None:

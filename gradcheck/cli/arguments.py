@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.outputs import check_free_space
 from gradcheck.campaign.pool import Inline
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
@@ -158,3 +159,4 @@ def check_output_files(*paths: Path | None) -> None:
             raise CampaignError(f"cannot write {path}: permission denied")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise CampaignError(f"cannot write {path}: its directory {parent} is not writable")
+        check_free_space(parent, "the directory of")

@@ -88,3 +88,14 @@ def test_replay_takes_a_finding_index_from_0(tmp_path, capsys):
         main(["replay", str(tmp_path / "report.json"), "--finding", "-1"])
     assert exited.value.code == 2
     assert "expected an index from 0 (0 is the first), got -1" in capsys.readouterr().err
+
+
+def test_a_full_filesystem_is_refused_before_the_campaign(tmp_path, monkeypatch, capsys):
+    real = os.statvfs
+    full = lambda path: os.statvfs_result((*real(path)[:4], 0, *real(path)[5:]))  # no block free
+    monkeypatch.setattr(os, "statvfs", full)
+    assert main([*QUICK, "--out", str(tmp_path / "o")]) == 2
+    assert (
+        one_error(capsys)
+        == f"gradcheck: error: cannot write to --out {tmp_path / 'o'}: its filesystem is full (0 bytes free)"
+    )
