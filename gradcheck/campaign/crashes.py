@@ -31,7 +31,10 @@ def death_finding(
         ops: tuple[str, ...] = (death.op,)
     else:
         ops = tuple(graph.ops()) if graph is not None else ()
-    problem = f"engine {death.reason}" if death.kind == "raised" else f"the worker process {death.describe}"
+    if death.kind == "raised":
+        problem = f"engine {death.reason}"
+    else:
+        problem = f"{'not run: ' if death.skipped else ''}the engine's worker process {death.describe}"
     return Finding(
         kind=_KINDS[death.kind],
         ops=ops,

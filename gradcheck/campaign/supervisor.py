@@ -62,10 +62,11 @@ class Death:
 
     @property
     def describe(self) -> str:
-        """ "relu ended the worker process (os._exit(3) or exit status 3) while applying relu"."""
+        """What happened, after "the worker process": "called sys.exit(0) while applying relu"
+        ("... in an earlier case", for a unit not run because of it)."""
         where = f"while applying {self.op}" if self.op and self.stage == "forward" else f"during {self.stage}"
         text = f"{self.reason} {where}" if self.stage else self.reason
-        return f"not run: {self.op or 'the engine'} {text} earlier" if self.skipped else text
+        return f"{text} in an earlier case" if self.skipped else text
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,9 @@ class Supervisor:
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.workers: list[_Worker] = []
-        self.quarantined: dict[str, Death] = {}
-        self.unattributed = 0
+        # per engine (a gate's parts may check two): op -> the death that quarantined it
+        self.quarantined: dict[Any, dict[str, Death]] = {}
+        self.unattributed: dict[Any, int] = {}
         self.deaths = 0  # workers lost (killed or ended), for the console and the tests
         self.failed_starts = 0
         self._jobs = 0
@@ -156,11 +158,6 @@ class Supervisor:
 
     def __exit__(self, *exc: object) -> None:
         self.close(grace=0 if exc[0] is not None else _STOP_GRACE)
-
-    def start(self, count: int = 1) -> None:
-        """Start workers up to `count` (at most `jobs`) now, so their start-up overlaps other work."""
-        while len(self.workers) < min(count, self.jobs):
-            self.workers.append(self._spawn())
 
     def close(self, grace: float = _STOP_GRACE) -> None:
         """Stop every worker: asked to stop, then killed after `grace` seconds (at once when 0)."""
@@ -234,7 +231,7 @@ class Supervisor:
     def _send(self, worker: _Worker, task: _Task, work: Work) -> None:
         self._jobs += 1
         worker.job, worker.work, worker.taken, worker.sent = self._jobs, work, False, time.monotonic()
-        quarantined = frozenset(self.quarantined)
+        quarantined = frozenset(self.quarantined.get(task.engine, ()))
         job = Job(self._jobs, task.func, task.engine, work.units, work.extra, quarantined)
         with contextlib.suppress(OSError, ValueError):  # it died idle: the next look finds out
             worker.conn.send(job)
@@ -288,11 +285,12 @@ class Supervisor:
         elif reply.status == "refused":
             raise CampaignError(reply.reason)
         else:  # the worker lives on: the unit's outcome is its death
-            yield from self._unit_lost(task, work, reply.unit, self._death_of(reply, worker.beacon))
+            yield from self._unit_lost(task, work, reply.unit, self._death_of(task, reply, worker.beacon))
 
-    def _death_of(self, reply: Reply, beacon: Beacon) -> Death:
+    def _death_of(self, task: _Task, reply: Reply, beacon: Beacon) -> Death:
         if reply.status == "quarantined":
-            earlier = self.quarantined.get(reply.op) or self.quarantined.get(ALL_UNITS)
+            quarantined = self.quarantined.get(task.engine, {})
+            earlier = quarantined.get(reply.op) or quarantined.get(ALL_UNITS)
             return replace(earlier, skipped=True) if earlier else Death("crash", "was refused")
         kind = "crash" if reply.status == "ended" else "raised"
         return Death(kind, reply.reason, _text(beacon.op), _text(beacon.stage))
@@ -323,24 +321,25 @@ class Supervisor:
                 f"engine {_name(task.engine)!r}: loading it, its worker process {death.reason}"
             )
         if not 0 <= position < len(work.units):  # it died before any unit: the work is sent again
-            self._note(death)
+            self._note(task.engine, death)
             task.pending.appendleft(work)
             return
         if not death.skipped:
-            self._note(death)
+            self._note(task.engine, death)
         task.pending.extendleft(reversed(work.split(position)))
         yield work.first + position, [task.on_death(work.units[position], death)]
 
-    def _note(self, death: Death) -> None:
+    def _note(self, engine: Any, death: Death) -> None:
         """Quarantine the op that ended a worker; after too many deaths no op explains, everything."""
         if death.kind == "raised":
             return
+        quarantined = self.quarantined.setdefault(engine, {})
         if death.op and death.stage == "forward":
-            self.quarantined.setdefault(death.op, death)
+            quarantined.setdefault(death.op, death)
             return
-        self.unattributed += 1
-        if self.unattributed >= UNATTRIBUTED_DEATHS:
-            self.quarantined.setdefault(ALL_UNITS, death)
+        self.unattributed[engine] = self.unattributed.get(engine, 0) + 1
+        if self.unattributed[engine] >= UNATTRIBUTED_DEATHS:
+            quarantined.setdefault(ALL_UNITS, death)
 
     def _discard(self, worker: _Worker) -> None:
         _discard(worker)
