@@ -2,7 +2,7 @@
 another live run writes there, cleaned of what a killed run left, and the run id its reports carry.
 
 - Two runs on one `--out` would leave report.json of one beside report.html of the other: the
-  directory is locked (`fcntl.flock` on `.gradcheck.lock`, released by the kernel when the run
+  directory is locked (`fcntl.flock` on the directory itself, released by the kernel when the run
   ends, however it ends), and a second run is refused with exit status 2 while the first lives.
 - A run killed mid-write (SIGKILL) leaves `.report.json.<random>.tmp`: the next run holding the
   lock removes such files, which no live run can be writing.
@@ -29,7 +29,6 @@ try:
 except ImportError:  # pragma: no cover - Windows: no lock, the rest holds
     fcntl = None  # type: ignore[assignment]
 
-LOCK = ".gradcheck.lock"
 MIN_FREE = 2**20  # bytes: a filesystem with less is full (a report.html alone takes a few hundred KB)
 REPORTS = ("report.json", "report.html")
 
@@ -57,7 +56,7 @@ class ReportDirectory:
         if not os.access(self.path, os.W_OK | os.X_OK):
             raise CampaignError(f"cannot write reports to --out {self.path}: permission denied")
         check_free_space(self.path, "--out")
-        self._lock = _lock(self.path / LOCK, self.run_id)
+        self._lock = _lock(self.path)
         for stale in stale_temporaries(self.path, REPORTS):
             with contextlib.suppress(OSError):
                 stale.unlink()
@@ -81,26 +80,23 @@ def check_free_space(directory: Path, what: str) -> None:
         raise CampaignError(f"cannot write to {what} {directory}: its filesystem is full ({free} bytes free)")
 
 
-def _lock(path: Path, run_id: str) -> int | None:
-    """Hold `path`'s lock for this process; CampaignError naming the holder when another has it."""
-    if fcntl is None:  # pragma: no cover
+def _lock(directory: Path) -> int | None:
+    """Hold `directory`'s lock (flock on the directory itself: no file left in it) for this
+    process; CampaignError when another live process holds it."""
+    if fcntl is None or not hasattr(os, "O_DIRECTORY"):  # pragma: no cover
         return None
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as exc:
-        raise CampaignError(f"cannot lock the report directory: {path}: {exc.strerror or exc}") from None
+        raise CampaignError(f"cannot open the report directory {directory}: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
         raise CampaignError(
-            f"--out {path.parent} is in use by another gradcheck run ({holder}); wait for it to "
+            f"--out {directory} is in use by another gradcheck run, still running; wait for it to "
             "finish or give another --out"
         ) from None
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, run {run_id}\n".encode(), 0)
     return fd
 
 

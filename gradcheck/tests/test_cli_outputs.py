@@ -10,7 +10,6 @@ import os
 
 import pytest
 
-from gradcheck.campaign.outputs import LOCK
 from gradcheck.cli import main
 
 QUICK = ["run", "--graphs", "3", "--no-save", "--no-edges", "--no-structure", "--no-isolation"]
@@ -41,14 +40,15 @@ def test_a_read_only_directory_is_refused_before_the_campaign(tmp_path, capsys):
 def test_an_out_directory_in_use_by_a_live_run_is_refused(tmp_path, capsys):
     out = tmp_path / "o"
     out.mkdir()
-    with open(out / LOCK, "w") as held:  # what a running `gradcheck run --out o` holds
-        held.write("pid 4242, run 20261126T000000Z-abcdef\n")
-        held.flush()
+    held = os.open(out, os.O_RDONLY)  # what a running `gradcheck run --out o` holds
+    try:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert main([*QUICK, "--out", str(out)]) == 2
+    finally:
+        os.close(held)
     assert one_error(capsys) == (
-        f"gradcheck: error: --out {out} is in use by another gradcheck run (pid 4242, run "
-        "20261126T000000Z-abcdef); wait for it to finish or give another --out"
+        f"gradcheck: error: --out {out} is in use by another gradcheck run, still running; wait for "
+        "it to finish or give another --out"
     )
     assert main([*QUICK, "--out", str(out)]) == 0, "free again once that run is gone"
 
