@@ -167,8 +167,11 @@ def start_rows_process(tree: Path) -> subprocess.Popen[str]:
     """`parity_goal_rows.py` in a process of its own on `tree`'s gradcheck and minigrad, warmed up."""
     process = subprocess.Popen(
         [sys.executable, str(GOAL_ROWS_SCRIPT)],
-        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert process.stdin is not None and process.stdout is not None
     if process.stdout.readline().strip() != "ready":
@@ -343,7 +346,9 @@ def main() -> None:
         "--false-alarms", type=int, default=0, metavar="N", help="check correct engines on N structures"
     )
     parser.add_argument(
-        "--chunks", type=int, default=40,
+        "--chunks",
+        type=int,
+        default=40,
         help=f"chunks of the side-by-side run against {BEFORE_COMMIT} (default 40, about 30 s; 0: none, "
         "compare with the figures recorded then)",
     )

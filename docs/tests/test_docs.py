@@ -4,26 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
-# Words that mark a measured figure: each paragraph stating one must name the benchmark printing it.
-MEASURED = re.compile(r"µs|bytes per node|graphs/s\b|times tighter|\bms\b|\d+(\.\d+)?x\b")
-
-
-def blocks(path: Path, language: str) -> list[tuple[int, str]]:
-    """(line number, source) of each fenced block of `language` in the markdown file."""
-    text = path.read_text(encoding="utf-8")
-    return [
-        (text.count("\n", 0, m.start()) + 1, m.group(2))
-        for m in FENCE.finditer(text)
-        if m.group(1) == language
-    ]
-
+from docs_markdown import DOCUMENTS, MEASURED, ROOT, blocks, paragraphs
 
 PYTHON_BLOCKS = [(path, line, source) for path in DOCUMENTS for line, source in blocks(path, "python")]
 
@@ -63,11 +46,6 @@ def test_the_quickstarts_second_derivative_is_within_one_ulp_of_torchs_as_the_re
     # torch's float64 tanh kernel varies with the CPU (...873 on some machines, ...874 on others)
     assert abs(d2t - d2x.item()) <= math.ulp(d2t)
     assert "torch agrees to within 1 ulp" in (ROOT / "README.md").read_text(encoding="utf-8")
-
-
-def paragraphs(path: Path) -> list[str]:
-    text = FENCE.sub("", path.read_text(encoding="utf-8"))
-    return [p for p in re.split(r"\n\s*\n", text) if p.strip() and not p.lstrip().startswith("|")]
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)

@@ -1,13 +1,16 @@
 """The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edges`),
-reported as findings (phase "edges"), one per root cause (op, input region, check and kind) however
-many edge cases and exception types share it."""
+reported as findings (phase "edges"), one per root cause (op, input region, check, kind and tier)
+however many edge cases and exception types share it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gradcheck.campaign.findings import Finding, group_findings, raised_type
+from gradcheck.campaign.tiers import tier_of
+from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.regions import region_of
 from gradcheck.parity.edges import EdgeProblem, check_edges
@@ -41,12 +44,16 @@ def edge_findings(adapter: EngineAdapter, ops: Sequence[str]) -> list[Finding]:
 
 def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list[Finding]:
     """Edge cases that differ from torch, grouped into findings (one per op, kind, check, region)."""
-    groups: dict[tuple[str, str, str, str], list[EdgeProblem]] = {}
+    groups: dict[tuple[Any, ...], list[EdgeProblem]] = {}
     for problem in problems:
-        key = (problem.op, problem.kind.value, problem.check, region_of(problem.graph))
+        region = region_of(problem.graph)
+        # one rule at one region can be an edge at some cases and a bug at others: `x ** 0` at
+        # 0.0 (torch 1, gradient 0) is a bug, `x ** -1` at 0.0 (torch inf) an edge
+        tier = tier_of(problem.kind, [problem.message], problem.graph.to_dict(), region, problem.check)
+        key = (problem.op, problem.kind.value, problem.check, region, tier, variant_of(problem.graph))
         groups.setdefault(key, []).append(problem)
     findings = []
-    for (op, _, check, region), problems in groups.items():
+    for (op, _, check, region, tier, _), problems in groups.items():
         first = problems[0]
         raised = sorted({t for t in (raised_type([p.message]) for p in problems) if t})
         findings.append(
@@ -63,6 +70,7 @@ def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list
                 problems=tuple(f"{p.where}: {p.message}" for p in problems[:SHOWN_CASES]),
                 snippet=adapter.snippet(first.graph),  # None: the report shows torch's code
                 extra={"raised": raised} if len(raised) > 1 else {},
+                tier=tier,
             )
         )
     return group_findings(findings)

@@ -10,18 +10,21 @@ many graphs, edge values or exception types showed it.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gradcheck.campaign import tiers
+from gradcheck.campaign.variants import phrase, plainer, variant_of
+from gradcheck.engines.origin import ADAPTER_RAISED
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE
+from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
 # Which part of a check failed (a finding's `check`).
 CHECKS = ("forward", "gradient", "second-derivative")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
-PHASES = ("structure", "isolation", "random", "edges", "corpus")
+PHASES = ("inspection", "structure", "isolation", "random", "edges", "corpus")
 CONVENTIONS = ("torch", "subgradient")
 
 Signature = tuple[str, tuple[str, ...], str, str]
@@ -49,8 +52,13 @@ _BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE})
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
 _CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
-# How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...").
-_RAISED = re.compile(r"engine raised ([A-Za-z_][\w.]*)")
+# How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...") or
+# of its adapter ("adapter raised AttributeError: ... (in gradcheck's default spelling)").
+_RAISED = re.compile(r"(?:engine|adapter) raised ([A-Za-z_][\w.]*)")
+# "adapter raised AttributeError: 'T' object has no attribute 'expand' (in gradcheck's default spelling)"
+_ADAPTER_FAULT = re.compile(rf"{ADAPTER_RAISED} ([A-Za-z_][\w.]*): (.*) \(in ([^()]*)\)\s*$")
+_NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
+_SPELL_OR_LEAVE = "spell it in `apply` or leave it out of `ops`"
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,10 @@ class Finding:
     (indices of random graphs; an isolation or edge finding covers its own cases).
     problems: the checker's messages on the minimal graph. repro: the command that replays it.
     snippet: code that shows the bug in the engine's own terms (or None).
+    tier: how much it matters (`gradcheck.campaign.tiers`: bug, graph-code, adapter, edge,
+        convention), decided when the finding is made ("" to decide it from the rest).
+    variant: the forms of the op the minimal graph's node takes (`gradcheck.campaign.variants`:
+        "over a tuple of dims", "with a number on the left"); None to read them off `graph`.
     """
 
     kind: Kind
@@ -80,6 +92,8 @@ class Finding:
     snippet: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     region: str = ""
+    tier: str = ""
+    variant: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -90,6 +104,54 @@ class Finding:
             raise ValueError(f"Finding: check must be one of {CHECKS}, got {self.check!r}")
         if self.graphs < 1:
             raise ValueError(f"Finding: graphs must be at least 1, got {self.graphs}")
+        if self.variant is None:
+            object.__setattr__(self, "variant", variant_of(self.graph) if self.ops else ())
+        object.__setattr__(self, "variant", tuple(self.variant or ()))
+        # the kind and the problems decide graph-code, convention and adapter at once; edge or bug
+        # needs the numbers at the failing point, read once and kept through `replace`
+        tier = tiers.tier_by_kind(self.kind, self.problems)
+        if tier is None:
+            known = self.tier in (tiers.BUG, tiers.EDGE)
+            tier = self.tier if known else tiers.tier_of(
+                self.kind, self.problems, self.graph, self.region, self.check
+            )
+        object.__setattr__(self, "tier", tier)
+
+    @property
+    def cause(self) -> tuple[Any, ...]:
+        """What `group_findings` merges by: the signature, the tier and the variant; an adapter's
+        faults are one finding per op, whatever each raised and wherever, and edge behaviour one
+        per op and region, whatever form of the op met it."""
+        if self.tier == tiers.ADAPTER:
+            return (tiers.ADAPTER, self.ops)
+        if self.tier == tiers.EDGE:  # edge behaviour is told per op and region: forms do not split it
+            return (*self.signature, self.tier, ())
+        return (*self.signature, self.tier, self.variant)
+
+    @property
+    def fix(self) -> str:
+        """For an adapter's fault, what to change in the adapter ("" for any other finding)."""
+        if self.tier != tiers.ADAPTER:
+            return ""
+        fault = next((m for m in map(_ADAPTER_FAULT.search, self.problems) if m), None)
+        op = "/".join(self.ops) or "this op"
+        if fault is None:
+            return f"the adapter's spelling of {op} fails: {_SPELL_OR_LEAVE}"
+        exception, message, where = fault.groups()
+        missing = _NO_ATTRIBUTE.search(message)
+        if where == "gradcheck's default spelling":
+            if exception == "AttributeError" and missing:
+                what = f"no `.{missing.group(1)}`"
+            else:
+                what = f"no spelling gradcheck's default takes ({exception}: {message})"
+            return f"the adapter lists {op} but the engine has {what}: {_SPELL_OR_LEAVE}"
+        if where.startswith("gradcheck's default "):
+            method = where.rpartition(".")[2]
+            return (
+                f"gradcheck's default `{method}` does not fit this engine ({exception}: {message}): "
+                f"override `{method}` in the adapter (docs/adapters.md)"
+            )
+        return f"{where} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
 
     @property
     def signature(self) -> Signature:
@@ -146,6 +208,10 @@ class Finding:
         """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink", "pow_const at a
         pole — engine raised ZeroDivisionError"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
+        if self.tier == tiers.ADAPTER:  # one finding per op, whatever forms of it met the fault
+            return f"{ops} — adapter fault ({self.raised or 'raised'})"
+        if self.variant and self.tier != tiers.EDGE:
+            ops += f" {phrase(self.variant)}"
         # a kink's own place ("at 0") says more than the region; the kind says "kink"
         where = (
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
@@ -195,6 +261,8 @@ class Finding:
             "phase": self.phase,
             "where": self.where,
             "region": self.region,
+            "tier": self.tier,
+            "variant": list(self.variant or ()),
             "title": self.title,
             "graphs": self.graphs,
             "graph_indices": list(self.graph_indices),
@@ -202,6 +270,7 @@ class Finding:
             "repro": self.repro,
             "snippet": self.snippet,
             "graph": dict(self.graph),
+            **({"fix": self.fix} if self.fix else {}),
             **({"extra": dict(self.extra)} if self.extra else {}),
         }
 
@@ -225,6 +294,8 @@ class Finding:
             repro=d.get("repro", ""),
             snippet=d.get("snippet"),
             extra=d.get("extra", {}),
+            tier=d.get("tier", ""),
+            variant=tuple(d["variant"]) if "variant" in d else None,
         )
 
 
@@ -248,30 +319,64 @@ def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def group_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Merge findings with the same signature: counts add, indices join, the smallest graph is the repro.
+    """Merge findings with the same cause (signature, tier, variant): counts add, indices join, the
+    smallest graph is the repro.
 
     A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
     region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
-    the ordinary finding of the same kind, ops and check when there is one, so relu's slope of 2
-    is one finding, not one per edge value. A pole keeps its own finding (a rule raising at a
-    divisor of 0 is another problem than the same op raising everywhere).
+    the ordinary finding of the same kind, ops, check and variant when there is one (and takes its
+    tier), so relu's slope of 2 is one finding, not one per edge value. A pole keeps its own
+    finding (a rule raising at a divisor of 0 is another problem than the same op raising
+    everywhere). Likewise an edge-tier finding joins the bug of the same cause and variant
+    (maximum's partials (0, 0) at a tie of 1e300s are its bug at a tie of 1.0s). A finding of a
+    variant joins the one of a plainer variant (fewer qualifiers, otherwise the same cause): the
+    title then names only what the failures need.
 
-    Order: failures before notes are the caller's business; here, most graphs first, then by
-    title, so the output does not depend on the order findings arrived in (a pool's order).
+    Order: bugs first, then the other tiers (`tiers.TIERS`); within a tier most graphs first, then
+    by title, so the output does not depend on the order findings arrived in (a pool's order).
     """
     findings = list(findings)
-    ordinary = {(f.kind, f.ops, f.check) for f in findings if f.region == ORDINARY}
-    groups: dict[Signature, list[Finding]] = {}
+    ordinary = {
+        (f.kind, f.ops, f.check, f.variant): f.tier
+        for f in findings
+        if f.region == ORDINARY and f.tier != tiers.ADAPTER
+    }
+    joined: set[int] = set()  # findings moved to another's region or tier: not the repro when others are
+    adjusted = []
     for f in findings:
-        if f.region not in (ORDINARY, POLE, "") and (f.kind, f.ops, f.check) in ordinary:
-            f = replace(f, region=ORDINARY)
-        groups.setdefault(f.signature, []).append(f)
-    merged = [_merge(group) for group in groups.values()]
-    return sorted(merged, key=lambda f: (-f.graphs, f.title, f.phase))
+        joins = ordinary.get((f.kind, f.ops, f.check, f.variant))
+        if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier != tiers.ADAPTER:
+            f = replace(f, region=ORDINARY, tier=joins)
+            joined.add(id(f))
+        adjusted.append(f)
+    bugs = {(*f.signature, f.variant) for f in adjusted if f.tier == tiers.BUG}
+    groups: dict[tuple[Any, ...], list[Finding]] = {}
+    for f in adjusted:
+        if f.tier == tiers.EDGE and (*f.signature, f.variant) in bugs:  # the bug's rule, at an edge
+            f = replace(f, tier=tiers.BUG)
+            joined.add(id(f))
+        groups.setdefault(f.cause, []).append(f)
+    plainest: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # a variant's cause -> the plainest one's
+    for cause in groups:
+        if cause[0] == tiers.ADAPTER or not cause[-1]:
+            continue
+        plainer_ones = [c for c in groups if c[:-1] == cause[:-1] and plainer(cause[-1], c[-1])]
+        if plainer_ones:
+            plainest[cause] = min(plainer_ones, key=lambda c: (len(c[-1]), -sum(f.graphs for f in groups[c])))
+    merged = []
+    for cause, group in groups.items():
+        if plainest.get(cause, cause) != cause:
+            continue
+        variants = [f for c, g in groups.items() if c != cause and plainest.get(c) == cause for f in g]
+        prefer = [f for f in group if id(f) not in joined] or group
+        merged.append(_merge([*group, *variants], prefer=prefer))
+    return sorted(merged, key=lambda f: (tiers.tier_rank(f.tier), -f.graphs, f.title, f.phase))
 
 
-def _merge(group: Sequence[Finding]) -> Finding:
-    best = min(group, key=lambda f: (graph_size(f.graph), _phase_rank(f.phase), f.graph_indices))
+def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
+    """One finding for `group`, its repro the smallest graph (of `prefer` when given: the findings
+    of the variant the merged one is named by)."""
+    best = min(prefer or group, key=lambda f: (graph_size(f.graph), _phase_rank(f.phase), f.graph_indices))
     indices = sorted({i for f in group for i in f.graph_indices})
     cases: dict[str, int] = {}
     for f in group:
@@ -321,11 +426,13 @@ def _line(f: Finding) -> str:
 
 # How a phase's cases are named: in a finding's detail (`covers`) and in a one-line summary.
 _CASE_WORDS = {
+    "inspection": "inspection(s) of the value class",
     "edges": "edge-value case(s)",
     "isolation": "case(s) of the op-isolation pass",
     "structure": "structural check(s)",
 }
 _CASE_UNITS = {
+    "inspection": "class inspection",
     "random": "graph",
     "edges": "edge-value case",
     "isolation": "op-isolation case",
@@ -338,10 +445,10 @@ def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
 
 
 def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
-    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json);
-    `pythonpath`: the folder the engine's module imports from, when a fresh process needs it."""
-    cmd = ["python", "-m", "gradcheck", "replay", path, "--engine", engine]
+    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json),
+    started as this gradcheck was (`gradcheck.launcher`); `pythonpath`: the folder the engine's
+    module imports from, when a fresh process needs it."""
+    args = ["replay", path, "--engine", engine]
     if index is not None:
-        cmd += ["--finding", str(index)]
-    prefix = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
-    return prefix + shlex.join(cmd)
+        args += ["--finding", str(index)]
+    return command_line(*args, pythonpath=pythonpath)

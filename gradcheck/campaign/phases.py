@@ -14,7 +14,9 @@
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
 `gradcheck run`, `gradcheck gate` and the pytest plugin (`gradcheck.suite`) run the phases from
-here. Phases 1, 2 and 5-8 run in this process; 3 and 4 wherever `pool.Pool` runs work.
+here. Engine code runs as tasks (`tasks`) on a runner (`pool`: watched worker processes, this
+process, or a Dask cluster for 3 and 4); the engine's facts, the findings of a value class's
+inspection among them, come from it first (`tasks.describe`). Grouping and saving run here.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
+from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.edges import check_edges, edge_cases
@@ -100,6 +103,7 @@ def _phases(
     engine = Campaign(backend, settings)
     facts: EngineFacts = runner.call(tasks.describe, engine, None)
     ops = facts.checked()
+    inspected = facts.inspected  # of every op asked for, those left out below included
     structure, isolated = None, []
     if settings.structure:
         with clock.step("structure"):
@@ -107,6 +111,11 @@ def _phases(
     if settings.isolation:
         with clock.step("isolate"):
             isolated = isolation_of(runner, engine, ops)
+        settings = without_adapter_faults(settings, isolated)
+        if settings != engine.settings:  # the workers' engine state and the ops follow the settings
+            engine = Campaign(backend, settings)
+            facts = runner.call(tasks.describe, engine, None)
+            ops = facts.checked()
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     records = random_graphs(settings, graphs_on, engine, facts, clock.report)
@@ -116,6 +125,8 @@ def _phases(
         findings = grouping(ordered_records, earlier)
     with clock.step("settle"):
         findings = settling(runner, engine, findings)
+    if inspected:  # facts of the class, not of a graph the engine is re-run on: nothing to settle
+        findings = group_findings([*inspected, *findings])
     result = CampaignResult(
         settings=settings,
         records=ordered_records,
@@ -166,6 +177,13 @@ def isolation_of(runner: Runner, engine: Campaign, ops: Sequence[str]) -> list[F
 
     works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
     return [f for found in ordered(runner.map(tasks.isolation, engine, works, lost)) for f in found]
+
+
+def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> Settings:
+    """`settings` no longer drawing the ops whose adapter spelling failed alone (tier `adapter`):
+    the fault is reported once, and the rest of the run checks what the engine can do."""
+    faulty = sorted({op for f in isolated if f.tier == ADAPTER for op in f.ops})
+    return replace(settings, left_out=tuple(faulty)) if faulty else settings
 
 
 # --- 3. random graphs ---------------------------------------------------------------------------

@@ -1,10 +1,15 @@
-"""report.html: one self-contained page (no external URL) drawn from a report.json dictionary.
+"""report.html: one self-contained page (no external URL) drawn from a report.json dictionary,
+read at 800 px without sideways scrolling, and small: under 300 KB for 2,000 graphs of which
+1,500 fail (what each graph showed is in report.json; the page says what to fix first).
 
-Sections: what was checked and the verdict, the findings (one per distinct problem: kind, ops,
-graphs, the replay command, a repro snippet and the minimal graph), the per-op table, error
-distributions per op (matplotlib, embedded as base64 PNG), the individual failing graphs, folded
-(snippet, problems, and the graph drawn by graphviz when the `dot` binary exists, its DOT text
-otherwise), and the settings and exact command line that repeat the run.
+It opens on the overview the console prints (`gradcheck.campaign.overview`): the verdict in a
+line, one row per bug, graph-code finding and adapter fault (each linking to its details), the
+adapters' fixes, the unexplained graphs, the edge behaviour as one table (a row per op) and the
+conventions as notes. Below it: each finding in detail (its list of graphs folded; the code
+that reproduces a bug or graph-code finding), the structural phase's checks, the per-op table,
+the error distributions per op (matplotlib, an embedded palette PNG), the failing graphs by
+finding, folded (the first shrunk graph of each drawn by graphviz when the `dot` binary exists,
+its DOT text otherwise), and the settings and exact command line that repeat the run.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
-from gradcheck.campaign.findings import Finding, summary
+from gradcheck.campaign import tiers
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, overview
 from gradcheck.campaign.report_json import decode_float
-from gradcheck.engines.snippets import graph_snippet
-from gradcheck.graphs.ir import Graph
+from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
 from gradcheck.printable import html_text as escape
 
 _TABLE_COLUMNS = (
@@ -31,30 +37,52 @@ _TABLE_COLUMNS = (
     ("max_rel_err_numeric", "rel err vs numeric"),
     ("max_forward_err", "forward err vs torch"),
 )
+# The tiers whose findings show the code that reproduces them (what the engine's author fixes);
+# the others show their replay command, which prints the numbers side by side.
+_CODE_TIERS = (tiers.BUG, tiers.GRAPH_CODE)
+# At most this many shrunk graphs are drawn (or their DOT text shown): the first of each finding.
+DRAWN_GRAPHS = 10
+# At most this many findings show their code (a repro with its verdict is ~3 KB); the others, and
+# the code of every finding, are in report.json's `snippet`, and each replays by its command.
+CODE_SHOWN = 20
 
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1.2em; }
-body { color: #222; } @media (max-width: 900px) { table { font-size: 0.78em; } }
-h1 { margin-bottom: 0.2em; overflow-wrap: anywhere; }
-h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-.verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 64em; padding: 0 1em; color: #222; }
+h1 { margin-bottom: 0.2em; font-size: 1.5em; overflow-wrap: anywhere; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
+h3 { font-size: 1.05em; margin: 1em 0 0.3em; overflow-wrap: anywhere; }
+.verdict { font-size: 1.1em; font-weight: bold; padding: 0.4em 0.8em; }
 .pass { background: #dff5e1; color: #17602a; } .fail { background: #fde2e1; color: #8a1c13; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
-td { white-space: nowrap; font-variant-numeric: tabular-nums; }
-th { background: #f4f4f4; } td.op, th.op { text-align: left; font-family: monospace; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.9em; margin: 0.4em 0; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.45em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; font-weight: 600; }
+td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.overview, table.edges { width: 100%; }  /* they wrap at words; their box scrolls, not the page */
+table.overview td, table.edges td { overflow-wrap: break-word; } table.edges { font-size: 0.85em; }
+table.edges th, table.edges td { padding: 0.2em 0.35em; }
+.tier { font-weight: 600; white-space: nowrap; }
+.t-bug { color: #8a1c13; } .t-graph-code { color: #a3410b; } .t-adapter { color: #6d2b8f; }
+.t-edge { color: #7a6200; } .t-convention { color: #555; }
+table.figures { font-size: 0.78em; } table.figures th { font-weight: normal; }
+table.figures td { white-space: nowrap; text-align: right; font-variant-numeric: tabular-nums; }
+table.figures td.op { text-align: left; }
+td.op, code, pre { font-family: ui-monospace, monospace, monospace; }
+td.op { white-space: nowrap; }
 tr.failed td { background: #fde2e1; }
-pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
-li, p, td.problem { overflow-wrap: anywhere; } td.problem { text-align: left; font-size: 0.85em; }
+pre { background: #f7f7f7; padding: 0.6em; font-size: 0.85em; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }  /* wrapped on screen, copied whole */
+pre.command { background: #eef3f8; }
+li, p, td.problem { overflow-wrap: anywhere; }
+details { margin: 0.3em 0; } summary { cursor: pointer; color: #335; }
 dl.settings { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.15em 1.2em; }
 dl.settings dt { font-weight: bold; }
 dl.settings dd { margin: 0; font-family: monospace; overflow-wrap: anywhere; }
-.figure img { max-width: 100%; }
-.finding { border-left: 4px solid #c0392b; padding: 0.1em 0 0.1em 1em; margin: 1em 0; }
-.finding.note { border-left-color: #d4a017; }
-.finding h3 { margin: 0.3em 0; } .kind { font-family: monospace; font-size: 0.9em; color: #555; }
-code.repro { display: block; background: #f7f7f7; padding: 0.5em; overflow-wrap: anywhere; }
+.figure img, .figure svg { max-width: 100%; height: auto; }
+.finding { border-left: 4px solid #c0392b; padding: 0.1em 0 0.1em 0.9em; margin: 1em 0; }
+.finding.edge, .finding.convention { border-left-color: #d4a017; }
+.finding.adapter { border-left-color: #6d2b8f; }
+.kind { font-size: 0.9em; color: #555; }
 """
 
 
@@ -69,29 +97,40 @@ def _fmt(value: Any) -> str:
     return f"{x:.2e}"
 
 
+def _findings_of(report: dict) -> list[Finding]:
+    return [Finding.from_dict(f) for f in report.get("findings", [])]
+
+
+def _view(report: dict) -> Overview:
+    return overview(_findings_of(report), report.get("unexplained"))
+
+
+def verdict_text(report: dict) -> str:
+    """The verdict in a line: "FAIL: 81 of 2000 graphs disagree; 1 bug, 2 graph-code findings, ..."."""
+    t = report["totals"]
+    failed = report.get("passed", t["failed"] == 0) is False
+    disagree = (
+        f"{t['failed']} of {t['graphs']} graphs disagree"
+        if t["failed"]
+        else f"all {t['graphs']} graphs agree"
+    )
+    return f"{'FAIL' if failed else 'PASS'}: {disagree}; {_view(report).tier_counts()}"
+
+
 def _header(report: dict) -> str:
     s, t = report["settings"], report["totals"]
     kind = "tensor" if s["tensor"] else "scalar"
     ops = ", ".join(s["ops"]) if s["ops"] else "every op the engine supports"
     ok = report.get("passed", t["failed"] == 0)
-    verdict = (
-        f"all {t['graphs']} graphs agree"
-        if t["failed"] == 0
-        else f"{t['failed']} of {t['graphs']} graphs disagree"
-    )
-    if "findings" in report:
-        verdict += f"; {summary_of(report)}"
     return f"""
-<h1>gradcheck parity campaign: {escape(s["engine"])}</h1>
-<p>{t["graphs"]} random {kind} graphs, each at {s.get("points")} input points (seed {s["seed"]};
-ops: {escape(ops)}). Each graph's
-gradients from <b>{escape(s["engine"])}</b> are compared with <b>torch.autograd</b> (float64) and
-with a <b>numerical oracle</b> (finite differences); its forward value with torch's.</p>
-<p class="verdict {"pass" if ok else "fail"}">{escape(verdict)}</p>
+<h1>gradcheck: {escape(s["engine"])}</h1>
+<p>{t["graphs"]} random {kind} graphs at {s.get("points")} input points each (seed {s["seed"]}; ops:
+{escape(ops)}): gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>,
+values against torch's. {t.get("points_checked", 0)} graph instances checked,
+{t.get("points_skipped", 0)} skipped (the oracle could not vouch for the point),
+{t.get("points_settled", 0)} settled by a precise oracle (mpmath).</p>
+<p class="verdict {"pass" if ok else "fail"}">{escape(verdict_text(report))}</p>
 {_run_line(report)}
-<p>{t.get("points_checked", 0)} graph instances (graph × input point) checked, {t.get("points_skipped", 0)}
-skipped (the numerical oracle could not vouch for the point), {t.get("points_settled", 0)} where only the
-oracle dissented and a precise one (mpmath) cleared the engine.</p>
 """
 
 
@@ -106,37 +145,105 @@ def _run_line(report: dict) -> str:
     )
 
 
-def summary_of(report: dict) -> str:
-    """The findings' one-line summary, as the console prints it."""
-    findings = [Finding.from_dict(f) for f in report.get("findings", [])]
-    return summary(findings, report.get("conventions", "torch"))
+def _tier(tier: str) -> str:
+    return f'<span class="tier t-{escape(tier)}">{escape(tier)}</span>'
+
+
+def _overview(report: dict) -> str:
+    """The first screen: the table of what to fix, the fixes, the unexplained graphs, the edge
+    table and the notes."""
+    view = _view(report)
+    parts = ['<h2 id="overview">What to fix first</h2>']
+    if view.rows:
+        rows = "".join(
+            f'<tr><td class="n"><a href="#finding-{r.number}">{r.number}</a></td><td>{_tier(r.tier)}</td>'
+            f'<td><a href="#finding-{r.number}">{escape(r.cause)}</a></td><td>{_breakable(r.outcome)}</td>'
+            f'<td class="n">{r.graphs}</td></tr>'
+            for r in view.rows
+        )
+        parts.append(
+            '<div class="scroll"><table class="overview"><thead><tr><th>#</th><th>tier</th><th>finding</th>'
+            f"<th>what happened</th><th>graphs</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        )
+    elif not view.edges and not view.notes:
+        parts.append("<p>Nothing: every check agrees with torch.</p>")
+    else:
+        parts.append("<p>No bug, graph-code finding or adapter fault.</p>")
+    parts += [f"<p><b>fix #{r.number}</b>: {escape(r.finding.fix)}</p>" for r in view.fixes]
+    if view.unexplained:
+        parts.append(
+            f'<p><a href="#unexplained">Unexplained graphs</a>: {escape(view.unexplained_line())}.</p>'
+        )
+    if view.edges:
+        regions = view.regions
+        head = "".join(f"<th>{escape(EDGE_REGIONS[r])}</th>" for r in regions)
+        rows = "".join(
+            f'<tr><td class="op">{escape(row.op)}</td>'
+            + "".join(f"<td>{_breakable(row.cells.get(r, ''))}</td>" for r in regions)
+            + f'<td class="n">{row.graphs}</td><td>{_links(row.numbers)}</td></tr>'
+            for row in view.edges
+        )
+        parts.append(
+            f"<h3>{escape(EDGE_HEADING)}</h3>"
+            f'<div class="scroll"><table class="edges"><thead><tr><th class="op">op</th>{head}<th>graphs</th>'
+            f"<th>#</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        )
+    if view.notes:
+        notes = "; ".join(
+            f'<a href="#finding-{r.number}">{escape(r.cause)}</a> ({r.finding.count_text})'
+            for r in view.notes
+        )
+        parts.append(f"<p><b>{escape(NOTES_HEADING)}</b>: {notes}.</p>")
+    return "\n".join(parts)
+
+
+def _breakable(text: str) -> str:
+    """`text` escaped, a line allowed to break after each "/" ("OverflowError/ZeroDivisionError")."""
+    return escape(text).replace("/", "/<wbr>")
+
+
+def _links(numbers: tuple[int, ...]) -> str:
+    return ", ".join(f'<a href="#finding-{n}">{n}</a>' for n in numbers)
+
+
+def _indices(indices: list[int] | tuple[int, ...], what: str) -> str:
+    """A list of graph indices, folded."""
+    if not indices:
+        return ""
+    shown = ", ".join(map(str, indices))
+    return f"<details><summary>{what}</summary><p>{shown}</p></details>"
 
 
 def _findings(report: dict) -> str:
-    """The distinct problems, first: each with kind, graphs, replay command, repro and graph."""
-    if "findings" not in report:
+    """Each finding in detail, numbered as the overview: tier, title, kind, what it covers (its
+    graphs folded), its first problems, the fix, the replay command and, for a bug or graph-code
+    finding, the code that reproduces it (the first `CODE_SHOWN` of them)."""
+    if not report.get("findings"):
         return ""
     conventions = report.get("conventions", "torch")
-    findings = [Finding.from_dict(f) for f in report["findings"]]
-    parts = ['<h2 id="findings">Findings</h2>', f"<p><b>{escape(summary(findings, conventions))}</b></p>"]
-    for i, f in enumerate(findings):
-        failing = f.is_failure(conventions)
-        graph = Graph.from_dict(f.graph)
-        code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
-        language = (
-            "the engine's code (after torch's, when its snippet shows both)"
-            if f.snippet
-            else "torch's code (the engine has no snippet spelling)"
-        )
+    parts = ['<h2 id="findings">Findings in detail</h2>']
+    shown = 0
+    for i, f in enumerate(_findings_of(report)):
+        label = "finding" if f.is_failure(conventions) else "note"
+        code = ""
+        if f.tier in _CODE_TIERS and shown < CODE_SHOWN:
+            shown += 1
+            language = (
+                "the engine's code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+            )
+            code = (
+                f"<details open><summary>Repro, in {language}</summary>"
+                f"<pre>{escape(finding_code(f))}</pre></details>"
+            )
+        fix = f"<p><b>fix</b>: {escape(f.fix)}</p>" if f.fix else ""
+        indices = _indices(f.graph_indices, f"the {len(f.graph_indices)} random graph(s)")
         parts.append(
-            f'<div class="finding{"" if failing else " note"}" id="finding-{i}">'
-            f"<h3>{'finding' if failing else 'note'} {i}: {escape(f.title)}</h3>"
-            f'<p class="kind">kind {escape(str(f.kind))} · check {escape(f.check)} · '
-            f"found by {escape(f.phase)} · {escape(f.covers)}</p>"
-            f"{_problems(list(f.problems[:3]))}"
+            f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
+            f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
+            f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
+            f"{escape(f.count_text)}</p>{indices}{fix}{_problems(list(f.problems[:SHOWN_PROBLEMS]))}"
             "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
-            f'<code class="repro">{escape(f.repro)}</code>'
-            f"<p>Repro, in {language}:</p><pre>{escape(code)}</pre></div>"
+            f'<pre class="command">{escape(f.repro)}</pre>{code}</div>'
         )
     return "\n".join(parts)
 
@@ -156,7 +263,8 @@ def _structure(report: dict) -> str:
 <p>Shared nodes, diamonds, backward() twice, gradients reset and taken again, interior nodes'
 gradients and deep chains, on the simplest ops the engine has, against torch; each graph rebuilt
 several times with the earlier builds kept alive (so object ids and set orders change).</p>
-<table><tr><th>check</th><th>status</th><th>rebuilds that differ</th><th>detail</th></tr>{rows}</table>
+<div class="scroll"><table><tr><th>check</th><th>status</th><th>rebuilds that differ</th><th>detail</th></tr>
+{rows}</table></div>
 """
 
 
@@ -183,13 +291,15 @@ def _op_table(report: dict) -> str:
 percentile of their relative errors (what the gradient-regression gate compares; one
 ill-conditioned graph moves the maximum, not the percentile), and how many of them failed
 because of this op (graphs whose minimal failing graph contains it).</p>
-<div class="scroll"><table><thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
+<div class="scroll"><table class="figures">
+<thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 """
 
 
 def distribution_png(report: dict) -> bytes | None:
-    """Small multiples: per op, how the graphs' relative errors spread over decades (PNG bytes)."""
+    """Small multiples: per op, how the graphs' relative errors spread over decades (PNG bytes,
+    four panels a row to fit 800 px, in a 16-colour palette to keep the page small)."""
     ops = report["ops"]
     if not ops:
         return None
@@ -199,33 +309,53 @@ def distribution_png(report: dict) -> bytes | None:
     from matplotlib import pyplot as plt
 
     labels = report["histogram_bins"]
-    cols = min(3, len(ops))
+    cols = min(4, len(ops))
     rows = math.ceil(len(ops) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.5 * rows + 0.9), squeeze=False, sharex=True)
+    width, height, top, bottom = 2.45, 1.45, 0.5, 1.05  # inches: a panel; the legend; the ticks and label
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows + top + bottom), squeeze=False, sharex=True
+    )
     xs = list(range(len(labels)))
     for ax, (op, st) in zip(axes.flat, ops.items()):
         for metric, colour, name in (
             ("max_rel_err_torch", "#1f77b4", "vs torch"),
             ("max_rel_err_numeric", "#ff7f0e", "vs numeric"),
         ):
-            counts = st["histograms"][metric]
-            ax.step(xs, counts, where="mid", color=colour, label=name)
-        ax.set_title(f"{op} ({st['graphs']} graphs)", fontsize=11, color="#8a1c13" if st["failures"] else "k")
-        ax.tick_params(labelsize=10)
+            ax.step(xs, st["histograms"][metric], where="mid", color=colour, label=name, linewidth=1)
+        ax.set_title(f"{op} ({st['graphs']})", fontsize=9, color="#8a1c13" if st["failures"] else "k")
+        ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(ops) :]:
         ax.set_visible(False)
     ticks = [i for i in xs if i % 4 == 1 or labels[i] in ("0", "non-finite")]
     for ax in axes[-1]:
         ax.set_xticks(ticks)
-        ax.set_xticklabels([_short(labels[i]) for i in ticks], rotation=60, fontsize=10)
+        ax.set_xticklabels([_short(labels[i]) for i in ticks], rotation=60, fontsize=7)
     handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper center", ncol=2, fontsize=10, frameon=False)  # above the panels
-    fig.supxlabel("relative gradient error of a graph (decades)", fontsize=11)
-    fig.supylabel("graphs", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / (2.5 * rows + 0.9)))
+    fig.legend(handles, names, loc="upper center", ncol=2, fontsize=9, frameon=False)  # above the panels
+    fig.supxlabel("relative gradient error of a graph (decades)", fontsize=9, y=0.02)
+    fig.supylabel("graphs", fontsize=9)
+    total = height * rows + top + bottom  # margins in inches: tight_layout takes seconds for 40 panels
+    fig.subplots_adjust(
+        left=0.6 / (width * cols),
+        right=0.99,
+        bottom=bottom / total,
+        top=1 - top / total,
+        hspace=0.55,
+        wspace=0.3,
+    )
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=96)
+    fig.savefig(buffer, format="png", dpi=80)
     plt.close(fig)
+    return _palette(buffer.getvalue())
+
+
+def _palette(png: bytes) -> bytes:
+    """The PNG in 16 colours (a quarter of the bytes; the plot has fewer colours than that)."""
+    from PIL import Image  # pillow: a dependency of matplotlib
+
+    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(16)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue()
 
 
@@ -301,57 +431,63 @@ def render_dot(dot_source: str) -> str | None:
 
 
 def _problems(problems: list[str]) -> str:
-    return "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>"
+    return "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>" if problems else ""
 
 
-def _failure(failure: dict) -> str:
-    """A shrunk failing graph in full: snippet, problems, drawing, and the graph as found."""
-    parts = [f'<h3 id="graph-{failure["index"]}">graph #{failure["index"]}</h3>']
+def _failure(failure: dict, draw: bool) -> str:
+    """A shrunk failing graph: its snippet and problems, drawn (`draw`) or named by its ops, and
+    the graph as found, folded."""
     ops = ", ".join(failure.get("shrunk_ops") or [])
-    parts.append(f"<p>Shrunk to a small graph that still fails (ops: <code>{escape(ops)}</code>):</p>")
+    parts = [f'<h4 id="graph-{failure["index"]}">graph #{failure["index"]}, shrunk to {escape(ops)}</h4>']
     parts.append(f"<pre>{escape(failure['shrunk_snippet'])}</pre>")
-    parts.append("<p>It fails with:</p>" + _problems(failure["problems"]))
+    parts.append(_problems(failure["problems"][:SHOWN_PROBLEMS]))
     if failure.get("corpus_file"):
         parts.append(
             f"<p>Saved to the regression corpus as <code>{escape(failure['corpus_file'])}</code>.</p>"
         )
-    dot = graph_dot(failure["shrunk_graph"])
-    drawn = render_dot(dot)
-    if drawn is not None:
-        parts.append(f'<div class="figure">{drawn}</div>')
-    else:
-        parts.append("<p>The graph as DOT (graphviz's <code>dot</code> is not installed here):</p>")
-        parts.append(f"<pre>{escape(dot)}</pre>")
+    if draw:
+        dot = graph_dot(failure["shrunk_graph"])
+        drawn = render_dot(dot)
+        if drawn is not None:
+            parts.append(f'<div class="figure">{drawn}</div>')
+        else:
+            parts.append(
+                "<details><summary>The graph as DOT (graphviz's <code>dot</code> is not installed)</summary>"
+            )
+            parts.append(f"<pre>{escape(dot)}</pre></details>")
     figs = " · ".join(f"{escape(label)} {_fmt(failure['figures'].get(key))}" for key, label in _TABLE_COLUMNS)
     parts.append("<details><summary>The graph as found</summary>")
     parts.append(f"<p>ops: <code>{escape(', '.join(failure['ops']))}</code>; {figs}</p>")
-    parts.append(_problems(failure.get("found_problems") or []))
+    parts.append(_problems((failure.get("found_problems") or [])[:SHOWN_PROBLEMS]))
     parts.append(f"<pre>{escape(failure.get('snippet') or '')}</pre></details>")
     return "\n".join(parts)
 
 
 def _failures(report: dict) -> str:
+    """The failing graphs by finding, folded: each finding's list of graphs and its shrunk ones
+    (the first of each drawn, at most `DRAWN_GRAPHS`); report.json has every graph's problems."""
     failures = report["failures"]
     if not failures:
         return '<h2 id="failures">Failing graphs</h2><p>None.</p>'
-    shrunk = [f for f in failures if f.get("shrunk_snippet")]
-    rest = [f for f in failures if not f.get("shrunk_snippet")]
+    numbers = {i: k for k, f in enumerate(report.get("findings", [])) for i in f.get("graph_indices", ())}
+    groups: dict[int | None, list[dict]] = {}
+    for failure in failures:
+        groups.setdefault(failure.get("finding", numbers.get(failure["index"])), []).append(failure)
     parts = [f'<h2 id="failures">Failing graphs ({len(failures)})</h2>']
-    parts.append("<p>Each is counted in a finding above; here one by one, folded.</p>")
-    parts.append(f"<details><summary>Show the {len(failures)} failing graphs</summary>")
-    parts += [_failure(f) for f in shrunk]
-    if rest:
-        rows = "".join(
-            f"<tr><td>{f['index']}</td><td class=op>{escape(', '.join(f['ops']))}</td>"
-            f"<td class=problem>{escape(f['problems'][0] if f['problems'] else '')}</td></tr>"
-            for f in rest
-        )
-        parts.append(
-            f"<h3>{len(rest)} more, not shrunk (past --max-shrink)</h3>"
-            "<table><thead><tr><th>graph</th><th class=op>ops</th><th class=problem>first problem</th>"
-            f"</tr></thead><tbody>{rows}</tbody></table>"
-        )
-    parts.append("</details>")
+    parts.append("<p>Each counted in its finding; every graph's problems and figures are in report.json.</p>")
+    drawn = 0
+    for number in sorted(groups, key=lambda n: (n is None, n or 0)):
+        group = groups[number]
+        known = number is not None and number < len(report["findings"])
+        found = report["findings"][number] if known else None
+        name = f"finding {number} ({found['tier']}, {found['title']})" if found else "no finding"
+        shrunk = [f for f in group if f.get("shrunk_snippet")]
+        inner = [_indices([f["index"] for f in group], f"graph indices ({len(group)})")]
+        for k, failure in enumerate(shrunk):
+            inner.append(_failure(failure, draw=k == 0 and drawn < DRAWN_GRAPHS))
+            drawn += k == 0
+        summary = f"{escape(name)}: {len(group)} graph(s)" + (f", {len(shrunk)} shrunk" if shrunk else "")
+        parts.append(f"<details><summary>{summary}</summary>{''.join(inner)}</details>")
     return "\n".join(parts)
 
 
@@ -388,6 +524,7 @@ def render_html(report: dict) -> str:
     body = "\n".join(
         [
             _header(report),
+            _overview(report),
             _findings(report),
             _structure(report),
             _op_table(report),
@@ -398,6 +535,7 @@ def render_html(report: dict) -> str:
     )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><style>{_CSS}</style></head>
 <body>
 {body}

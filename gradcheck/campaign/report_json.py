@@ -36,6 +36,8 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
+from gradcheck.campaign.tiers import TIERS
+from gradcheck.launcher import command_line
 
 SCHEMA_VERSION = 1
 
@@ -105,8 +107,9 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
 
 
 def repeat_command(settings: Any) -> str:
-    """The command line that repeats a campaign with every setting explicit (defaults may change)."""
-    argv = ["python", "-m", "gradcheck", "run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
+    """The command line that repeats a campaign with every setting explicit (defaults may change),
+    started as this gradcheck was (`gradcheck.launcher`)."""
+    argv = ["run", "--engine", settings.engine, "--graphs", str(settings.graphs)]
     argv += ["--seed", str(settings.seed), "--points", str(settings.points), "--jobs", str(settings.jobs)]
     if settings.tensor:
         argv.append("--tensor")
@@ -121,7 +124,7 @@ def repeat_command(settings: Any) -> str:
         argv.append("--no-isolation")
     if not getattr(settings, "structure", True):
         argv.append("--no-structure")
-    return shlex.join(argv)
+    return command_line(*argv)
 
 
 def _versions() -> dict[str, str]:
@@ -157,6 +160,7 @@ def build_report(
             "points": s.points,
             "max_shrink": s.max_shrink,
             **({"dtype": s.dtype} if s.dtype != "float64" else {}),
+            **({"left_out": list(s.left_out)} if s.left_out else {}),
         },
         "totals": {
             "graphs": len(result.records),
@@ -168,6 +172,7 @@ def build_report(
             "points_settled": sum(r.points_settled for r in result.records),
             "findings": len(result.findings),
             "failing_findings": len(result.failing_findings),
+            "tiers": {t: n for t in TIERS if (n := sum(f.tier == t for f in result.findings))},
             "max": {m: encode_float(_max_over(result, m)) for m in METRICS},
         },
         "metrics": list(METRICS),

@@ -4,8 +4,11 @@ finding, the repro in each failure's text.
 The elements are those of the JUnit schema CI systems read (Jenkins, GitLab, GitHub actions that
 publish test results): `testsuites` > `testsuite` (name, tests, failures, errors, skipped, time,
 timestamp) > `testcase` (classname, name) with an optional `failure` (message, type; the text) or
-`system-out`. Ops are class "<suite>.ops", findings "<suite>.findings", gate-wide problems
-"<suite>.gate".
+`system-out`. A campaign's cases lead with what to fix: its findings, bugs first, then graph
+code, adapter faults and conventions, class "<suite>.findings"; then its edge behaviour, one
+case per op, class "<suite>.edges"; then its ops, "<suite>.ops". Gate-wide problems are class
+"<suite>.gate". A finding's case carries its tier as a property (`<property name="tier">`) and
+its failure message starts with it ("bug: tanh — wrong gradient: 93 graphs").
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gradcheck.atomic import write_text
+from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.gate import GateResult
+from gradcheck.campaign.overview import EDGE_REGIONS, overview
 from gradcheck.campaign.repro import finding_text
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.printable import printable
@@ -33,6 +38,7 @@ class Case:
     failure: str | None = None
     text: str = ""
     kind: str = "gradcheck"
+    tier: str = ""  # a finding's tier (`gradcheck.campaign.tiers`), as a property of its case
 
 
 def suite_element(name: str, cases: Sequence[Case], seconds: float) -> ET.Element:
@@ -50,6 +56,9 @@ def suite_element(name: str, cases: Sequence[Case], seconds: float) -> ET.Elemen
     )
     for case in cases:
         element = ET.SubElement(suite, "testcase", classname=case.classname, name=case.name, time="0")
+        if case.tier:
+            properties = ET.SubElement(element, "properties")
+            ET.SubElement(properties, "property", name="tier", value=case.tier)
         if case.failure is not None:
             failure = ET.SubElement(element, "failure", message=printable(case.failure), type=case.kind)
             failure.text = printable(case.text)
@@ -73,20 +82,29 @@ def finding_case(classname: str, finding: Finding, failed: bool, note: str = "")
     """A finding as a test case: failed with its repro, or passing with a note (why it is not a failure)."""
     text = finding_text(finding)
     if failed:
-        message = f"{finding.title}: {finding.count_text}"
-        return Case(classname, finding.title, message, text, finding.kind.value)
-    return Case(classname, finding.title, None, f"{note}\n{text}")
+        message = f"{finding.tier}: {finding.title}: {finding.count_text}"
+        return Case(classname, finding.title, message, text, finding.kind.value, finding.tier)
+    return Case(classname, finding.title, None, f"{note}\n{text}", tier=finding.tier)
 
 
 def run_suite(result: CampaignResult) -> ET.Element:
-    """A campaign as a test suite: each op drawn (failed when a failing graph or finding has it),
-    each finding (failed unless it is a note under the run's conventions)."""
+    """A campaign as a test suite, what to fix first: each finding but the edge behaviour, bugs
+    first, then graph code, adapter faults and conventions (failed unless a note under the run's
+    conventions); the edge behaviour compact, one case per op (`edge_cases`); then each op drawn
+    (failed when a failing graph or finding has it)."""
     s = result.settings
     name = f"gradcheck run: {s.engine}, {s.graphs} {'tensor' if s.tensor else 'scalar'} graphs, seed {s.seed}"
     if s.dtype != "float64":
         name += f", {s.dtype}"
     conventions = s.conventions
-    cases = []
+    note = f"a note under --conventions {conventions}"
+    ordered = sorted(result.findings, key=lambda f: tiers.tier_rank(f.tier))
+    cases = [
+        finding_case("gradcheck.findings", f, f.is_failure(conventions), note)
+        for f in ordered
+        if f.tier != tiers.EDGE
+    ]
+    cases += edge_cases("gradcheck.edges", result.findings, conventions)
     for op, st in result.ops.items():
         found = [f for f in result.findings if op in f.ops and f.is_failure(conventions)]
         text = f"{st.graphs} graph(s) used {op}"
@@ -96,10 +114,24 @@ def run_suite(result: CampaignResult) -> ET.Element:
             cases.append(Case("gradcheck.ops", op, message, f"{text}\n{titles}"))
         else:
             cases.append(Case("gradcheck.ops", op, None, text))
-    for f in result.findings:
-        note = f"a note under --conventions {conventions}"
-        cases.append(finding_case("gradcheck.findings", f, f.is_failure(conventions), note))
     return suite_element(name, cases, result.seconds)
+
+
+def edge_cases(classname: str, findings: Sequence[Finding], conventions: str = "torch") -> list[Case]:
+    """The edge behaviour as one case per op, named "edge behaviour of OP", its message what the
+    engine did at each region ("edge: div: pole: raises ZeroDivision; overflow: inf/nan"), its
+    text each of its findings in full (with the replay command)."""
+    view = overview(findings)
+    cases = []
+    for row in view.edges:
+        members = [findings[n] for n in row.numbers]
+        where = "; ".join(f"{EDGE_REGIONS[r]}: {row.cells[r]}" for r in view.regions if r in row.cells)
+        message = f"{tiers.EDGE}: {row.op}: {where} ({row.graphs} graph(s))"
+        text = "\n\n".join(finding_text(f) for f in members)
+        failed = any(f.is_failure(conventions) for f in members)
+        name = f"edge behaviour of {row.op}"
+        cases.append(Case(classname, name, message if failed else None, text, tiers.EDGE, tiers.EDGE))
+    return cases
 
 
 def gate_suites(outcome: GateResult) -> list[ET.Element]:

@@ -1,12 +1,17 @@
 """Markdown summaries (`--summary-md FILE` of `run` and `gate`), e.g. for $GITHUB_STEP_SUMMARY:
-the verdict first, then the findings with their repro, then one row per op."""
+the verdict first; then what to fix, bugs first, then graph code (a table with each finding's
+tier), the edge behaviour as one compact table and the conventions as notes; then the details of
+each bug, graph-code finding and adapter fault with its repro; then one row per op."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from gradcheck.campaign.findings import Finding, summary
+from gradcheck.campaign import tiers
+from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
+from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, overview
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.printable import printable
@@ -24,10 +29,13 @@ def _cell(text: str) -> str:
 
 
 def _finding_block(label: str, finding: Finding) -> list[str]:
-    lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text})"]
+    lines = [f"- **{label}**: {_cell(finding.title)} ({finding.count_text}; tier {finding.tier})"]
+    if finding.fix:
+        lines.append(f"  fix: {_cell(finding.fix)}")
     if finding.repro:
         lines.append(f"  reproduce: `{finding.repro}`")
-    lines += ["", "  ```python", *("  " + line for line in finding_code(finding).splitlines()), "  ```", ""]
+    lines += ["", "  <details><summary>repro code</summary>", "", "  ```python"]
+    lines += [*("  " + line for line in finding_code(finding).splitlines()), "  ```", "  </details>", ""]
     return lines
 
 
@@ -56,7 +64,8 @@ def gate_markdown(outcome: GateResult) -> str:
     for fv in new:
         lines += _finding_block(f"new finding ({fv.part})", fv.finding)
     for fv in accepted:
-        lines.append(f"- in the baseline ({fv.part}): {_cell(fv.finding.title)} ({fv.finding.count_text})")
+        f = fv.finding
+        lines.append(f"- in the baseline ({fv.part}): {_cell(f.title)} ({f.count_text}; tier {f.tier})")
     lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
     if accepted or outcome.gone:
         lines.append("")
@@ -79,24 +88,65 @@ def _gate_table(verdicts: Sequence[OpVerdict]) -> list[str]:
     return lines
 
 
-def run_markdown(result: CampaignResult) -> str:
-    """A campaign's summary: verdict and settings, findings with their repro, one row per op."""
+def _overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None = None) -> list[str]:
+    """The first screen (`gradcheck.campaign.overview`) for a CI reader: one row per bug,
+    graph-code finding and adapter fault (tier, title, kind, graphs), the fixes, the unexplained
+    graphs, the edge behaviour as one table (a row per op) and the conventions as notes."""
+    view = overview(findings, unexplained)
+    lines: list[str] = []
+    if view.rows:
+        lines += ["| # | tier | finding | kind | graphs |", "|---:|---|---|---|---:|"]
+        for r in view.rows:
+            lines.append(
+                f"| {r.number} | {r.tier} | {_cell(r.finding.title)} | {r.finding.kind.value} | {r.graphs} |"
+            )
+        lines.append("")
+    lines += [f"- fix #{r.number}: {_cell(r.finding.fix)}" for r in view.fixes]
+    if view.unexplained:
+        lines.append(f"- unexplained graphs: {_cell(view.unexplained_line())}")
+    if view.fixes or view.unexplained:
+        lines.append("")
+    if view.edges:
+        regions = view.regions
+        lines += [f"**{EDGE_HEADING}**:", ""]
+        lines.append("| op | " + " | ".join(EDGE_REGIONS[r] for r in regions) + " | graphs | findings |")
+        lines.append("|---|" + "---|" * len(regions) + "---:|---|")
+        for row in view.edges:
+            cells = " | ".join(_cell(row.cells.get(r, "")) for r in regions)
+            numbers = ", ".join(map(str, row.numbers))
+            lines.append(f"| `{row.op}` | {cells} | {row.graphs} | {numbers} |")
+        lines.append("")
+    if view.notes:
+        lines += [f"**{NOTES_HEADING}**: {_cell(view.notes_line())}.", ""]
+    return lines
+
+
+def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None = None) -> str:
+    """A campaign's summary: the verdict, the overview (bugs first, then graph code; the edge
+    behaviour compact), the details of what to fix (repro folded), one row per op."""
     s = result.settings
     conventions = s.conventions
     kind = ("tensor" if s.tensor else "scalar") + ("" if s.dtype == "float64" else f" {s.dtype}")
     verdict = "PASS" if result.passed else "FAIL"
+    view = overview(result.findings, unexplained)
     lines = [
         f"## gradcheck parity campaign: {verdict}",
         "",
         f"Engine `{s.engine}`: {len(result.records)} random {kind} graphs, seed {s.seed}, "
         f"{s.points} input points each; {len(result.failures)} graph(s) disagree; {result.seconds:.1f} s.",
         "",
-        _cell(summary(result.findings, conventions)),
+        f"**{view.tier_counts()}**",
         "",
+        *_overview(result.findings, unexplained),
     ]
     for i, f in enumerate(result.findings):
+        if f.tier in (tiers.EDGE, tiers.CONVENTION):  # in the tables above; replayed by number
+            continue
         label = f"finding {i}" if f.is_failure(conventions) else f"note {i}"
         lines += _finding_block(label, f)
+    others = [f for f in result.findings if f.tier in (tiers.EDGE, tiers.CONVENTION) and f.repro]
+    if others:
+        lines += [f"Replay an edge behaviour or a convention by its number, e.g. `{others[0].repro}`.", ""]
     lines += [
         "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
         "| failing graphs | findings |",

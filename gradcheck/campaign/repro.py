@@ -22,7 +22,9 @@ def finding_code(finding: Finding) -> str:
 
 def finding_text(finding: Finding) -> str:
     """The finding as a failure message: title, what it covers, problems, repro command, code."""
-    lines = [f"{finding.title} [{finding.kind.value}, {finding.check}]", finding.covers]
+    lines = [f"{finding.title} [{finding.tier}; {finding.kind.value}, {finding.check}]", finding.covers]
+    if finding.fix:
+        lines.append(f"fix: {finding.fix}")
     lines += [printable(p) for p in finding.problems[:SHOWN_PROBLEMS]]
     if finding.repro:
         lines.append(f"reproduce: {finding.repro}")

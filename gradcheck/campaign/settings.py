@@ -29,12 +29,16 @@ class Settings:
     edges: bool = False  # run the edge-value phase after settling (`gradcheck run` and the gate do)
     scheduler: str | None = None  # a Dask scheduler's address: run on its workers instead of --jobs
     dtype: str = "float64"  # "float32": tensor engines computing in float32 (gradcheck.parity.float32)
+    # ops the campaign stopped drawing: the adapter's spelling of them failed (an `adapter` finding)
+    left_out: tuple[str, ...] = ()
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
         ops = ", ".join(self.ops) if self.ops else "all the engine supports"
         if self.dtype != "float64":
             kind += f" {self.dtype}"
+        if self.left_out:
+            ops += f" but {', '.join(self.left_out)} (the adapter's fault)"
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"

@@ -31,6 +31,8 @@ from gradcheck.campaign.findings import Finding
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
+from gradcheck.engines.origin import ENGINE_RAISED, adapter_frame, raised
+from gradcheck.engines.snippets import ON_RAISE, VERDICT_MARK
 from gradcheck.engines.torch_engine import TorchRetaining
 from gradcheck.engines.tracing import applying, stage
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -175,10 +177,16 @@ def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) ->
 
 
 def _repeat(
-    name: str, cause: str, graph: Graph, runs: int, attempt: Callable[[], tuple[str, float | None]]
+    name: str,
+    cause: str,
+    graph: Graph,
+    runs: int,
+    attempt: Callable[[], tuple[str, float | None]],
+    adapter: EngineAdapter | None = None,
 ) -> CaseResult:
     """`attempt` run `runs` times (each a fresh build); an exception is a difference, except
-    NotImplementedError: the adapter cannot express the check."""
+    NotImplementedError or one raised in the adapter's code or gradcheck's defaults (the adapter
+    offers no `backward`, say): the adapter cannot express the check, which does not apply."""
     failures, first, ratio = 0, "", None
     for _ in range(runs):
         try:
@@ -186,7 +194,11 @@ def _repeat(
         except NotImplementedError as e:
             return CaseResult(name, cause, "not applicable", detail=f"the adapter cannot: {e}", graph=graph)
         except Exception as e:
-            detail, r = f"engine raised {type(e).__name__}: {e}", None
+            where = adapter_frame(e, adapter) if adapter is not None else None
+            if where is not None:
+                detail = f"the adapter cannot: {type(e).__name__}: {e} (in {where})"
+                return CaseResult(name, cause, "not applicable", detail=detail, graph=graph)
+            detail, r = f"{ENGINE_RAISED} {type(e).__name__}: {e}", None
         if detail:
             failures += 1
             if not first:
@@ -207,13 +219,15 @@ def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PH
         _, grads = twin.run(graph, values, cotangent)
         return _difference(flat_vector(grads), torch, labels)
 
-    result = _repeat(name, "sharing", graph, runs, attempt)
+    result = _repeat(name, "sharing", graph, runs, attempt, adapter)
     kept.clear()
     return result
 
 
 def object_style(adapter: EngineAdapter) -> str:
-    """Why the object checks (backward twice, resets, interior gradients) do not apply ("" if they do)."""
+    """Why the object checks (backward twice, resets, interior gradients, deep chains) do not apply
+    ("" if they do). An adapter that offers no `backward` (it overrides `gradients` only, as
+    docs/adapters.md allows) finds out when gradcheck's default raises: not applicable either."""
     if isinstance(adapter, FunctionAdapter):
         return "a function-style engine has no backward() to call twice and stores no gradients"
     cls = type(adapter)
@@ -295,19 +309,23 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
             return "", None
         return _difference(flat_vector([adapter.plain(g) for g in grads]), torch, labels)
 
-    result = _repeat(name, cause, graph, runs, attempt)
+    result = _repeat(name, cause, graph, runs, attempt, adapter)
     if unkept and result.status == "passed":
         return CaseResult(name, cause, "not applicable", detail=unkept[0], graph=graph)
     return result
 
 
 def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[str, float | None]:
-    """A chain `depth` deep built op by op (no graph object of that size), its gradient against 1."""
+    """A chain `depth` deep built op by op (no graph object of that size) through the methods the
+    random graphs use (`leaf`, the compiled `apply`, `operand` for the constant 1), its gradient
+    against 1."""
     x0 = adapter.leaf(_VALUES[0])
+    step = adapter.program(chain_graph(combine, 1)).steps[0][0]  # the adapter's apply of `combine`
+    one = Constant(1, 1.0)
     y = x0
     applying(combine)
     for _ in range(depth):
-        y = adapter.apply(combine, [y, 1.0], {})
+        y = step([y, adapter.operand(one)], {})
     (g,) = adapter.gradients([y], [x0], [1.0])
     return _difference(flat_vector([0.0 if g is None else adapter.plain(g)]), np.ones(1), ["gradient of x0"])
 
@@ -321,6 +339,8 @@ def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
     passed = 0
     for depth in DEPTHS:
         outcome = _try_chain(adapter, combine, depth)
+        if isinstance(outcome, NotApplicable):
+            return CaseResult(name, "depth", "not applicable", detail=str(outcome))
         if outcome is RecursionError:
             limit = _bisect(adapter, combine, passed, depth)
             detail = (
@@ -335,14 +355,21 @@ def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
     return CaseResult(name, "depth", "passed", len(DEPTHS), 0, f"chains up to {DEPTHS[-1]} deep work")
 
 
+class NotApplicable(str):
+    """Why a check cannot run through this adapter (its own code or a default it relies on raised)."""
+
+
 def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:
-    """ "" when the chain works, RecursionError when it overflows, else what went wrong."""
+    """ "" when the chain works, RecursionError when it overflows, `NotApplicable` when the
+    adapter's code raised, else what the engine did wrong."""
     try:
         detail, _ = _chain_attempt(adapter, combine, depth)
     except RecursionError:
         return RecursionError
     except Exception as e:
-        return f"engine raised {type(e).__name__}: {e}"
+        if adapter_frame(e, adapter) is not None:
+            return NotApplicable(f"the adapter cannot: {raised(e, adapter)}")
+        return raised(e, adapter)
     return detail
 
 
@@ -391,7 +418,8 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
     code = adapter.snippet(Graph.from_dict(finding.graph))
     if code is None:
         return finding
-    engine_part = code.split("# the engine under test\n", 1)[-1]
+    engine_part = code.split("# the engine under test\n", 1)[-1].split(VERDICT_MARK, 1)[0]
+    engine_part = engine_part.replace(ON_RAISE, "").replace("numbers(", "(")  # no torch part here
     lines = engine_part.strip("\n").splitlines()
     graph = Graph.from_dict(finding.graph)
     cause = finding.extra.get("cause", "")

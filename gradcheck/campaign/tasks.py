@@ -15,6 +15,7 @@ from typing import Any
 
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.inspection import inspection_findings
 from gradcheck.campaign.isolation import IsolationCase, check_case
 from gradcheck.campaign.pool import EngineState, marked
 from gradcheck.campaign.settings import CampaignError
@@ -31,7 +32,9 @@ class EngineFacts:
     """What the command line knows of an engine without importing it: its adapter's name and
     ops, the ops a campaign of these settings draws (`ops`; empty when `problem` says why the
     settings do not fit the engine: bad input), and for a micrograd-style value class the report
-    of its inspection and the adapter written out as Python (`run --print-adapter`)."""
+    of its inspection, the numbers it refuses beside its operators (`inspected`: findings of
+    phase "inspection", `gradcheck.campaign.inspection`) and the adapter written out as Python
+    (`run --print-adapter`)."""
 
     name: str
     spec: str | None
@@ -44,6 +47,7 @@ class EngineFacts:
     inspection: str | None = None  # ValueClassAdapter.report()
     adapter_class: str | None = None  # the class name --print-adapter writes
     adapter_source: str | None = None
+    inspected: tuple[Finding, ...] = ()
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -67,6 +71,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         inspection = adapter.report()
         class_name = f"{adapter.value_class.__name__}Adapter"
         source = adapter_source(adapter, class_name)
+    inspected = tuple(inspection_findings(adapter, tuple(ops))) if problem is None else ()
     facts = EngineFacts(
         name=adapter.name,
         spec=adapter.spec,
@@ -79,6 +84,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         inspection=inspection,
         adapter_class=class_name,
         adapter_source=source,
+        inspected=inspected,
     )
     return [facts]
 

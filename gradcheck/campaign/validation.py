@@ -31,7 +31,14 @@ def load_adapter(name: str) -> EngineAdapter:
 
 
 def campaign_ops(settings: Settings, adapter: EngineAdapter) -> tuple[str, ...]:
-    """The ops a campaign draws from, in registry order: --ops, or all the engine supports."""
+    """The ops a campaign draws from, in registry order: --ops, or all the engine supports, but
+    those left out for the adapter's fault (`Settings.left_out`)."""
+    ops = _asked_ops(settings, adapter)
+    kept = tuple(op for op in ops if op not in settings.left_out)
+    return kept or ops
+
+
+def _asked_ops(settings: Settings, adapter: EngineAdapter) -> tuple[str, ...]:
     pool = tensor_ops() if settings.tensor else scalar_ops()
     if settings.tensor and not pool:
         raise CampaignError("the registry has no tensor ops yet: tensor campaigns cannot run")

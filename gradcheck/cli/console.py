@@ -3,11 +3,13 @@ per-op table and failing graphs; the gate's verdict table and outcome; replay's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,15 +17,14 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradcheck.campaign.findings import summary
+from gradcheck.campaign import tiers
 from gradcheck.campaign.gate import FLOORS, GateResult, OpVerdict, as_figure
+from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, Row, overview
 from gradcheck.campaign.phases import Progress as ProgressCallback
 from gradcheck.campaign.records import GRAD_METRICS
-from gradcheck.campaign.repro import finding_text
+from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code, finding_text
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.statistics import CampaignResult
-from gradcheck.engines.snippets import graph_snippet
-from gradcheck.graphs.ir import Graph
 from gradcheck.printable import printable
 
 # --- `run` ------------------------------------------------------------------------------------------
@@ -130,23 +131,207 @@ def _fmt(x: float | None) -> str:
     return "0" if x == 0 else f"{x:.1e}"
 
 
+# The console summary's height: a terminal's first screen (issue 30: a 40-item campaign's summary
+# fits 40 lines at 80 columns). What does not fit is collapsed to a line; every detail follows.
+SUMMARY_LINES = 40
+# The widest the summary's tables grow on a wide terminal (longer titles are cut with "…").
+SUMMARY_WIDTH = 120
+
+
+def print_summary(
+    result: CampaignResult, console: Console, unexplained: Mapping[str, Any] | None = None
+) -> None:
+    """The first screen (`gradcheck.campaign.overview`): the verdict in a line, a table of the
+    bugs, graph-code findings and adapter faults (one line each), the adapters' fixes, the edge
+    behaviour as one compact table (one line per op), conventions as notes and the unexplained
+    graphs in a line; within `SUMMARY_LINES` lines at the console's width."""
+    view = overview(result.findings, unexplained)
+    width = min(console.width, SUMMARY_WIDTH)
+    for part in summary_parts(result, view, width, console):
+        console.print(part, width=width)
+
+
+def summary_parts(
+    result: CampaignResult, view: Overview, width: int, console: Console
+) -> list[RenderableType]:
+    """The summary's parts at `width`, collapsed until they fit `SUMMARY_LINES`: first the edge
+    table to a line, then the notes, then the table's rows of the biggest tier, fewest graphs first."""
+    head = [Text(""), Text(verdict_line(result, view), style="red bold" if not result.passed else "bold")]
+    fixes = [Text(f"fix #{r.number}: {r.finding.fix}") for r in view.fixes]
+    tail = [Text(view.unexplained_line(), style="red")] if view.unexplained else []
+    edges: list[RenderableType] = [Text(""), *edge_table(view, width)] if view.edges else []
+    notes: list[RenderableType] = [Text(""), notes_text(view)] if view.notes else []
+    rows = list(view.rows)
+
+    def parts() -> list[RenderableType]:
+        table = [rows_table(rows, width)] if rows else []
+        left = [r for r in view.rows if r not in rows]
+        tiers_left = ", ".join(dict.fromkeys(r.tier for r in left))
+        numbers = _numbers([r.number for r in left])
+        more = f"… and {len(left)} more ({tiers_left}): {numbers}, in the details below"
+        cut = [Text(more, style="italic")] if left else []
+        return [*head, *table, *cut, *fixes, *tail, *edges, *notes]
+
+    def height(renderables: list[RenderableType]) -> int:
+        options = console.options.update(width=width)
+        return sum(len(console.render_lines(r, options, pad=False)) for r in renderables)
+
+    if view.edges and height(parts()) > SUMMARY_LINES:
+        numbers = [n for row in view.edges for n in row.numbers]
+        ops = ", ".join(row.op for row in view.edges)
+        edges = [Text(f"Edge behaviour of {len(view.edges)} op(s) ({ops}): {_numbers(numbers)}, below.")]
+    if view.notes and height(parts()) > SUMMARY_LINES:
+        numbers = _numbers([r.number for r in view.notes])
+        notes = [Text(f"{len(view.notes)} convention(s) at kinks or ties: {numbers}.")]
+    while len(rows) > 1 and height(parts()) > SUMMARY_LINES:
+        rows.remove(_least(rows))
+    return parts()
+
+
+def _least(rows: list[Row]) -> Row:
+    """The row to leave out first: the last of the tier with the most rows (the bugs showing in the
+    fewest graphs, before any graph-code finding or adapter fault)."""
+    counts = {tier: sum(r.tier == tier for r in rows) for tier in dict.fromkeys(r.tier for r in rows)}
+    most = max(counts, key=lambda tier: counts[tier])
+    return [r for r in rows if r.tier == most][-1]
+
+
+def verdict_line(result: CampaignResult, view: Overview) -> str:
+    """The verdict in a line: "FAIL: 81 of 2000 graphs disagree; 1 bug, 2 graph-code findings, ..."."""
+    failures, graphs = len(result.failures), len(result.records)
+    if not result.findings and not failures:
+        return f"PASS: all {graphs} graphs agree, no findings"
+    verdict = "PASS" if result.passed else "FAIL"
+    disagree = f"{failures} of {graphs} graphs disagree" if failures else f"all {graphs} graphs agree"
+    return f"{verdict}: {disagree}; {view.tier_counts()}"
+
+
+def rows_table(rows: Sequence[Row], width: int) -> Table:
+    """One line per finding: its number, tier, what it is about, what happened, its graphs; titles
+    too long for `width` are cut with "…" (in full in the details)."""
+    number_w = max(1, *(len(str(r.number)) for r in rows))
+    tier_w = max(len("tier"), *(len(r.tier) for r in rows))
+    graphs_w = max(len("graphs"), *(len(str(r.graphs)) for r in rows))
+    free = width - number_w - tier_w - graphs_w - _GAP * 4
+    # what a finding is about first: the outcome gets what is left, at least `_OUTCOME_WIDTH`
+    outcome_natural = max(len("what happened"), *(len(r.outcome) for r in rows))
+    cause_w = max(10, min(max(len(r.cause) for r in rows), free - min(outcome_natural, _OUTCOME_WIDTH)))
+    outcome_w = max(10, free - cause_w)
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold"
+    )
+    table.add_column("#", justify="right", width=number_w, no_wrap=True)
+    table.add_column("tier", width=tier_w, no_wrap=True)
+    table.add_column("finding", max_width=cause_w, no_wrap=True, overflow="ellipsis")
+    table.add_column("what happened", max_width=outcome_w, no_wrap=True, overflow="ellipsis")
+    table.add_column("graphs", justify="right", width=graphs_w, no_wrap=True)
+    for r in rows:
+        style = _TIER_STYLES.get(r.tier, "")
+        outcome = _shortened(r.outcome, outcome_w)
+        table.add_row(str(r.number), Text(r.tier, style=style), Text(r.cause), Text(outcome), str(r.graphs))
+    return table
+
+
+# Between two columns of a summary table: the padding (collapsed) and the (blank) rule.
+_GAP = 2
+# The least the summary table's "what happened" gets when titles are long ("raised Overflow/Zer…").
+_OUTCOME_WIDTH = 18
+_TIER_STYLES = {tiers.BUG: "red bold", tiers.GRAPH_CODE: "red", tiers.ADAPTER: "magenta"}
+
+
+def edge_table(view: Overview, width: int) -> list[RenderableType]:
+    """The edge behaviour in a heading and a table: one line per op, a column per region, what
+    the engine did there in each cell ("raises" for "raises ZeroDivision/Overflow", then cut
+    with "…", when the columns must share too few)."""
+    regions = view.regions
+    op_w = min(16, max(len("op"), *(len(r.op) for r in view.edges)))
+    graphs_w = max(len("graphs"), *(len(str(r.graphs)) for r in view.edges))
+    natural = [
+        max(len(EDGE_REGIONS[region]), *(len(r.cells.get(region, "")) for r in view.edges))
+        for region in regions
+    ]
+    widths = _shared(natural, width - op_w - graphs_w - _GAP * (len(regions) + 1))
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold"
+    )
+    table.add_column("op", max_width=op_w, no_wrap=True, overflow="ellipsis")
+    for region, cell_w in zip(regions, widths):
+        table.add_column(EDGE_REGIONS[region], max_width=cell_w, no_wrap=True, overflow="ellipsis")
+    table.add_column("graphs", justify="right", width=graphs_w, no_wrap=True)
+    for row in view.edges:
+        cells = (_fitted(row.cells.get(region, ""), w) for region, w in zip(regions, widths))
+        table.add_row(row.op, *cells, str(row.graphs))
+    numbers = [n for row in view.edges for n in row.numbers]
+    heading = Text(f"{EDGE_HEADING}; {_numbers(numbers)}:", style="yellow")
+    return [heading, table]
+
+
+def _shared(natural: Sequence[int], budget: int, least: int = 6) -> list[int]:
+    """Column widths within `budget`: each its natural width while they fit, else the widest
+    narrowed first (none below `least`)."""
+    widths = list(natural)
+    while sum(widths) > budget and max(widths) > least:
+        widths[widths.index(max(widths))] -= 1
+    return widths
+
+
+def _fitted(cell: str, width: int) -> Text:
+    """An edge cell in `width`: "raises ZeroDivisionError/OverflowError" becomes "raises
+    ZeroDivision/Overflow", then "raises", while too long."""
+    cell = _shortened(cell, width)
+    if len(cell) > width:
+        cell = re.sub(r"raises [\w/]+", "raises", cell)
+    return Text(cell)
+
+
+def _shortened(text: str, width: int) -> str:
+    """Exception names without "Error" when `text` is wider than `width` ("raised Overflow")."""
+    return re.sub(r"(\w)Error\b", r"\1", text) if len(text) > width else text
+
+
+def notes_text(view: Overview) -> Text:
+    return Text(f"{NOTES_HEADING}: {view.notes_line()}.", style="yellow")
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    """Findings by number, runs as ranges: "finding 3", "findings 3-9", "findings 4-5, 7, 9-11"."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    spans = [str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs]
+    return ("finding " if len(numbers) == 1 else "findings ") + ", ".join(spans)
+
+
 def print_findings(result: CampaignResult, console: Console) -> None:
-    """The distinct problems first: title, kind, how many graphs, which, and how to reproduce."""
+    """Each finding in detail, after the summary and in its numbering: title, tier, kind and check,
+    what it covers, its first problems, the fix (an adapter's fault), the replay command (never
+    wrapped: a pasted command must stay one command) and, for what the engine's author fixes (a
+    bug, its graph code), the code that reproduces it. A heading is not wrapped either."""
     conventions = result.settings.conventions
-    if not result.findings:
-        return
-    console.print(Text(f"\n{summary(result.findings, conventions)}", style="bold"))
     for i, f in enumerate(result.findings):
-        style = "red bold" if f.is_failure(conventions) else "yellow bold"
-        label = "finding" if f.is_failure(conventions) else "note"
-        console.print(Text(f"\n{label} {i}: {f.title} [{f.kind}, {f.check}]", style=style))
+        failing = f.is_failure(conventions)
+        label = "finding" if failing else "note"
+        style = _TIER_STYLES.get(f.tier, "yellow bold" if failing else "yellow")
+        heading = Text(f"\n{label} {i} · {f.tier} · {f.title} [{f.kind}, {f.check}]", style=style)
+        console.print(heading, soft_wrap=True)  # whole, as logs are searched for a title
         console.print(Text(f"  {f.covers}"))
-        for problem in f.problems[:3]:
+        if f.fix:
+            console.print(Text(f"  fix: {f.fix}"))
+        for problem in f.problems[:SHOWN_PROBLEMS]:
             console.print(Text(f"  {printable(problem)}"))
-        console.print(Text(f"  replay: {f.repro}"))
-        graph = Graph.from_dict(f.graph)
-        code = f.snippet or graph_snippet(graph, "torch", second_order=f.check == "second-derivative")
-        console.print(Syntax(code, "python", theme="ansi_dark", word_wrap=True))
+        console.print(Text(f"  replay: {f.repro}"), soft_wrap=True)
+        if f.tier in (tiers.BUG, tiers.GRAPH_CODE):
+            print_code(finding_code(f), console)
+
+
+def print_code(code: str, console: Console) -> None:
+    """Python as it is, highlighted, never wrapped (a wrapped line is not the same program)."""
+    text = Syntax("", "python", theme="ansi_dark").highlight(code)
+    text.rstrip()
+    console.print(text, soft_wrap=True)
 
 
 def print_graphs(result: CampaignResult, console: Console) -> None:
@@ -164,16 +349,17 @@ def print_graphs(result: CampaignResult, console: Console) -> None:
         saved = f", saved to {f.corpus_file}" if f.corpus_file else ""
         if k in shown_in_full and k is not None:
             ops = ", ".join(f.shrunk_ops or ())
-            console.print(Text(f"graph #{record.index} fails: finding {k}; shrunk to (ops: {ops}){saved}"))
+            line = f"graph #{record.index} fails: finding {k}; shrunk to (ops: {ops}){saved}"
+            console.print(Text(line), soft_wrap=True)
             continue
         shown_in_full.add(k)
         console.print(f"\n[red bold]graph #{record.index} fails:[/red bold]")
         for problem in record.problems:
             console.print(Text(f"  {printable(problem)}"))
         console.print(f"shrunk to (ops: {', '.join(f.shrunk_ops or ())}):")
-        console.print(Syntax(f.shrunk_snippet, "python", theme="ansi_dark", word_wrap=True))
+        print_code(f.shrunk_snippet, console)
         if f.corpus_file:
-            console.print(Text(f"saved to {f.corpus_file}"))
+            console.print(Text(f"saved to {f.corpus_file}"), soft_wrap=True)
     if unshrunk:
         shown = ", ".join(map(str, unshrunk[:20])) + (" ..." if len(unshrunk) > 20 else "")
         console.print(
@@ -182,16 +368,13 @@ def print_graphs(result: CampaignResult, console: Console) -> None:
         )
 
 
-def print_verdict(result: CampaignResult, console: Console) -> None:
-    """The run's last lines' first: how many graphs disagree, the distinct problems, the time."""
-    failures = result.failures
-    if not failures:
-        verdict = f"[green]all {len(result.records)} graphs agree[/green]"
-    else:
-        colour = "red" if not result.passed else "yellow"
-        verdict = f"[{colour}]{len(failures)} of {len(result.records)} graphs disagree[/{colour}]"
-    problems = escape(summary(result.findings, result.settings.conventions))
-    console.print(f"\n{verdict}; {problems}; {result.seconds:.1f} s.")
+def print_verdict(
+    result: CampaignResult, console: Console, unexplained: Mapping[str, Any] | None = None
+) -> None:
+    """The run's last line: the verdict with each tier's count (the summary above has the table)."""
+    view = overview(result.findings, unexplained)
+    colour = "green" if result.passed else "red"
+    console.print(Text(f"\n{verdict_line(result, view)}; {result.seconds:.1f} s.", style=colour))
 
 
 # --- `gate` -----------------------------------------------------------------------------------------
@@ -236,7 +419,10 @@ def print_outcome(outcome: GateResult, console: Console) -> None:
         console.print(Text(f"FAIL: {problem}", style="red"))
     for fv in outcome.new_findings:
         console.print(Text(f"\nnew finding ({fv.part}):", style="red bold"))
-        console.print(Text(finding_text(fv.finding)))
+        text, _, code = finding_text(fv.finding).partition("\n\n")
+        for line in text.splitlines():  # the replay command whole, the rest in the log's width
+            console.print(Text(line), soft_wrap=line.startswith("reproduce: "))
+        print_code(code, console)
     accepted = [f for f in outcome.findings if not f.failed]
     if accepted:
         titles = "; ".join(f.finding.title for f in accepted)

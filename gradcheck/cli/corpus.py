@@ -44,5 +44,5 @@ def command(args: argparse.Namespace, console: Console) -> int:
     """`corpus add`; returns the exit status."""
     directory = args.to if args.to is not None else DEFAULT_CORPUS
     for target, new in add_to_corpus(list(args.files), directory, create=args.to is None):
-        console.print(Text(f"{'added' if new else 'already in the corpus'}: {target}"))
+        console.print(Text(f"{'added' if new else 'already in the corpus'}: {target}"), soft_wrap=True)
     return 0

@@ -185,7 +185,10 @@ def replay(
     failed = [c for c in checks if not c.passed]
     check = failed[0] if failed else checks[0]
     point = check.failure if check.failure is not None else saved.graph.instance(0)
-    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}, {REBUILDS} rebuilds"))
+    console.print(
+        Text(f"replaying {printable(saved.label)} with engine {adapter.name}, {REBUILDS} rebuilds"),
+        soft_wrap=True,
+    )
     console.print(numbers_table(point, adapter))
     if not failed:
         console.print(
@@ -238,7 +241,7 @@ def _replay_edge(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
     """An edge-value case is judged as the edge phase judged it: against torch alone, nan and inf
     included (central differences say nothing at inf or nan)."""
     problems = check_edge(adapter, saved.graph)
-    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"))
+    console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"), soft_wrap=True)
     with np.errstate(all="ignore"):
         console.print(numbers_table(saved.graph, adapter, oracle_column=False))
     if not problems:

@@ -34,8 +34,17 @@ from gradcheck.cli.arguments import (
     positive_int,
     seed_int,
 )
-from gradcheck.cli.console import header, op_table, print_findings, print_graphs, print_verdict, progress_bars
+from gradcheck.cli.console import (
+    header,
+    op_table,
+    print_findings,
+    print_graphs,
+    print_summary,
+    print_verdict,
+    progress_bars,
+)
 from gradcheck.engines.loading import canonical_spec, import_root
+from gradcheck.launcher import command_line, launcher
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
@@ -196,16 +205,19 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
                 if phase is not None:
                     console.print(Text(phase.summary()))
             saved = with_repros(result, out.path / "report.json")
+            report = build_report(saved, command=[*launcher(), *argv], run_id=out.run_id)
+            unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
+            print_summary(saved, console, unexplained)
             print_findings(saved, console)
             console.print(op_table(saved, console.width))
             print_graphs(saved, console)
-            report = write_reports(saved, out, ["python", "-m", "gradcheck", *argv])
+            written = write_report_pair(report, out.path)
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
-        write_text(args.summary_md, run_markdown(saved))
-    print_verdict(saved, console)
-    console.print(Text(f"Reports: {report[0]}, {report[1]}"))
+        write_text(args.summary_md, run_markdown(saved, unexplained))
+    print_verdict(saved, console, unexplained)
+    console.print(Text(f"Reports: {written[0]}, {written[1]}"), soft_wrap=True)
     return 0 if saved.passed else 1
 
 
@@ -217,8 +229,8 @@ def print_adapter(facts: EngineFacts, path: Path, console: Console) -> int:
             f"{facts.spec or facts.name!r} is an adapter already"
         )
     write_text(path, facts.adapter_source)
-    command = f"python -m gradcheck run --engine {path}:{facts.adapter_class}"
-    console.print(Text(f"wrote {path}; edit it, then run: {command}"))
+    command = command_line("run", "--engine", f"{path}:{facts.adapter_class}")
+    console.print(Text(f"wrote {path}; edit it, then run: {command}"), soft_wrap=True)
     return 0
 
 
@@ -232,9 +244,3 @@ def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)
-
-
-def write_reports(result: CampaignResult, out: ReportDirectory, command: list[str]) -> tuple[Path, Path]:
-    """report.json and report.html of this run, under its run id, swapped in together."""
-    report = build_report(result, command=command, run_id=out.run_id)
-    return write_report_pair(report, out.path)

@@ -15,7 +15,7 @@ import minigrad
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
 from gradcheck.engines.minigrad_nn import MinigradNetwork
-from gradcheck.engines.snippets import graph_snippet
+from gradcheck.engines.snippets import graph_snippet, own_code_repro
 from gradcheck.graphs.ir import Graph
 from minigrad import Tensor, Value
 
@@ -39,7 +39,11 @@ class MinigradGradAdapter(EngineAdapter):
         raise NotImplementedError
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
-        return graph_snippet(graph, "minigrad", second_order)
+        """minigrad's own code beside torch's, with the verdict; an adapter built on this one
+        elsewhere (a changed rule) gets the repro that runs the graph through itself instead."""
+        if not builtin(self):
+            return super().snippet(graph, second_order)
+        return own_code_repro(graph, graph_snippet(graph, "minigrad", second_order), second_order)
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         seeds = [self.constant(c) for c in cotangent]
@@ -128,3 +132,8 @@ class MinigradGradAdapter(EngineAdapter):
     def source_imports(self, nodes: Sequence[Any]) -> list[str]:
         kinds = {type(node).__name__ for node in nodes}
         return [f"from minigrad import {', '.join(sorted(kinds))}"]
+
+
+def builtin(adapter: EngineAdapter) -> bool:
+    """Whether `adapter` is one of gradcheck's own minigrad adapters (not a subclass elsewhere)."""
+    return type(adapter).__module__.startswith("gradcheck.engines.")

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.minigrad_grad import MinigradGradAdapter
-from gradcheck.engines.snippets import backward_snippet
+from gradcheck.engines.minigrad_grad import MinigradGradAdapter, builtin
+from gradcheck.engines.snippets import backward_snippet, own_code_repro
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS
 from minigrad import Tensor, functional
@@ -50,9 +50,9 @@ class MinigradTensor(MinigradGradAdapter):
         return super().apply(op, args, attrs)
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
-        if second_order or not graph.is_tensor:
+        if second_order or not graph.is_tensor or not builtin(self):
             return super().snippet(graph, second_order)
-        return backward_snippet(graph)
+        return own_code_repro(graph, backward_snippet(graph))
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """One `backward()` of the cotangent-weighted outputs; each input's `.grad`."""

@@ -82,11 +82,9 @@ def value_snippet(
     terms = " + ".join(f"{graph.name_of(o)} * {literal(c)}" for o, c in zip(graph.outputs, cotangent))
     lines.append(f"loss = {terms}")
     lines.append("loss.backward()")
-    lines.append(
-        f'print("engine outputs:", [{", ".join(f"{graph.name_of(o)}.{data}" for o in graph.outputs)}])'
-    )
-    lines.append(f'print("engine grads:  ", [{", ".join(f"{i.name}.grad" for i in graph.inputs)}])')
-    return "\n".join(lines) + "\n"
+    outputs = ", ".join(f"{graph.name_of(o)}.{data}" for o in graph.outputs)
+    grads = ", ".join(f"{i.name}.grad" for i in graph.inputs)
+    return _engine_part(lines, f"[{outputs}]", f"[{grads}]", False, graph)
 
 
 def _constant_as(cls: str, as_value: tuple[int, ...]) -> Callable[[Constant], str]:
@@ -116,13 +114,11 @@ def adapter_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
     lines.append(f"outputs = [{', '.join(graph.name_of(o) for o in graph.outputs)}]")
     lines.append(f"inputs = [{', '.join(i.name for i in graph.inputs)}]")
     lines.append(f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]")
-    lines.append('print("engine outputs:", [engine.value(o) for o in outputs])')
     if second_order:
         lines.append("ones = [np.ones_like(engine.value(x)) for x in inputs]  # the direction")
-        lines.append('print("engine hvp:    ", engine.hvp(outputs, inputs, cotangent, ones))')
-    else:
-        lines.append('print("engine grads:  ", engine.gradients(outputs, inputs, cotangent))')
-    return torch_beside(graph, second_order) + "\n" + "\n".join(lines) + "\n"
+    derivative = "engine.hvp(outputs, inputs, cotangent, ones)" if second_order else None
+    derivative = derivative or "engine.gradients(outputs, inputs, cotangent)"
+    return _repro(graph, lines, "[engine.value(o) for o in outputs]", derivative, second_order)
 
 
 def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
@@ -140,23 +136,146 @@ def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
         "values = graph.input_values(0)",
         f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]",
     ]
+    lines.append("outputs, grads = engine.run(graph, values, cotangent)")
     if second_order:
         lines.append("ones = [np.ones_like(v) for v in values]  # the direction")
-        lines.append('print("engine hvp:", engine.run_hvp(graph, values, cotangent, ones))')
-    else:
-        lines.append("outputs, grads = engine.run(graph, values, cotangent)")
-        lines.append('print("engine outputs:", outputs)')
-        lines.append('print("engine grads:  ", grads)')
-    return torch_beside(graph, second_order) + "\n" + "\n".join(lines) + "\n"
+    derivative = "engine.run_hvp(graph, values, cotangent, ones)" if second_order else "grads"
+    return _repro(graph, lines, "outputs", derivative, second_order)
+
+
+def own_code_repro(graph: Graph, code: str, second_order: bool = False) -> str:
+    """torch's numbers, then an engine's own code for the graph (ending in `outputs` and `grads`,
+    or `hvp`, and their prints, as `Graph.to_python` writes it), then the verdict."""
+    prints = ('print("outputs:"', 'print("grads:"', 'print("hvp:"')
+    lines = [line for line in code.rstrip("\n").splitlines() if not line.startswith(prints)]
+    return _repro(graph, lines, "outputs", "hvp" if second_order else "grads", second_order)
+
+
+def _repro(graph: Graph, lines: list[str], outputs: str, derivative: str, second_order: bool) -> str:
+    """torch's part, then the engine's `lines` and its numbers (the code `outputs` and
+    `derivative` give them by) printed, then the verdict."""
+    engine = _engine_part(lines, outputs, derivative, second_order, graph)
+    return torch_beside(graph, second_order) + "\n" + engine
+
+
+def _engine_part(lines: list[str], outputs: str, derivative: str, second_order: bool, graph: Graph) -> str:
+    """The engine's code `lines`, its numbers kept and printed, and the verdict against torch's."""
+    name = "hvp" if second_order else "grads"
+    lines = [
+        *lines,
+        f"engine_outputs = numbers({outputs})",
+        f"engine_{name} = numbers({derivative})",
+        'print("engine outputs:", engine_outputs)',
+        f'print("{f"engine {name}:":<15}", engine_{name})',
+    ]
+    return ON_RAISE + "\n".join(lines) + "\n" + verdict(graph, second_order)
 
 
 def torch_beside(graph: Graph, second_order: bool = False) -> str:
-    """torch's code for the graph (float64), its prints labelled `torch ...`, to go before an
-    engine's code (which then reuses the input names)."""
+    """torch's code for the graph (float64), its numbers kept as `torch_outputs`, `torch_grads`
+    (and `torch_hvp`) and printed at full precision, to go before an engine's code (which then
+    reuses the input names and the `numbers` helper, and ends with `verdict`)."""
     code = graph_snippet(graph, "torch", second_order)
     for label in ("outputs", "grads", "hvp"):
-        code = code.replace(f'print("{label}:"', f'print("torch {label}:"')
+        code = code.replace(
+            f'print("{label}:", {label})\n',
+            f'torch_{label} = numbers({label})\nprint("{f"torch {label}:":<15}", torch_{label})\n',
+        )
+    code = code.replace("import torch\n", f"import torch\n{_NUMBERS}", 1)
     return "# torch, float64, on the same graph\n" + code + "\n# the engine under test\n"
+
+
+# How a repro turns torch's and the engine's answers into plain floats, printed at full precision.
+_NUMBERS = """import numpy as np
+
+
+def numbers(values):
+    \"\"\"Each value as plain floats (nested lists for arrays; None stays None), full precision.\"\"\"
+    return [None if v is None else np.asarray(plain(v), dtype=float).tolist() for v in values]
+
+
+def plain(v):
+    \"\"\"A torch tensor detached, an engine value's `data`; numbers and arrays as they are.\"\"\"
+    if hasattr(v, "detach"):
+        return v.detach()
+    return v if isinstance(v, (int, float, np.ndarray)) else getattr(v, "data", v)
+
+"""
+
+# The harness's engine-vs-torch tolerance (`gradcheck.parity.errors`: FORWARD_RTOL and
+# TORCH_TOLERANCE), as a repro's verdict applies it; a test keeps the two equal.
+REPRO_FORWARD_RTOL = 1e-10
+REPRO_RTOL = 1e-9
+REPRO_ATOL = 1e-10
+
+
+def verdict(graph: Graph, second_order: bool = False) -> str:
+    """The end of a repro: the engine's numbers (`engine_outputs`, `engine_grads` or `engine_hvp`)
+    against torch's with the harness's tolerance, a verdict line, and exit status 1 while they
+    differ (0 once the engine agrees); an exception of the engine says so and exits 1 too."""
+    shapes = graph_shapes(graph) if graph.is_tensor else [()] * (graph.n_inputs + len(graph.nodes))
+    outputs = [label for j, o in enumerate(graph.outputs) for label in _labels(f"output {j}", shapes[o])]
+    inputs = [label for i, inp in enumerate(graph.inputs) for label in _labels(inp.name, shapes[i])]
+    derivative = "hvp" if second_order else "grads"
+    what = "Hessian-vector product entry of" if second_order else "gradient of"
+    return f"""
+{VERDICT_MARK}: the engine's numbers against torch's, with the harness's tolerance; exit 1 while they differ
+import math
+
+FORWARD_RTOL, RTOL, ATOL = {REPRO_FORWARD_RTOL!r}, {REPRO_RTOL!r}, {REPRO_ATOL!r}
+
+
+def flat(values):
+    return [float(x) for v in values for x in np.ravel(np.asarray(0.0 if v is None else v, dtype=float))]
+
+
+def first_difference(labels, engine, torch, forward):
+    e, t = flat(engine), flat(torch)
+    if len(e) != len(t):
+        return f"the engine gave {{len(e)}} numbers, torch {{len(t)}}"
+    scale = max([abs(x) for x in t if math.isfinite(x)] + [1e-8])
+    for label, a, b in zip(labels, e, t):
+        if not (math.isfinite(a) and math.isfinite(b)):
+            same = a == b or (math.isnan(a) and math.isnan(b))
+        elif forward:
+            same = abs(a - b) <= FORWARD_RTOL * max(abs(b), 1e-3 * scale)
+        else:
+            same = abs(a - b) <= ATOL * max(scale, 1.0) + RTOL * max(abs(b), 1e-3 * scale)
+        if not same:
+            return f"{{label}}: engine {{a!r}}, torch {{b!r}}"
+    return None
+
+
+differences = [
+    first_difference({outputs!r}, engine_outputs, torch_outputs, True),
+    first_difference(
+        {[f"{what} {label}" for label in inputs]!r}, engine_{derivative}, torch_{derivative}, False
+    ),
+]
+differences = [d for d in differences if d]
+if differences:
+    print("verdict: FAIL, the engine differs from torch:", "; ".join(differences))
+    sys.exit(1)
+print("verdict: ok, the engine agrees with torch")
+"""
+
+
+# Where a repro's verdict starts (code that only shows the engine's numbers cuts it off here).
+VERDICT_MARK = "# verdict"
+# A repro's first lines for the engine: an exception of the engine ends the script with a verdict.
+ON_RAISE = (
+    "import sys\n\n"
+    "sys.excepthook = lambda *error: (sys.__excepthook__(*error), print(\n"
+    '    f"verdict: FAIL, the engine raised {error[0].__name__} where torch computed the numbers above"\n'
+    "))\n"
+)
+
+
+def _labels(name: str, shape: tuple[int, ...]) -> list[str]:
+    """One label per entry of a value of `shape`: "x0", or "x0[1, 2]"."""
+    if not shape:
+        return [name]
+    return [f"{name}[{', '.join(map(str, index))}]" for index in np.ndindex(*shape)]
 
 
 def _cotangent(graph: Graph) -> list[Any]:

@@ -26,6 +26,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.launcher import command_line
 
 # The point every op is tried at: positive, away from every kink and pole of the registry's ops.
 SAMPLE = (0.7, 1.3)
@@ -60,6 +61,19 @@ METHOD_TEMPLATE = re.compile(r"\{0\}\.(\w+)\((?:\{1\})?\)")
 METHOD_OPS: dict[str, str] = {
     op: spelled.group(1) for op in SCALAR_OPS if (spelled := METHOD_TEMPLATE.fullmatch(REGISTRY[op].template))
 }
+
+
+@dataclass(frozen=True)
+class RefusedNumber:
+    """A number the class refuses on one side of an operator it defines (`2.0 / x` without
+    `__rtruediv__`): the op, the side (0: left), the code tried and the exception in words. The
+    campaign passes such numbers as values of the class and reports the refusal once."""
+
+    op: str
+    side: int
+    code: str
+    raised: str
+    missing: str | None = None  # the reflected method the class lacks, when that is why
 
 
 @dataclass(frozen=True)
@@ -124,7 +138,8 @@ class ValueClassAdapter(EngineAdapter):
         self.name = spec
         self.value_names = value_class.__name__
         self.data = data_attribute(value_class) or "data"
-        self.spellings, self.left_out, self.notes = inspect_class(value_class)
+        self.refused_numbers: list[RefusedNumber] = []
+        self.spellings, self.left_out, self.notes = inspect_class(value_class, self.refused_numbers)
         self.ops = frozenset(self.spellings)
         self.children = _children_attribute(value_class)
 
@@ -210,6 +225,14 @@ class ValueClassAdapter(EngineAdapter):
         code = value_snippet(graph, import_lines(self.spec, cls), cls, templates, as_value, self.data)
         return torch_beside(graph) + "\n" + code
 
+    def written_snippet(self, graph: Graph) -> str:
+        """`snippet` with every number written as a number (`2.0 / x0`), also where the class
+        refuses it: the repro of a refused number."""
+        templates = {op: s.template() for op, s in self.spellings.items()}
+        cls = self.value_class.__name__
+        code = value_snippet(graph, import_lines(self.spec, cls), cls, templates, {}, self.data)
+        return torch_beside(graph) + "\n" + code
+
     def report(self) -> str:
         """What the inspection found, for the console: the ops kept and those left out, with why."""
         cls = self.value_class.__name__
@@ -241,9 +264,12 @@ def call(spelling: Spelling, operands: Sequence[Any], attrs: dict[str, Any]) -> 
     return BINARY_OPERATORS[spelling.op][1](operands[0], operands[1])
 
 
-def inspect_class(cls: type) -> tuple[dict[str, Spelling], dict[str, str], list[str]]:
+def inspect_class(
+    cls: type, refused: list[RefusedNumber] | None = None
+) -> tuple[dict[str, Spelling], dict[str, str], list[str]]:
     """The class's spelling of each registry scalar op it has, the ops left out with why, and
-    notes (numbers passed as values; ops kept although they raised at the sample point)."""
+    notes (numbers passed as values; ops kept although they raised at the sample point); each
+    number refused on one side of an operator is added to `refused`."""
     found: dict[str, Spelling] = {}
     left_out: dict[str, str] = {}
     notes: list[str] = []
@@ -254,7 +280,7 @@ def inspect_class(cls: type) -> tuple[dict[str, Spelling], dict[str, str], list[
             continue
         why = _refused(cls, candidate, notes)
         if why is None:
-            found[op] = _with_number_operands(cls, candidate, notes)
+            found[op] = _with_number_operands(cls, candidate, notes, refused)
         else:
             left_out[op] = why
     return found, left_out, notes
@@ -308,8 +334,11 @@ def _refused(cls: type, spelling: Spelling, notes: list[str]) -> str | None:
     return None
 
 
-def _with_number_operands(cls: type, spelling: Spelling, notes: list[str]) -> Spelling:
-    """`spelling` with the sides where the class refuses a number (`2.0 / x`) marked `as_value`."""
+def _with_number_operands(
+    cls: type, spelling: Spelling, notes: list[str], refused: list[RefusedNumber] | None = None
+) -> Spelling:
+    """`spelling` with the sides where the class refuses a number (`2.0 / x`) marked `as_value`,
+    each refusal added to `refused`."""
     if not REGISTRY[spelling.op].number_operands:
         return spelling
     as_value = []
@@ -321,12 +350,11 @@ def _with_number_operands(cls: type, spelling: Spelling, notes: list[str]) -> Sp
             as_value.append(side)
             code = _code(spelling, [repr(NUMBER), "x"] if side == 0 else ["x", repr(NUMBER)])
             reflected = BINARY_OPERATORS[spelling.op][2]
-            cause = (
-                f"{reflected} missing"
-                if side == 0 and not hasattr(cls, reflected)
-                else (f"{code} raised {type(e).__name__}")
-            )
+            missing = reflected if side == 0 and not hasattr(cls, reflected) else None
+            cause = f"{reflected} missing" if missing else f"{code} raised {type(e).__name__}"
             notes.append(f"{cause}: {code} not checked; the constant is passed as {cls.__name__}({NUMBER!r})")
+            if refused is not None:
+                refused.append(RefusedNumber(spelling.op, side, code, f"{type(e).__name__}: {e}", missing))
         except Exception:
             pass  # it takes the number; a wrong result is for the campaign to find
     return Spelling(spelling.op, spelling.form, spelling.name, tuple(as_value))
@@ -373,7 +401,7 @@ def adapter_source(adapter: ValueClassAdapter, class_name: str) -> str:
         f'"""Adapter for {cls} of {adapter.spec.rpartition(":")[0]},',
         "as `gradcheck run --print-adapter` built it by inspecting the class.",
         "Edit the spellings where your engine differs, then run",
-        f"    python -m gradcheck run --engine THIS_FILE.py:{class_name}",
+        f"    {command_line('run', '--engine', f'THIS_FILE.py:{class_name}')}",
         "",
         "Left out (add them to SPELLINGS once the class has them):",
         *(left_out or ["    nothing"]),

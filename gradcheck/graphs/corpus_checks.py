@@ -252,6 +252,13 @@ _STRUCTURED_CHECKS: dict[str, Callable[[Any], str]] = {
         if isinstance(v, list) and all(_small_int(n) and (n >= 1 or n == -1) for n in v)
         else "expected a list of sizes (at least 1, or -1 to keep a dim)"
     ),
+    # the losses (nn_ops): how they reduce, and the class index of each row
+    "reduction": lambda v: "" if v in ("mean", "sum", "none") else "expected 'mean', 'sum' or 'none'",
+    "target": lambda v: (
+        ""
+        if (_small_int(v) and v >= 0) or (isinstance(v, list) and all(_small_int(n) and n >= 0 for n in v))
+        else "expected a class index or a list of them"
+    ),
 }
 
 

@@ -74,7 +74,7 @@ def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.
     finite = all(np.isfinite(a).all() for a in args)
     if finite and np.isnan(out).any():  # finite arguments where torch's value is nan: sqrt(-1)
         return OFF_DOMAIN
-    at_kink = _branches_differ(spec, args, attrs)
+    at_kink = finite and _branches_differ(spec, args, attrs)  # -inf's nudges are nan, not a kink
     if at_kink and spec.kinks.startswith("ties"):
         return TIE
     if at_kink or _a_kink_case(spec, args, attrs):

@@ -18,7 +18,8 @@ import numpy as np
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
-from gradcheck.graphs.ir import Graph
+from gradcheck.engines.origin import ADAPTER_RAISED, ENGINE_RAISED
+from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import TORCH_TOLERANCE
 from gradcheck.parity.kinds import WRONG_TYPE, Kind
@@ -29,6 +30,10 @@ from gradcheck.parity.result import GraphCheck
 ONE_SIDED_STEP = 1e-7
 # Slopes (and a slope between them) count as equal within this, relative to 1 + their size.
 SLOPE_TOL = 1e-4
+# A one-sided quotient is re-taken with a step this many times smaller: a slope stays within
+# JUMP_TOL (relative), a jump's quotient grows by the ratio.
+JUMP_RATIO = 8.0
+JUMP_TOL = 1e-3
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,7 @@ def classify_check(check: GraphCheck, engine: str | EngineAdapter) -> Difference
 def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter) -> Difference:
     """The kind of difference behind `problems`, found on `graph` (a one-point failing instance)."""
     texts = [problem_text(p) for p in problems]
-    if any(t.startswith("engine raised") for t in texts):
+    if any(t.startswith((ENGINE_RAISED, ADAPTER_RAISED)) for t in texts):
         return Difference(Kind.EXCEPTION, "gradient")
     wrong = [t for t in texts if t.startswith(WRONG_TYPE)]
     if wrong:
@@ -77,19 +82,63 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
     if not _same_pattern(grad_e, grad_t):
         return Difference(Kind.NONFINITE, "gradient")
     differs = ~_close(grad_e, grad_t)
-    if differs.any() and at_convention(graph, values, cotangent, grad_e, np.flatnonzero(differs)):
+    if (
+        differs.any()
+        and at_convention(graph, values, cotangent, grad_e, np.flatnonzero(differs))
+        and _convention_with_constants_as_inputs(graph, adapter, values, cotangent)
+    ):
         return Difference(Kind.CONVENTION, "gradient")
     return Difference(Kind.WRONG_GRADIENT, "gradient")
 
 
+def _convention_with_constants_as_inputs(
+    graph: Graph, adapter: EngineAdapter, values: list[Any], cotangent: list[Any]
+) -> bool:
+    """Whether a one-op graph's convention holds for the op's rule, its constant operands made
+    inputs: `maximum(x, 0.0)` at x = 0 with slope 0 for x looks like relu's convention, but a rule
+    that gives both tied operands 0 is no subgradient of `maximum(x0, x1)` (its partials must sum
+    to 1), and the constant hid the second one. Graphs without constants: True."""
+    if len(graph.nodes) != 1 or not graph.nodes[0].consts:
+        return True
+    lifted, lifted_values = _constants_as_inputs(graph, values)
+    try:
+        _, grads = adapter.run(lifted, lifted_values, cotangent)
+        grad_e = flat_vector(grads)
+    except Exception:
+        return True  # the engine cannot take the constant as a value: the graph's verdict stands
+    reference = torch_at(lifted, lifted_values, cotangent)
+    differs = ~_close(grad_e, reference.grads[:, 0])
+    if not differs.any() or not _same_pattern(grad_e, reference.grads[:, 0]):
+        return not differs.any()
+    return at_convention(lifted, lifted_values, cotangent, grad_e, np.flatnonzero(differs))
+
+
+def _constants_as_inputs(graph: Graph, values: list[Any]) -> tuple[Graph, list[Any]]:
+    """A one-op graph with each constant operand an input holding its value (after the inputs)."""
+    node = graph.nodes[0]
+    inputs, lifted_values = list(graph.inputs), list(values)
+    tensor = graph.is_tensor
+    for c in node.consts:
+        value = np.asarray(c.value, dtype=np.float64) if tensor else float(c.value)
+        inputs.append(Input(f"x{len(inputs)}", value, ()))
+        lifted_values.append(value)
+    at = {c.at: graph.n_inputs + k for k, c in enumerate(node.consts)}
+    ids = iter(node.args)
+    args = tuple(at[i] if i in at else next(ids) for i in range(node.arity))
+    meta = {**graph.meta, **({"kind": "tensor"} if tensor else {})}
+    op = OpNode(node.op, args, node.attrs)
+    return Graph(inputs, [op], [len(inputs)], None, graph.cotangent, meta), lifted_values
+
+
 def _first_order_problem(texts: Sequence[str]) -> bool:
-    return any(t.startswith(("forward", "gradient of", "engine raised")) for t in texts)
+    return any(t.startswith(("forward", "gradient of", ENGINE_RAISED, ADAPTER_RAISED)) for t in texts)
 
 
 def _second_order(
     graph: Graph, adapter: EngineAdapter, values: list[Any], cotangent: list[Any], texts: Sequence[str]
 ) -> Difference:
-    if any(t.startswith("second derivatives: engine raised") for t in texts):
+    raised = tuple(f"second derivatives: {who}" for who in (ENGINE_RAISED, ADAPTER_RAISED))
+    if any(t.startswith(raised) for t in texts):
         return Difference(Kind.EXCEPTION, "second-derivative")
     direction = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
     try:
@@ -109,14 +158,25 @@ def at_convention(
     coordinate given the function has a kink (its one-sided slopes differ) and the engine's slope
     lies between them, and along all the kinked coordinates together (a tie moves them together)
     the engine's slopes sum to one between the one-sided slopes there. maximum(x0, x1) at x0 = x1
-    with partials (1, 0) is a convention; (0, 0) sums to 0 where the slope is 1: a wrong gradient."""
+    with partials (1, 0) is a convention; (0, 0) sums to 0 where the slope is 1: a wrong gradient.
+    A jump is no kink (its one-sided quotients grow as the step shrinks): at atan2's branch cut
+    only the continuous side has a slope, and a gradient that is not it is wrong."""
     flat = flat_vector(values)
     n = flat.size
     steps = ONE_SIDED_STEP * np.maximum(1.0, np.abs(flat))
     moves = np.diag(steps)
-    f = _weighted_at(graph, values, cotangent, np.concatenate([flat[None], flat + moves, flat - moves]))
-    right, left = (f[1 : n + 1] - f[0]) / steps, (f[0] - f[n + 1 :]) / steps
-    kinked = [i for i in range(n) if _slopes_differ(left[i], right[i])]
+    rows = [flat[None], flat + moves, flat - moves, flat + moves / JUMP_RATIO, flat - moves / JUMP_RATIO]
+    f = _weighted_at(graph, values, cotangent, np.concatenate(rows))
+    right, left = (f[1 : n + 1] - f[0]) / steps, (f[0] - f[n + 1 : 2 * n + 1]) / steps
+    fine = steps / JUMP_RATIO
+    right_fine, left_fine = (f[2 * n + 1 : 3 * n + 1] - f[0]) / fine, (f[0] - f[3 * n + 1 :]) / fine
+    kinked = [
+        i
+        for i in range(n)
+        if _slopes_differ(left[i], right[i])
+        and _continuous(right[i], right_fine[i])
+        and _continuous(left[i], left_fine[i])
+    ]
     if not all(i in kinked and _between(grad_e[i], left[i], right[i]) for i in coordinates):
         return False
     tied = sorted(set(kinked) | set(coordinates))
@@ -130,6 +190,12 @@ def at_convention(
     if not (np.isfinite(together_left) and np.isfinite(together_right)):
         return False
     return _between(float(grad_e[tied].sum()), together_left, together_right)
+
+
+def _continuous(slope: float, finer: float) -> bool:
+    """Whether a one-sided difference quotient is a slope, not a jump: it stays put when the step
+    shrinks (across a jump it grows as 1 / step: atan2's 2*pi across y = 0 for x < 0 is no kink)."""
+    return bool(np.isfinite(slope) and abs(slope - finer) <= JUMP_TOL * (1.0 + abs(slope) + abs(finer)))
 
 
 def _slopes_differ(left: float, right: float) -> bool:

@@ -26,6 +26,7 @@ from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
+from gradcheck.engines.origin import raised
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
@@ -100,7 +101,7 @@ def check_graph(
         _torch_judges_kinks(numbers, reference)
     checkable = list(range(k)) if numbers is None else np.flatnonzero(numbers.valid[:k]).tolist()
     points, cotangents = run.values(checkable), run.cotangents(checkable)
-    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points))
+    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
     blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
     hvp_problems: list[str] = []
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
@@ -154,16 +155,18 @@ def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
     numbers.valid[kinked] = True
 
 
-def _evaluate(evaluations: Iterator[tuple[list[Any], list[Any]]], n: int) -> tuple[list[Any], str | None]:
+def _evaluate(
+    evaluations: Iterator[tuple[list[Any], list[Any]]], n: int, adapter: EngineAdapter
+) -> tuple[list[Any], str | None]:
     """The engine's (forward, gradients) at each of `n` points, as it gave them, up to the first
-    point where it raised; and that exception in words (None if it never did). An engine that
-    raises is a finding, not a crash of the harness."""
+    point where it raised; and that exception in words, the engine's or the adapter's (None if
+    it never did). An engine that raises is a finding, not a crash of the harness."""
     results: list[Any] = []
     try:
         for _, result in zip(range(n), evaluations):
             results.append(result)
     except Exception as e:
-        return results, _raised(e)
+        return results, raised(e, adapter)
     return results, None
 
 
@@ -284,7 +287,7 @@ def _compare_hvp(
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [f"second derivatives: engine raised {type(e).__name__}: {e}"]
+        return [f"second derivatives: {raised(e, adapter)}"]
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)

@@ -19,6 +19,7 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
+from gradcheck.engines.origin import raised
 from gradcheck.graphs.edges import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
@@ -92,7 +93,7 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
     except Exception as e:  # the engine raised where torch computed a value
         # `run` computes the value and gradients in one call: as in random graphs (`classify`),
         # an exception is the gradient check's, so a bug both meet is one finding
-        return [EdgeProblem(op, graph, Kind.EXCEPTION, "gradient", f"engine raised {type(e).__name__}: {e}")]
+        return [EdgeProblem(op, graph, Kind.EXCEPTION, "gradient", raised(e, adapter))]
     try:
         value_e = np.asarray(forward[0], dtype=np.float64)
         grads_e = [np.asarray(g, dtype=np.float64) for g in grads]

@@ -151,7 +151,7 @@ class PointErrors:
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
         fwd_err = float(self.fwd_err[c])
         if not fwd_err <= FORWARD_RTOL:
-            j = int(np.nanargmax(self.fwd_rel[:, c])) if np.isfinite(fwd_err) else 0
+            j = _worst_output(self.fwd_rel[:, c])
             problems.append(
                 f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
                 f"(rel err {fwd_err:.3g} > {FORWARD_RTOL:g})"
@@ -183,6 +183,13 @@ class PointErrors:
 # The reductions below call the ufuncs' `reduce` directly: `ndarray.max` and `ndarray.any` go
 # through a Python wrapper that costs about as much again on arrays this small.
 _maximum, _any = np.maximum.reduce, np.logical_or.reduce
+
+
+def _worst_output(rel: np.ndarray) -> int:
+    """The output a failing forward check names: the first whose error is nan or inf (a nan
+    output), else the one with the largest error."""
+    bad = np.flatnonzero(~np.isfinite(rel))
+    return int(bad[0]) if bad.size else int(np.argmax(rel))
 
 
 def _column_max(x: np.ndarray) -> np.ndarray:

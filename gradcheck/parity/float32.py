@@ -25,6 +25,7 @@ import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.origin import raised
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
@@ -71,7 +72,7 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
         try:
             fwd, grads = engine.run(graph, values, cotangent)
         except Exception as e:  # an engine that raises is a finding, not a crash of the harness
-            record_failure(result, graph, p, list(cotangent), f"engine raised {type(e).__name__}: {e}")
+            record_failure(result, graph, p, list(cotangent), raised(e, engine))
             break
         problems = _dtype_problems(fwd, dtypes)
         problems += _compare(

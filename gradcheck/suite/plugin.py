@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from gradcheck.launcher import command_line
+
 DEFAULT_ENGINE = "minigrad"
 # The regression corpus shipped as package data (in a clone, a link to parity_tests/corpus).
 SHIPPED_CORPUS = Path(__file__).parent / "corpus"
@@ -243,7 +245,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         directory = _findings_dir[0]
         terminalreporter.write_line(
             f"parity findings: failing graphs saved to {directory}; replay one with "
-            f"`python -m gradcheck replay FILE --engine NAME`, add it to a regression corpus with "
-            f"`python -m gradcheck corpus add {directory}/FILE.json --to DIR` (default ./corpus) and "
+            f"`{command_line('replay', 'FILE', '--engine', 'NAME')}`, add it to a regression corpus with "
+            f"`{command_line('corpus', 'add', f'{directory}/FILE.json', '--to', 'DIR')}` "
+            "(default ./corpus) and "
             "replay that with --gradcheck-corpus DIR"
         )

@@ -45,6 +45,14 @@ class NoRtruediv(MinigradValue):
         return super().apply(op, args, attrs)
 
 
+def _reversed_quotient(c: float, x: Any) -> Any:
+    """The engine's `c / x`: `(x / c) ** -1`, which raises ZeroDivisionError for c = 0 (a rule of
+    the engine, apart from its adapter: the exception is the engine's)."""
+    if c == 0:
+        raise ZeroDivisionError("float division by zero")
+    return c / x
+
+
 class ReversedQuotientRtruediv(MinigradValue):
     """`c / x` computed as `(x / c) ** -1` in Python floats: right for every c but 0, where the
     forward raises ZeroDivisionError, whether or not any output uses the node."""
@@ -52,8 +60,8 @@ class ReversedQuotientRtruediv(MinigradValue):
     name = "reversed-quotient-rtruediv"
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        if op == "div" and _number(args[0]) and args[0] == 0:
-            raise ZeroDivisionError("float division by zero")
+        if op == "div" and _number(args[0]):
+            return _reversed_quotient(args[0], args[1])
         return super().apply(op, args, attrs)
 
 

@@ -75,10 +75,12 @@ def test_the_random_graphs_go_on_and_every_graph_with_the_op_is_in_its_finding(t
 
 def test_an_op_that_never_returns_is_a_timeout_finding(tmp_path, capsys):
     argv = ["run", "--engine", HOSTILE + "HangsInRelu", *SMALL, "--no-edges", "--graph-timeout", "3"]
-    status, _, _ = run(capsys, *argv, "--out", str(tmp_path))
+    status, out, _ = run(capsys, *argv, "--out", str(tmp_path))
     assert status == 1
     (title,) = [t for t in findings(tmp_path) if t.startswith("relu — timeout")]
     assert title == "relu — timeout: gave no answer within 3 s (--graph-timeout)"
+    # the first screen leads with it: a hang on ordinary inputs is a bug
+    assert re.search(r"^0 +bug +relu +timeout: gave no answer within 3 s", out, re.MULTILINE), out
 
 
 def test_an_engine_that_exits_while_imported_is_bad_input_in_one_line(tmp_path, capsys):

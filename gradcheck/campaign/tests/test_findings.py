@@ -1,10 +1,12 @@
 """Findings: failing checks with the same signature are one problem; the summary leads with them."""
 
 import json
+import shlex
 
 import pytest
 
 from gradcheck.campaign.findings import Finding, failing, group_findings, replay_command, summary
+from gradcheck.launcher import launcher
 from gradcheck.parity.kinds import Kind
 
 RELU = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": [{"op": "relu", "args": [0]}], "outputs": [1]}
@@ -147,7 +149,9 @@ def test_a_finding_survives_a_json_round_trip():
     back = Finding.from_dict(json.loads(json.dumps(f.to_dict())))
     assert back == f
     assert back.ops == ("mul", "tanh")
-    assert f.to_dict()["repro"] == "python -m gradcheck replay out/report.json --engine minigrad --finding 0"
+    assert f.to_dict()["repro"] == shlex.join(
+        [*launcher(), "replay", "out/report.json", "--engine", "minigrad", "--finding", "0"]
+    )
 
 
 def test_a_finding_names_a_known_check_and_at_least_one_graph():

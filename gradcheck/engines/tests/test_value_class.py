@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ from gradcheck.engines.value_class import (
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.launcher import launcher
 from gradcheck.parity.compare import check_graph
 
 DATA = Path(__file__).parent / "data"
@@ -145,21 +147,23 @@ def test_a_class_keeping_its_number_in_val_is_read_there_and_missing_operators_a
     assert adapter.data == "val" and adapter.value(adapter.leaf(1.5)) == 1.5
     assert adapter.left_out["sub"] == "__sub__ missing: x - y not checked"
     assert adapter.left_out["neg"] == "__neg__ missing: -x not checked"
-    assert 'print("engine outputs:", [v1.val])' in adapter.snippet(
+    assert "engine_outputs = numbers([v1.val])" in adapter.snippet(
         Graph([Input("x0", 0.5)], [OpNode("mul", (0, 0))], [1])
     )
 
 
-def _findings(engine: str) -> set[tuple]:
+def _findings(engine: str, phase: str | None = None) -> set[tuple]:
     settings = Settings(engine=engine, graphs=60, seed=3, max_shrink=3)
     result = run_campaign(settings, real_backend())
     ops = sorted(load_engine(engine).ops)
     found = [*result.findings, *edge_findings(load_engine(engine), ops)]
+    found = [f for f in found if (f.phase == "inspection") == (phase == "inspection")]
     return {(f.kind, f.ops, f.check, f.where, f.graphs, f.graph_indices, f.problems) for f in found}
 
 
 @pytest.mark.parametrize("engine", list(HANDWRITTEN))
 def test_checked_without_an_adapter_the_findings_are_those_of_the_handwritten_adapter(engine):
+    # besides what inspecting the class itself shows (a number it refuses: see the next test)
     findings = _findings(engine)
     assert findings, "each of these engines has real differences from torch"
     assert findings == _findings(HANDWRITTEN[engine])
@@ -229,7 +233,7 @@ def test_the_inspected_engines_repro_is_in_its_own_spelling_beside_torch():
     assert "v1 = Scalar(2.0) / x0" in code and "v2 = v1 ** 2.0" in code
     out = _run_script(code)
     assert "engine outputs: [16.0]" in out and "engine grads:   [-64.0]" in out
-    assert "torch outputs: [tensor(16., dtype=torch.float64" in out
+    assert "torch outputs:  [16.0]" in out and "verdict: ok" in out
 
 
 def test_an_adapter_without_a_snippet_gets_a_repro_through_its_spec():
@@ -275,7 +279,7 @@ def test_run_prints_the_inspection_and_its_repros_load_the_engine_from_anywhere(
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["settings"]["engine"] == QUIRKY
     assert report["findings"][0]["repro"].startswith(
-        f"python -m gradcheck replay {out / 'report.json'} --engine {QUIRKY}"
+        shlex.join([*launcher(), "replay", str(out / "report.json"), "--engine", QUIRKY])
     )
     assert "from quirky_engine import Scalar" in report["findings"][0]["snippet"]
 
@@ -294,9 +298,9 @@ def test_a_function_style_adapters_repro_runs_the_graph_through_it_beside_torch(
     code = load_engine("autograd").snippet(SQUARE_OF_INVERSE)
     assert "engine = load_engine('autograd')" in code and "engine.run(graph, values, cotangent)" in code
     out = _run_script(code)
-    assert "torch grads: (tensor(-64., dtype=torch.float64),)" in out and "engine grads:   [" in out
+    assert "torch grads:    [-64.0]" in out and "engine grads:   [-64.0]" in out and "verdict: ok" in out
     second = _run_script(load_engine("autograd").snippet(SQUARE_OF_INVERSE, second_order=True))
-    assert "torch hvp: (tensor(384., dtype=torch.float64),)" in second and "engine hvp: [" in second
+    assert "torch hvp:      [384.0]" in second and "engine hvp:     [384.0]" in second
 
 
 def test_every_scalar_op_of_the_registry_is_tried_in_the_registrys_spelling():

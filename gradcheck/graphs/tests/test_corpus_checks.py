@@ -136,10 +136,12 @@ def test_a_tensor_graph_a_campaign_writes_reads_back_with_its_layout_attributes(
     from gradcheck.graphs.generate import random_graph
     from gradcheck.graphs.ir import Graph
 
-    ops = ["matmul", "reshape"]
+    ops = ["matmul", "reshape", "mse_loss", "cross_entropy"]
     drawn = [random_graph(np.random.default_rng(s), ops=ops, tensor=True) for s in range(40)]
     layouts = {name for g in drawn for n in g.nodes for name, _ in n.attrs if name in ("ranks", "ndim_in")}
     assert layouts == {"ranks", "ndim_in"}
+    losses = {name for g in drawn for n in g.nodes for name, _ in n.attrs if name in ("reduction", "target")}
+    assert losses == {"reduction", "target"}, "the losses' attributes (a word, class indices) read back too"
     for g in drawn:
         check_graph_data(g.to_json())
         assert Graph.from_json(g.to_json()).to_json() == g.to_json()

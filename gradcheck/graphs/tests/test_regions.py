@@ -59,3 +59,9 @@ def test_a_huge_argument_beside_an_infinite_one_is_an_overflow_point():
 
 def test_nan_is_no_kink():
     assert region_of(one_op("relu", float("nan"))) == "nan/inf"
+
+
+@pytest.mark.parametrize("x", [float("inf"), float("-inf")])
+def test_an_infinity_is_no_kink(x):
+    # relu at -inf: its nudges are nan, which is no branch change (MyGrad's "relu at a kink" at -inf)
+    assert region_of(one_op("relu", x)) == "nan/inf"

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from gradcheck.engines.minigrad_tensor import MinigradTensor
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check, problem_text
 from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
-from gradcheck.testing import cause_engines, kind_engines
+from gradcheck.testing import cause_engines, kind_engines, triage_engines
 
 
 def one_op(op: str, x: float, **attrs) -> Graph:
@@ -146,3 +146,28 @@ def test_tied_maxima_must_share_a_total_of_one(share):
     assert kind_of(engine, graph) is Kind.WRONG_GRADIENT
     torch_like = type("AmaxHalf", (_AmaxTiedShare,), {"share": 0.5})()
     assert check_graph(graph, torch_like, numeric=False, second_order=False).passed
+
+
+def test_a_jump_is_no_kink_so_a_slope_off_the_continuous_side_is_a_wrong_gradient():
+    # atan2 at (0, -1) sits on its branch cut: from above the slope in y is -1, from below atan2
+    # jumps by 2*pi. Swapped partials give +1: no convention at a kink, a wrong gradient
+    engine = triage_engines.Atan2PartialsSwapped()
+    graph = Graph([Input("x0", 0.0), Input("x1", -1.0)], [OpNode("atan2", (0, 1))], [2])
+    assert kind_of(engine, graph) is Kind.WRONG_GRADIENT
+
+
+@pytest.mark.parametrize(
+    ("engine", "kind"),
+    [
+        (cause_engines.MaximumZeroAtTie(), Kind.WRONG_GRADIENT),
+        (cause_engines.MaximumFirstAtTie(), Kind.CONVENTION),
+    ],
+    ids=["zero-zero", "one-zero"],
+)
+def test_a_tie_with_a_constant_is_judged_with_the_constant_made_an_input(engine, kind):
+    # maximum(x, 0.0) at x = 0: slope 0 for x alone looks like relu's convention, but partials
+    # (0, 0) are no subgradient of maximum(x0, x1); (1, 0) are
+    node = OpNode("maximum", (0,), consts=(Constant(1, 0.0, tensor=True),))
+    inputs = [Input("x0", np.array([0.0, 0.5]), (2,))]
+    graph = Graph(inputs, [node], [1], cotangent=[np.array([1.0, 1.0])], meta={"kind": "tensor"})
+    assert kind_of(engine, graph) is kind

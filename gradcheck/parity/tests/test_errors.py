@@ -59,16 +59,21 @@ def test_folding_keeps_the_largest_figure_of_the_first_points_and_skips_nan():
     assert set(FIGURES) <= set(result.to_dict())
 
 
+def engine_rule(x: float) -> float:
+    """The engine's own code (not its adapter's): it raises at 2.0."""
+    if x == 2.0:
+        raise ArithmeticError("at two")
+    return 1 + 1e-6 if x >= 1.0 else 1.0
+
+
 class WrongFromThePoint(MinigradValue):
     """Correct at the first points, a gradient off by 1e-6 from input value 1.0 on, and raising
     at the input value 2.0."""
 
     def gradients(self, outputs, inputs, cotangent):
         grads = super().gradients(outputs, inputs, cotangent)
-        x = inputs[0].data
-        if x == 2.0:
-            raise ArithmeticError("at two")
-        return [g * (1 + 1e-6) if x >= 1.0 else g for g in grads]
+        factor = engine_rule(inputs[0].data)
+        return [g * factor for g in grads]
 
 
 def line_graph(points: list[float]) -> Graph:
@@ -88,3 +93,12 @@ def test_an_engine_raising_after_good_points_fails_at_that_point():
     assert not result.passed and result.failing_point == 2 and result.points_checked == 3
     assert "engine raised ArithmeticError: at two" in result.problems[0]
     assert 0 < result.max_abs_err_numeric < 1e-8  # the good points' figures are kept
+
+
+def test_a_nan_output_is_named_by_its_own_index():
+    # two outputs, the second nan where torch has a number: the message names output 1
+    torch = TorchResult(np.array([[1.0], [2.0]]), np.array([[1.0]]))
+    fwd = np.array([[1.0], [np.nan]])
+    errors = PointErrors(Tolerance(1e-7, 1e-5), fwd, np.array([[1.0]]), torch, None, np.arange(1))
+    (problem,) = errors.problems(0, ["x0"])
+    assert problem.startswith("forward: output 1 is nan but torch gives 2.0")

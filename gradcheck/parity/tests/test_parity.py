@@ -81,11 +81,16 @@ class OffForward(MinigradValue):
         return node.data * (1 + 1e-9)
 
 
+def engine_value(value):
+    """The engine's own constructor (not its adapter's code): it raises."""
+    raise ZeroDivisionError("boom")
+
+
 class Raising(MinigradValue):
     name = "raising"
 
     def leaf(self, value):
-        raise ZeroDivisionError("boom")
+        return engine_value(value)
 
 
 class WrongSecondDerivative(MinigradValue):
@@ -109,6 +114,20 @@ def test_a_forward_value_off_by_1e_9_fails():
 def test_an_engine_that_raises_is_a_finding_not_a_crash():
     result = check_graph(tanh_graph(), Raising())
     assert not result.passed and "engine raised ZeroDivisionError: boom" in result.problems[0]
+
+
+class RaisingAdapter(MinigradValue):
+    name = "raising-adapter"
+
+    def leaf(self, value):
+        raise ZeroDivisionError("boom")
+
+
+def test_an_adapter_that_raises_is_named_as_the_adapter():
+    result = check_graph(tanh_graph(), RaisingAdapter())
+    assert not result.passed
+    words = "adapter raised ZeroDivisionError: boom (in the adapter's RaisingAdapter.leaf)"
+    assert words in result.problems[0]
 
 
 def test_wrong_second_derivatives_fail():

@@ -1,0 +1,52 @@
+"""What inspecting a value class found that is the engine's bug: a number it refuses beside an
+operator it defines (`2.0 / x` with `__truediv__` but no `__rtruediv__`).
+
+The adapter built by inspection passes such a number as a value of the class, so that every
+other graph holding it can be checked; the refusal itself is a difference from torch (which
+takes `2.0 / x`) and is reported once, as a finding of phase "inspection" on the one-op graph
+the user would write, wherever the class is inspected: `run`, `gate` and the pytest plugin.
+"""
+
+from __future__ import annotations
+
+from gradcheck.campaign.findings import Finding
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.value_class import SAMPLE, ValueClassAdapter
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.parity.kinds import Kind
+
+
+def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = None) -> list[Finding]:
+    """One finding per number the inspected class refuses on a side of an operator (of `ops`,
+    default every op the adapter has); none for an adapter not built by inspection."""
+    if not isinstance(adapter, ValueClassAdapter):
+        return []
+    found = []
+    for refused in adapter.refused_numbers:
+        if ops is not None and refused.op not in ops:
+            continue
+        number = Constant(refused.side, 2.0)
+        graph = Graph([Input("x0", SAMPLE[1])], [OpNode(refused.op, (0,), consts=(number,))], [1])
+        cls = adapter.value_class.__name__
+        why = (
+            f"{cls} has no {refused.missing}"
+            if refused.missing
+            else f"{cls} refuses a number on the {'left' if refused.side == 0 else 'right'}"
+        )
+        problem = (
+            f"at x0 = {SAMPLE[1]!r}: engine raised {refused.raised} ({refused.code}: {why}; torch takes "
+            f"the number; the other graphs pass it as {cls}(2.0))"
+        )
+        found.append(
+            Finding(
+                kind=Kind.EXCEPTION,
+                ops=(refused.op,),
+                check="gradient",
+                graph=graph.to_dict(),
+                phase="inspection",
+                problems=(problem,),
+                snippet=adapter.written_snippet(graph),
+                region="ordinary",
+            )
+        )
+    return found

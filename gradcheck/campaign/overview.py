@@ -1,0 +1,230 @@
+"""The first screen of every report: what to fix first, on one screen.
+
+A campaign's findings as a triage (issue 30): one row per finding a user fixes in the engine or
+its adapter, bugs first, then graph code, then adapter faults (each with its fix); the edge
+behaviour as one compact table, one row per op and a column per input region, saying what the
+engine did there; conventions as notes; the failing graphs no finding explains as one line. The
+console (`gradcheck.cli.console`), report.html and the markdown summary draw this same overview,
+each in its own medium, and the details of every finding follow it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradcheck.campaign import tiers
+from gradcheck.campaign.findings import Finding
+from gradcheck.graphs.regions import KINK, NONFINITE, OFF_DOMAIN, ORDINARY, OVERFLOW, POLE, TIE, TINY
+from gradcheck.parity.kinds import Kind
+
+# The tiers that get a row of the table, in its order; edge and convention have their own parts.
+TABLE_TIERS = (tiers.BUG, tiers.GRAPH_CODE, tiers.ADAPTER)
+
+# The edge table's columns: an input region and its heading, in the order a reader scans them.
+EDGE_REGIONS = {
+    NONFINITE: "nan/inf",
+    POLE: "pole",
+    OVERFLOW: "overflow",
+    OFF_DOMAIN: "off domain",
+    TINY: "tiny",
+    TIE: "tie",
+    KINK: "kink",
+    ORDINARY: "elsewhere",
+}
+
+# What the engine did, in an edge table's cell (a word or two).
+_EDGE_WORDS = {
+    Kind.WRONG_GRADIENT: "wrong grad",
+    Kind.WRONG_SECOND_DERIVATIVE: "wrong 2nd der.",
+    Kind.WRONG_VALUE: "wrong value",
+    Kind.NONFINITE: "inf/nan",
+    Kind.EXCEPTION: "raises",
+    Kind.WRONG_TYPE: "not a number",
+    Kind.CONVENTION: "convention",
+    Kind.STRUCTURAL: "structural",
+    Kind.NONDETERMINISTIC: "nondeterministic",
+}
+
+# How the overview counts each tier ("1 bug, 2 graph-code findings, 7 edge behaviours").
+_TIER_NOUNS = {
+    tiers.BUG: ("bug", "bugs"),
+    tiers.GRAPH_CODE: ("graph-code finding", "graph-code findings"),
+    tiers.ADAPTER: ("adapter fault", "adapter faults"),
+    tiers.EDGE: ("edge behaviour", "edge behaviours"),
+    tiers.CONVENTION: ("convention", "conventions"),
+}
+
+EDGE_HEADING = (
+    "Edge behaviour (an input inf, nan, subnormal or overflowing, or torch's own answer inf or nan)"
+)
+NOTES_HEADING = "Conventions (a valid slope at a kink or tie that is not torch's choice)"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finding as a line of the overview: its number in the report (`replay --finding N`),
+    its tier, what it is about (`cause`), what happened (`outcome`) and how many graphs show it."""
+
+    number: int
+    finding: Finding
+
+    @property
+    def tier(self) -> str:
+        return self.finding.tier
+
+    @property
+    def cause(self) -> str:
+        return title_parts(self.finding)[0]
+
+    @property
+    def outcome(self) -> str:
+        return title_parts(self.finding)[1]
+
+    @property
+    def graphs(self) -> int:
+        return self.finding.graphs
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One op's edge behaviour: what the engine did at each region (`cells`, keyed by region),
+    the graphs (edge-value cases included) and the findings' numbers."""
+
+    op: str
+    cells: Mapping[str, str]
+    graphs: int
+    numbers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The first screen: the table's rows, the edge table, the notes and the unexplained graphs."""
+
+    rows: tuple[Row, ...]
+    edges: tuple[EdgeRow, ...]
+    notes: tuple[Row, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+    unexplained: Mapping[str, Any] | None = None
+
+    @property
+    def regions(self) -> list[str]:
+        """The edge table's columns: the regions some op's edge behaviour is at, in scan order."""
+        present = {region for row in self.edges for region in row.cells}
+        return [region for region in EDGE_REGIONS if region in present]
+
+    @property
+    def fixes(self) -> list[Row]:
+        """The adapter's faults, each with its fix (`Finding.fix`)."""
+        return [row for row in self.rows if row.finding.fix]
+
+    def tier_counts(self) -> str:
+        """ "1 bug, 2 graph-code findings, 7 edge behaviours" ("no findings" when there are none)."""
+        parts = []
+        for tier in tiers.TIERS:
+            n = self.counts.get(tier, 0)
+            if n:
+                singular, plural = _TIER_NOUNS[tier]
+                parts.append(f"{n} {singular if n == 1 else plural}")
+        if self.unexplained:
+            parts.append(f"{self.unexplained['graphs']} unexplained graph(s)")
+        return ", ".join(parts) or "no findings"
+
+    def unexplained_line(self) -> str:
+        """The unexplained graphs in a line ("" when every failing graph has its finding)."""
+        if not self.unexplained:
+            return ""
+        smallest = self.unexplained.get("smallest") or {}
+        ops = ", ".join(smallest.get("ops") or ()) or "no ops"
+        return (
+            f"{self.unexplained['graphs']} failing graph(s) no finding explains; the smallest, "
+            f"graph {smallest.get('index', '?')} ({ops}), in full below"
+        )
+
+    def notes_line(self) -> str:
+        """The conventions in a line: "amax at a tie (29 graphs), clamp at -0.5 (2 graphs)"."""
+        return "; ".join(f"{row.cause} ({_graphs(row.graphs)})" for row in self.notes)
+
+
+def overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None = None) -> Overview:
+    """The overview of a campaign's findings, numbered as the report numbers them; `unexplained`:
+    report.json's entry for the failing graphs no finding explains (graphs, smallest), if any."""
+    rows, notes, edges = [], [], []
+    for number, f in enumerate(findings):
+        row = Row(number, f)
+        if f.tier == tiers.EDGE:
+            edges.append(row)
+        elif f.tier == tiers.CONVENTION:
+            notes.append(row)
+        else:
+            rows.append(row)
+    rows.sort(key=lambda r: (tiers.tier_rank(r.tier), r.number))
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.tier] = counts.get(f.tier, 0) + 1
+    return Overview(tuple(rows), edge_rows(edges), tuple(notes), counts, unexplained or None)
+
+
+def edge_rows(rows: Sequence[Row]) -> tuple[EdgeRow, ...]:
+    """One row per op (the ops of each finding's minimal graph, joined), most graphs first; a cell
+    holds what the engine did at that region, each different outcome once."""
+    by_op: dict[str, list[Row]] = {}
+    for row in rows:
+        by_op.setdefault(" ∘ ".join(row.finding.ops) or "(graph)", []).append(row)
+    out = []
+    for op, group in by_op.items():
+        cells: dict[str, list[str]] = {}
+        for row in group:
+            region = row.finding.region if row.finding.region in EDGE_REGIONS else ORDINARY
+            words = cells.setdefault(region, [])
+            for word in edge_outcome(row.finding):
+                if word not in words:
+                    words.append(word)
+        joined = {region: ", ".join(_one_raises(words)) for region, words in cells.items()}
+        numbers = tuple(r.number for r in group)
+        out.append(EdgeRow(op, joined, sum(r.graphs for r in group), numbers))
+    return tuple(sorted(out, key=lambda r: (-r.graphs, r.op)))
+
+
+def edge_outcome(f: Finding) -> list[str]:
+    """What the engine did, in a word or two per kind: "raises ZeroDivisionError", "inf/nan"."""
+    kinds = [Kind(k) for k in f.extra.get("merged_kinds") or (f.kind.value,)]
+    words = []
+    for kind in kinds:
+        word = _EDGE_WORDS[kind]
+        if kind is Kind.EXCEPTION and f.raised:
+            word += f" {f.raised}"
+        words.append(word)
+    return words
+
+
+def _one_raises(words: list[str]) -> list[str]:
+    """A cell's words with every "raises X" in one, first: "raises OverflowError/ZeroDivisionError"."""
+    verb = _EDGE_WORDS[Kind.EXCEPTION]
+    raised = [w for w in words if w.startswith(verb)]
+    if len(raised) < 2:
+        return words
+    types = sorted({name for w in raised for name in w.removeprefix(verb).strip().split("/") if name})
+    return [" ".join([verb, "/".join(types)]).strip(), *(w for w in words if w not in raised)]
+
+
+def title_parts(f: Finding) -> tuple[str, str]:
+    """A title as the table's two columns: what it is about, and what happened
+    ("pow_const to the power 0 at a pole", "raised OverflowError/ZeroDivisionError"). A graph-code
+    finding is about the check that showed it; what happened is its kind (and rate)."""
+    title = f.title
+    if f.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC) and not f.ops:
+        about = title.removeprefix("graph code — ")
+        if f.kind is Kind.NONDETERMINISTIC and " — " in about:
+            about, _, outcome = about.rpartition(" — ")
+            return about, outcome
+        return about, f.kind.value
+    about, _, outcome = title.rpartition(" — ")
+    if not about:
+        return title, f.kind.value
+    return about, outcome.removeprefix("engine ")
+
+
+def _graphs(n: int) -> str:
+    return f"{n} graph{'s' if n != 1 else ''}"
