@@ -16,7 +16,7 @@ order of the work is the campaign's (`gradcheck.campaign.phases`); here is only 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -56,6 +56,12 @@ class Campaign:
 
     def state(self) -> EngineState:
         return EngineState(self.backend, self.settings)
+
+    @property
+    def quarantine_key(self) -> Campaign:
+        """This campaign whatever ops it left out for the adapter's fault: an op that ended a
+        worker before they were left out stays quarantined after (`supervisor.Supervisor`)."""
+        return replace(self, settings=replace(self.settings, left_out=()))
 
 
 class EngineState:

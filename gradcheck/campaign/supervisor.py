@@ -231,7 +231,7 @@ class Supervisor:
     def _send(self, worker: _Worker, task: _Task, work: Work) -> None:
         self._jobs += 1
         worker.job, worker.work, worker.taken, worker.sent = self._jobs, work, False, time.monotonic()
-        quarantined = frozenset(self.quarantined.get(task.engine, ()))
+        quarantined = frozenset(self.quarantined.get(_key(task.engine), ()))
         job = Job(self._jobs, task.func, task.engine, work.units, work.extra, quarantined)
         with contextlib.suppress(OSError, ValueError):  # it died idle: the next look finds out
             worker.conn.send(job)
@@ -289,7 +289,7 @@ class Supervisor:
 
     def _death_of(self, task: _Task, reply: Reply, beacon: Beacon) -> Death:
         if reply.status == "quarantined":
-            quarantined = self.quarantined.get(task.engine, {})
+            quarantined = self.quarantined.get(_key(task.engine), {})
             earlier = quarantined.get(reply.op) or quarantined.get(ALL_UNITS)
             return replace(earlier, skipped=True) if earlier else Death("crash", "was refused")
         kind = "crash" if reply.status == "ended" else "raised"
@@ -333,6 +333,7 @@ class Supervisor:
         """Quarantine the op that ended a worker; after too many deaths no op explains, everything."""
         if death.kind == "raised":
             return
+        engine = _key(engine)
         quarantined = self.quarantined.setdefault(engine, {})
         if death.op and death.stage == "forward":
             quarantined.setdefault(death.op, death)
@@ -361,6 +362,12 @@ def _discard(worker: _Worker) -> None:
     _kill(worker)
     worker.process.join(1.0)
     worker.conn.close()
+
+
+def _key(engine: Any) -> Any:
+    """What a quarantine holds for: the engine's `quarantine_key` (a campaign whatever ops it
+    stopped drawing for the adapter's fault), else the engine itself."""
+    return getattr(engine, "quarantine_key", engine)
 
 
 def _name(engine: Any) -> str:

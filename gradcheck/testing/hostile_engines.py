@@ -4,7 +4,8 @@ misbehave the same way for the supervisor's own tests.
 Each engine is minigrad's Value over a few ops, with relu misbehaving: it calls `sys.exit(0)`,
 ends the process with `os._exit(3)`, reads address 0 (a segmentation fault, as a crashing C
 extension gives), never returns, or answers a value whose `__float__` raises. `SlowRelu` is only
-slow (a campaign still running when a test signals it), `Benign` not even that. Run them only in
+slow (a campaign still running when a test signals it), `Benign` not even that;
+`EndsProcessInReluMisspellsSigmoid` also has an adapter fault in sigmoid. Run them only in
 a worker process (`gradcheck.campaign.supervisor`): in the test's own process they end or hang it. An engine
 that exits while it is imported needs a module of its own: `EXITS_AT_IMPORT` is its source.
 """
@@ -52,6 +53,18 @@ class ExitsInRelu(_Hostile):
 class EndsProcessInRelu(_Hostile):
     def misbehave(self) -> Any:
         os._exit(3)
+
+
+class EndsProcessInReluMisspellsSigmoid(EndsProcessInRelu):
+    """relu ends the process (os._exit), and the adapter's own spelling of sigmoid fails (an adapter fault:
+    sigmoid is left out of the random graphs, relu must stay quarantined across that)."""
+
+    ops = OPS | {"sigmoid"}
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "sigmoid":
+            return args[0].sigmoid_of_a_typo()
+        return super().apply(op, args, attrs)
 
 
 class SegfaultsInRelu(_Hostile):

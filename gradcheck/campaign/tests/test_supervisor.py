@@ -8,10 +8,13 @@ import multiprocessing
 
 import pytest
 
+from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.pool import ordered
-from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
 from gradcheck.testing.hostile_engines import NoEngine, echo, ends_on, hangs_on
+
+HOSTILE = "gradcheck.testing.hostile_engines:"
 
 
 def never(unit, death: Death):
@@ -56,3 +59,22 @@ def test_a_death_in_a_call_is_bad_input_naming_what_happened():
     with Supervisor(jobs=1, timeout=60) as workers, pytest.raises(CampaignError) as caught:
         workers.call(ends_on, NoEngine(), "x", extra="x")
     assert "its worker process ended the process (os._exit(3) or exit status 3)" in str(caught.value)
+
+
+def test_an_op_that_ended_a_worker_stays_quarantined_once_an_adapter_fault_leaves_another_op_out():
+    # the isolation pass meets both: sigmoid's adapter fault leaves it out of the rest of the run
+    # (new settings, a new engine state in the workers), relu's exit must not cost a second worker
+    from gradcheck.campaign import real_backend
+
+    settings = Settings(
+        engine=HOSTILE + "EndsProcessInReluMisspellsSigmoid", graphs=8, seed=3, points=2, structure=False
+    )
+    with Supervisor(jobs=1, timeout=60) as workers:
+        result = run_campaign(settings, real_backend(), runner=workers)
+        assert workers.deaths == 1
+    assert result.settings.left_out == ("sigmoid",)
+    tiers = {f.title.split(":")[0]: f.tier for f in result.findings}
+    assert tiers == {
+        "relu — ended the engine's process": "bug",
+        "sigmoid — adapter fault (AttributeError)": "adapter",
+    }
