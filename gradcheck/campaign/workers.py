@@ -153,7 +153,12 @@ def _where(exc: BaseException) -> str:
 def _warm_up() -> None:
     """Import what checking needs (torch: seconds) while no job waits, outside any job's clock."""
     try:
-        import gradcheck.campaign.tasks  # noqa: F401 - every phase's task, parity and torch
+        # the checks every phase's task runs: the registry, parity, torch (the tasks and the pool
+        # that import them are small, and importing them here would make an import circle)
+        import gradcheck.campaign.isolation
+        import gradcheck.campaign.settling
+        import gradcheck.campaign.structure
+        import gradcheck.parity.edges  # noqa: F401
         from gradcheck.parity.torch_reference import set_torch_threads
 
         set_torch_threads(1)  # tiny tensors: a second thread only adds synchronisation
