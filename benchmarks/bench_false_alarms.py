@@ -30,7 +30,7 @@ def run_part(kind: str, graphs: int, seed: int, jobs: int) -> dict:
         seed=seed,
         tensor=tensor,
         jobs=jobs,
-        max_shrink=0,
+        shrink_budget=0.0,
     )
     start = time.perf_counter()
     result = run_campaign(settings, real_backend())

@@ -14,13 +14,11 @@ input point) checked three ways: engine vs torch, both vs central differences.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +27,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from older_harness import tree_of
 
 from gradcheck.campaign.checking import GraphChecker
 from gradcheck.campaign.settings import Settings
@@ -151,16 +152,7 @@ def campaign_generation_share(graphs: int) -> float:
 def before_tree(into: Path) -> Path | None:
     """The tree of `BEFORE_COMMIT`, extracted from this clone's git history into `into`; None (with
     the reason printed) when git or the commit is not there."""
-    try:
-        archive = subprocess.run(
-            ["git", "archive", BEFORE_COMMIT], cwd=REPO, capture_output=True, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as error:
-        print(f"  (no side-by-side run: cannot get {BEFORE_COMMIT} from git: {error})")
-        return None
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
+    return tree_of(BEFORE_COMMIT, into)
 
 
 def start_rows_process(tree: Path) -> subprocess.Popen[str]:

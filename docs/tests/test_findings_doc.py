@@ -12,7 +12,8 @@ import pytest
 from docs_markdown import DOCUMENTS, MEASURED, PERFORMANCE, ROOT, prose
 
 from gradcheck.checker import tolerance
-from gradcheck.parity import errors, rounding
+from gradcheck.engines import snippets
+from gradcheck.parity import errors, float32, rounding
 
 FINDINGS = ROOT / "docs" / "findings.md"
 
@@ -50,14 +51,20 @@ def test_findings_md_states_the_tolerances_the_code_has():
                 f"findings.md's tolerance row {comparison!r} does not say {number:g}: {row}"
             )
 
-    says("gradient, engine vs torch", errors.TORCH_TOLERANCE.atol, errors.TORCH_TOLERANCE.rtol)
-    says("forward value, engine vs torch", errors.FORWARD_RTOL)
+    says("forward value or gradient, engine vs torch", errors.BOUND_SAFETY)
+    assert "`BOUND_SAFETY`" in rows["forward value or gradient, engine vs torch"]
+    hvp = "Hessian-vector product, engine vs torch"
+    says(hvp, errors.HVP_SAFETY, errors.BOUND_SAFETY, rounding.SAMPLES)
+    assert "`HVP_SAFETY`" in rows[hvp] and "`SAMPLES`" in rows[hvp]
     says("gradient vs central differences", errors.NUMERIC_SAFETY, errors.ERROR_ESTIMATE_SAFETY)
+    says("float32, engine vs torch's float64 at the same inputs", float32.ACCURACY_FACTOR, float32.ULPS)
+    without = "a repro without rounding bounds (edge and structural findings), gradient"
+    says(without, snippets.REPRO_ATOL, snippets.REPRO_RTOL)
+    says("the same repro, forward value", snippets.REPRO_FORWARD_RTOL)
     families = set(tolerance.FAMILIES.values())
     assert len(families) == 1, "findings.md says every family has one tolerance; they differ now"
     (family,) = families
     says("an op family's tolerance (gradcheck()'s default)", family.atol, family.rtol)
-    says("a difference of large terms", rounding.SPREAD_SAFETY, rounding.SAMPLES)
 
 
 def test_the_readmes_layout_table_names_every_package_and_only_paths_that_exist():

@@ -1,8 +1,8 @@
 """The parity campaign (`python -m gradcheck run`): N random graphs checked against torch and the
 numerical oracle, figures per op, failures shrunk and saved to the regression corpus.
 
-`phases` runs a campaign's phases in order (structure, isolation, random graphs, shrink and
-blame, grouping, settling, edges, save), each in its module; settings -> validation -> phases,
+`phases` runs a campaign's phases in order (structure, isolation, random graphs, accounting for
+the failures, grouping, settling, edges, save), each in its module; settings -> validation -> phases,
 where `pool` runs the work and `checking` is the real backend; `report_json`, `report_html`,
 `report_junit` and `report_markdown` turn a result into reports; `gate` compares a fixed campaign
 with a recorded baseline (`baseline`) for `gradcheck gate`.
@@ -20,6 +20,7 @@ _LAZY = {
     "Checker": "gradcheck.campaign.pool",
     "Corpus": "gradcheck.campaign.corpus",
     "Failure": "gradcheck.campaign.records",
+    "FailureExplainer": "gradcheck.campaign.checking",
     "FailureShrinker": "gradcheck.campaign.checking",
     "GRAD_METRICS": "gradcheck.campaign.records",
     "GraphChecker": "gradcheck.campaign.checking",
@@ -33,6 +34,7 @@ _LAZY = {
     "QUANTILES": "gradcheck.campaign.statistics",
     "Settings": "gradcheck.campaign.settings",
     "Shrinker": "gradcheck.campaign.pool",
+    "Unexplained": "gradcheck.campaign.accounting",
     "aggregate": "gradcheck.campaign.statistics",
     "campaign_ops": "gradcheck.campaign.validation",
     "chunks": "gradcheck.campaign.pool",
@@ -48,6 +50,7 @@ _LAZY = {
     "save_failures": "gradcheck.campaign.corpus",
     "scalar_ops": "gradcheck.campaign.validation",
     "tensor_ops": "gradcheck.campaign.validation",
+    "unexplained": "gradcheck.campaign.accounting",
     "validate": "gradcheck.campaign.validation",
 }
 
@@ -71,6 +74,7 @@ __all__ = [
     "Checker",
     "Corpus",
     "Failure",
+    "FailureExplainer",
     "FailureShrinker",
     "GraphChecker",
     "GraphRecord",
@@ -78,6 +82,7 @@ __all__ = [
     "Progress",
     "Settings",
     "Shrinker",
+    "Unexplained",
     "aggregate",
     "campaign_ops",
     "chunks",
@@ -93,5 +98,6 @@ __all__ = [
     "save_failures",
     "scalar_ops",
     "tensor_ops",
+    "unexplained",
     "validate",
 ]

@@ -5,8 +5,13 @@ Layout (schema_version 2):
   applies its own);
 - `parts`: one object per campaign part ("scalar", "tensor", "tensor-float32"), each with
   `settings` (engine, graphs, seed, tensor, points, dtype: what determines the figures), `totals`,
-  `ops` (per op: graphs, failures, failing_graphs and the figures of report.json) and `findings`
-  (the failing findings present when it was recorded: signature, title, graphs).
+  `ops` (per op: graphs, failures, failing_graphs and the figures of report.json), `findings`
+  (the failing findings present when it was recorded: signature, variant (the form of the op its
+  title names; an entry without it is matched on its signature alone), tier, title, graphs) and `surface`
+  (the registry release that recorded it, the ops its campaign drew from, some perhaps never
+  drawn, and the attribute variants of those ops). A part without `surface` was recorded
+  before baselines said it, by registry release 2 (`LEGACY_RELEASE`): it gates that release's
+  ops and variants.
 
 It is written by `gradcheck gate --update-baseline` and checked field by field before any
 campaign runs: a baseline of the wrong shape (a part that is a list, a figure "abc", a missing
@@ -25,12 +30,16 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.json_input import read_json
 from gradcheck.campaign.settings import CampaignError
+from gradcheck.graphs.surface import of_ops, release_ops, release_variants
 
 SCHEMA_VERSION = 2
 SETTINGS_KEYS = ("engine", "graphs", "seed", "tensor", "points", "dtype")
 DTYPES = ("float64", "float32")
 NON_FINITE = ("nan", "inf", "-inf")  # how report.json writes non-finite figures
 MAX_BYTES = 32 * 2**20  # a baseline holds per-op figures and findings: a few hundred KB
+# The registry release current when baselines began to record their surface (26 Nov 2026): a
+# part without `surface` was recorded by it.
+LEGACY_RELEASE = 2
 
 
 class BaselineShapeError(CampaignError):
@@ -94,6 +103,35 @@ def check_shape(data: dict, path: Path, figures: Iterable[str]) -> None:
             _expect(isinstance(signature, list) and signature, path, f"{at}.signature", "a list", signature)
             title = _get(finding, "title", path, at)
             _expect(isinstance(title, str), path, f"{at}.title", "a string", title)
+        if "surface" in part:
+            surface = part["surface"]
+            _expect(isinstance(surface, dict), path, f"{where}.surface", "an object with variants", surface)
+            for key in ("variants", "ops") if "ops" in surface else ("variants",):
+                names = _get(surface, key, path, f"{where}.surface")
+                _expect(
+                    isinstance(names, list) and all(isinstance(v, str) for v in names),
+                    path,
+                    f"{where}.surface.{key}",
+                    f"a list of {key[:-1]} names",
+                    names,
+                )
+
+
+def recorded_ops(part: dict, ops_now: Iterable[str]) -> frozenset[str]:
+    """The ops a baseline part's campaign drew from (see the module docstring); of `ops_now`,
+    those of release 2 or before for a part that records no surface."""
+    surface = part.get("surface")
+    if surface is None or "ops" not in surface:
+        return frozenset(release_ops(LEGACY_RELEASE)) & frozenset(ops_now)
+    return frozenset(surface["ops"])
+
+
+def recorded_variants(part: dict) -> frozenset[str]:
+    """The attribute variants a baseline part was recorded with (see the module docstring)."""
+    surface = part.get("surface")
+    if surface is None:
+        return of_ops(release_variants(LEGACY_RELEASE), part["ops"])
+    return frozenset(surface["variants"])
 
 
 def _check_settings(settings: Any, path: Path, where: str) -> None:

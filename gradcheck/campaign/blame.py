@@ -1,16 +1,16 @@
-"""Blame: which finding a failing graph belongs to, found cheaply.
+"""Blame: which node of a failing graph fails alone, found cheaply.
 
-A full shrink costs hundreds of checks. Most failing graphs of a campaign fail for a reason
-already named by a finding, so beyond the first `--max-shrink` graphs a failing graph is blamed
-by checking each of its op nodes alone, at the argument values the node saw at the failing point
-(a handful of one-op checks). A node that fails alone is the finding (its one-op graph is a
-minimal repro). When none does (a bug that needs several ops together), the graph joins the
-smallest known finding of the same kind and check whose ops it contains, or else stands as a
-finding of its own, unshrunk.
+A full shrink costs hundreds of checks. Most failing graphs of a campaign fail for a reason a
+single node shows, so a failing graph is first blamed by checking each of its op nodes alone, at
+the argument values the node saw at the failing point (a handful of one-op checks). A node that
+fails alone the graph's way is the finding (its one-op graph is a minimal repro); the nodes that
+fail alone in another way are kept for `campaign.explain`, which freezes them to see whether
+they explain the graph.
 
 A failure is classified once (`parity.classify`: its kind and which check failed): a `Diagnosed`
-failure carries its difference to the finding made of it (`finding_of`), and `blame_nodes`
-returns the node it blames already diagnosed.
+failure carries its difference to the finding made of it (`finding_of`), and `nodes_alone`
+returns the node it blames already diagnosed. A Diagnosed failure also carries how far it is
+outside its allowance (`excess`): a finding shows its strongest example (`findings._merge`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.campaign.findings import CHECKS, Finding, graph_size
-from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.findings import CHECKS, Finding
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.snippets import ALLOWED
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
+from gradcheck.parity.compare import repro_allowances
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
@@ -38,17 +39,19 @@ from gradcheck.parity.trust import checked_graph, failing_check
 class Diagnosed:
     """A failure on a one-point graph: the checker's problems, the graph (`failure`, the failing
     instance, as a GraphCheck names it) and their difference from torch, classified once (None:
-    not classified yet, or classifying raised)."""
+    not classified yet, or classifying raised); `excess`: how far the failing point is outside
+    its allowance (`GraphCheck.failing_excess`; None when unknown)."""
 
     problems: tuple[str, ...]
     failure: Graph
     difference: Difference | None
+    excess: float | None = None
 
     @classmethod
     def of(cls, check: GraphCheck, difference: Difference | None = None) -> Diagnosed:
         """A failing check's failure, with its difference when known."""
         assert check.failure is not None
-        return cls(tuple(check.problems), check.failure, difference)
+        return cls(tuple(check.problems), check.failure, difference, check.failing_excess)
 
 
 def finding_of(
@@ -58,9 +61,9 @@ def finding_of(
     phase: str = "random",
     where: str = "",
     indices: Sequence[int] = (),
-    shrunk: bool = True,
 ) -> Finding:
-    """The finding a failure shows: its kind and check as diagnosed (classified here when not yet)."""
+    """The finding a failure shows: its kind and check as diagnosed (classified here when not yet),
+    and how far outside its allowance it is (`extra["excess"]`, when known)."""
     graph, problems = diagnosed.failure, diagnosed.problems
     difference = diagnosed.difference or classify(problems, graph, adapter)
     return Finding(
@@ -73,9 +76,27 @@ def finding_of(
         region=localized_region(graph, difference, adapter),
         graph_indices=tuple(indices),
         problems=problems,
-        snippet=adapter.snippet(graph, second_order=difference.check == "second-derivative"),
-        extra={} if shrunk else {"unshrunk": True},
+        snippet=adapter.snippet(
+            with_allowances(graph, difference), second_order=difference.check == "second-derivative"
+        ),
+        extra={} if diagnosed.excess is None else {"excess": diagnosed.excess},
     )
+
+
+# The kinds whose repro allows each entry its rounding bound: differences of numbers.
+ROUNDING_KINDS = frozenset({Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
+
+
+def with_allowances(graph: Graph, difference: Difference) -> Graph:
+    """`graph` carrying what the harness allowed each entry (`repro_allowances`) for its repro's
+    verdict, so the repro fails exactly where the check did; a difference the rounding has no
+    part in (an exception, a non-number, a convention), or entries with no finite bound: as is."""
+    if difference.kind not in ROUNDING_KINDS:
+        return graph
+    allowed = repro_allowances(graph, second_order=difference.check == "second-derivative")
+    if allowed is None:
+        return graph
+    return replace(graph, meta={**graph.meta, ALLOWED: allowed})
 
 
 def localized_region(graph: Graph, difference: Difference, adapter: EngineAdapter) -> str:
@@ -154,14 +175,26 @@ def one_op_graph(graph: Graph, index: int, values: Sequence[Any]) -> Graph:
     return Graph(inputs, [op], [len(inputs)], meta=meta)
 
 
-def blame_nodes(
+@dataclass(frozen=True)
+class NodesAlone:
+    """What checking the op nodes of a failing graph alone found: the node blamed for the graph
+    (None: none), every node seen failing alone with its failure (positions in `graph.nodes`, in
+    the order tried; complete when none is blamed), and every node's value by torch (inputs
+    first; None when torch cannot compute them: then nothing was checked)."""
+
+    blamed: Diagnosed | None
+    failing: tuple[tuple[int, Diagnosed], ...] = ()
+    values: list[Any] | None = None
+
+
+def nodes_alone(
     failing: Graph,
     adapter: EngineAdapter,
     seed: int = 0,
     prefer: Sequence[str] = (),
     cause: Difference | None = None,
-) -> Diagnosed | None:
-    """The failure of the first op node of `failing` (one point) that fails alone, or None.
+) -> NodesAlone:
+    """The op nodes of `failing` (one point) checked alone, until one is blamed for the graph.
 
     Every node counts, also one no output uses: the engine evaluates it all the same, so an
     exception there is that node's. With `cause` (the graph's own kind and check), only a node
@@ -174,22 +207,25 @@ def blame_nodes(
     inside a bigger graph the tied entries can move at unequal rates, where the sum test of
     `parity.classify.at_convention` accepts too much; the one-op check is the sharper judge).
     Nodes whose op is in `prefer` (the ops of findings already known) are tried first, so a graph
-    failing for a known reason usually costs one one-op check. The node's failure comes diagnosed
-    when `cause` is given (each node's is classified to compare it with `cause`).
+    failing for a known reason usually costs one one-op check. The nodes' failures come diagnosed
+    when `cause` is given (each is classified to compare it with `cause`).
     """
     try:
         values = node_values(failing)
     except Exception:
-        return None
+        return NodesAlone(None)
     order = sorted(range(len(failing.nodes)), key=lambda i: failing.nodes[i].op not in prefer)
-    seen: set[str] = set()
+    seen: dict[str, Diagnosed | None] = {}
+    found: list[tuple[int, Diagnosed]] = []
     explaining: Diagnosed | None = None
     for index in order:
         single = one_op_graph(failing, index, values)
         key = single.to_json(indent=None)
-        if key in seen:
+        if key in seen:  # the same op at the same values: the same verdict
+            if seen[key] is not None:
+                found.append((index, seen[key]))
             continue
-        seen.add(key)
+        seen[key] = None
         try:
             check = checked_graph(single, adapter, seed=seed)
         except Exception:
@@ -197,13 +233,27 @@ def blame_nodes(
         if check.passed or check.points_checked == 0 or check.failure is None:
             continue
         if cause is None:
-            return Diagnosed.of(check)
-        alone = classify(check.problems, check.failure, adapter)
-        if alone == cause:
-            return Diagnosed.of(check, alone)
-        if explaining is None and _earlier_wrong_number_explains(alone, cause):
-            explaining = Diagnosed.of(check, alone)
-    return explaining
+            return NodesAlone(Diagnosed.of(check), ((index, Diagnosed.of(check)),), values)
+        alone = Diagnosed.of(check, classify(check.problems, check.failure, adapter))
+        seen[key] = alone
+        found.append((index, alone))
+        if alone.difference == cause:
+            return NodesAlone(alone, tuple(found), values)
+        assert alone.difference is not None
+        if explaining is None and _earlier_wrong_number_explains(alone.difference, cause):
+            explaining = alone
+    return NodesAlone(explaining, tuple(found), values)
+
+
+def blame_nodes(
+    failing: Graph,
+    adapter: EngineAdapter,
+    seed: int = 0,
+    prefer: Sequence[str] = (),
+    cause: Difference | None = None,
+) -> Diagnosed | None:
+    """The failure of the node `nodes_alone` blames for `failing`, or None."""
+    return nodes_alone(failing, adapter, seed, prefer, cause).blamed
 
 
 def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool:
@@ -219,34 +269,3 @@ def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool
 
 
 _WRONG_NUMBERS = (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE)
-
-
-def assign_by_pattern(records: Sequence[GraphRecord]) -> list[Finding]:
-    """Each failing record's finding; an unshrunk one joins a known finding whose pattern it contains."""
-    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
-    known = [f for f in found if not f.extra.get("unshrunk")]
-    out = []
-    for f in found:
-        if f.extra.get("unshrunk"):
-            match = by_pattern(f, known)
-            if match is not None:
-                f = replace(match, graphs=1, graph_indices=f.graph_indices)
-        out.append(f)
-    return out
-
-
-def by_pattern(unshrunk: Finding, known: Sequence[Finding]) -> Finding | None:
-    """The smallest known finding of the same kind and check whose ops the unshrunk graph contains."""
-    fits = [
-        f
-        for f in known
-        if not f.extra.get("unshrunk")
-        and f.kind is unshrunk.kind
-        and f.check == unshrunk.check
-        and set(f.ops) <= set(_graph_ops(unshrunk.graph))
-    ]
-    return min(fits, key=lambda f: (graph_size(f.graph), f.title)) if fits else None
-
-
-def _graph_ops(graph: Any) -> list[str]:
-    return [n["op"] for n in graph.get("nodes", ())]

@@ -1,23 +1,25 @@
-"""The campaign's real backend: graph `index` generated from (seed, index), checked three ways,
-and failing graphs shrunk to small ones that still fail."""
+"""The campaign's real backend: graph `index` generated from (seed, index), checked three ways;
+failing graphs explained by the findings already made, or shrunk to small ones that still fail."""
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 
 import numpy as np
 
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, cause_of, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
+from gradcheck.campaign.explain import Explaining, culprits, explain
 from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
-from gradcheck.campaign.validation import campaign_ops, load_adapter
-from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
-from gradcheck.graphs.shrink import shrink_graph
-from gradcheck.parity.classify import Difference, classify
+from gradcheck.graphs.shrink import shrink
+from gradcheck.parity.classify import Difference
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
@@ -29,9 +31,10 @@ class GraphChecker:
         self.settings = settings
         self.adapter = load_adapter(settings.engine)
         self.ops = campaign_ops(settings, self.adapter)
+        self.variants = campaign_variants(settings, self.adapter)
 
     def graph(self, index: int) -> Graph:
-        return campaign_graph(self.settings, self.ops, self.adapter.max_depth, index)
+        return campaign_graph(self.settings, self.ops, self.adapter.max_depth, index, self.variants)
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
@@ -39,11 +42,19 @@ class GraphChecker:
         return record_of(index, check)
 
 
-def campaign_graph(settings: Settings, ops: Sequence[str], max_depth: int | None, index: int) -> Graph:
-    """Graph `index` of a campaign drawing `ops` for an engine taking graphs `max_depth` deep."""
+def campaign_graph(
+    settings: Settings,
+    ops: Sequence[str],
+    max_depth: int | None,
+    index: int,
+    variants: frozenset[str] | None = None,
+) -> Graph:
+    """Graph `index` of a campaign drawing `ops` in their `variants` (`validation.campaign_variants`)
+    for an engine taking graphs `max_depth` deep."""
     rng = np.random.default_rng(graph_seed(settings.seed, index))
     sizes = graph_sizes(max_depth)
-    return random_graph(rng, ops=ops, tensor=settings.tensor, points=settings.points, sizes=sizes)
+    s = settings
+    return random_graph(rng, ops=ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=variants)
 
 
 def graph_sizes(max_depth: int | None) -> Sizes:
@@ -61,13 +72,14 @@ def graph_sizes(max_depth: int | None) -> Sizes:
 
 
 class FailureShrinker:
-    """Shrinks a failing graph (its failing instance) to one that still fails the same way: to the
-    first op node that fails alone with the same kind and check (`campaign.blame`), else with
-    `gradcheck.graphs.shrink`.
+    """Shrinks a failing graph (its failing instance) to one that still fails the same way, and
+    about as strongly (`campaign.alike`): to the first op node that fails alone with the same kind
+    and check (`campaign.blame`), else with `gradcheck.graphs.shrink`, until a deadline.
 
-    "Still fails" means: the engine disagrees with torch or the oracle at a checkable point, for
-    a reason other than torch and the oracle disagreeing with each other, and the difference is
-    of the same kind in the same check as the original graph's (no drift to another bug).
+    The result is the record with its finding, and, unless one node fails alone, the variants its
+    shrunk graph fails because of (`extra["culprits"]`, `campaign.explain.culprits`); or, when
+    shrinking cannot stand for the graph, the record left unexplained with the reason: the graph
+    does not fail its way again, or the deadline came before any candidate was tried.
     """
 
     def __init__(self, settings: Settings, max_checks: int = 400) -> None:
@@ -75,28 +87,36 @@ class FailureShrinker:
         self.adapter = load_adapter(settings.engine)
         self.max_checks = max_checks
 
-    def __call__(self, record: GraphRecord) -> GraphRecord:
+    def __call__(self, record: GraphRecord, seconds: float | None = None) -> GraphRecord:
+        """`record` shrunk within `seconds` (None: no time limit, only `max_checks`)."""
         f = record.failure
         if f is None:
             return record
+        deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
         graph = Graph.from_dict(f.graph)
         cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
         seed = graph_seed(self.settings.seed, record.index)
         found = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
-        if found is not None:  # one op fails alone: that is minimal
-            graph = found.failure
+        alone = found is not None
+        if alone:  # one op fails alone: that is minimal (and explains other graphs as it is)
+            small, complete = found.failure, True
         else:
-            check = self.failing_check(graph)
-            found = Diagnosed.of(check, cause) if check is not None else None
-            if found is not None and len(graph.nodes) > 1:
-                graph, found = self.shrunk(graph, found, cause)
-        found = found or Diagnosed(f.problems, graph, cause)
+            again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
+            if again is None:
+                return _unexplained(record, cause, DID_NOT_FAIL_AGAIN)
+            found = again[1]
+            small, complete, found = self.shrunk(graph, found, Likeness(cause, f.excess), deadline)
+        if small is graph and not complete:
+            return _unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
         finding = finding_of(found, self.adapter, indices=(record.index,))
+        named = () if alone else culprits(small, self.adapter, self.settings.dtype)
+        if named:
+            finding = dataclasses.replace(finding, extra={**finding.extra, "culprits": list(named)})
         shrunk = dataclasses.replace(
             f,
-            shrunk_graph=graph.to_dict(),
-            shrunk_snippet=finding.snippet or graph.to_python("torch"),
-            shrunk_ops=tuple(graph.ops()),
+            shrunk_graph=small.to_dict(),
+            shrunk_snippet=finding.snippet or small.to_python("torch"),
+            shrunk_ops=tuple(small.ops()),
             finding=finding,
             difference=cause,
         )
@@ -106,64 +126,64 @@ class FailureShrinker:
         """The check of `graph` if the engine fails it at a checkable point, else None."""
         return failing_check(graph, self.adapter, dtype=self.settings.dtype)
 
-    def shrunk(self, graph: Graph, found: Diagnosed, cause: Difference | None) -> tuple[Graph, Diagnosed]:
-        """`graph` shrunk while it fails alike, with the failure of the graph it shrank to (the
-        last candidate that failed alike: no check of it again, no classification again)."""
+    def shrunk(
+        self, graph: Graph, found: Diagnosed, like: Likeness, deadline: float | None
+    ) -> tuple[Graph, bool, Diagnosed]:
+        """`graph` shrunk while it fails like `like`, whether the passes ran to the end, and the
+        failure of the graph it shrank to (the last candidate that failed alike: no check of it
+        again, no classification again)."""
         last = [found]
 
-        def still_fails(candidate: Graph) -> bool:
-            alike = self.failing_alike(candidate, cause)
-            if alike is not None:
-                last.append(alike)
-            return alike is not None
+        def first_failing(candidates: Sequence[Graph]) -> int | None:
+            hit = first_alike(candidates, like, self.adapter, self.settings.dtype)
+            if hit is None:
+                return None
+            last.append(hit[1])
+            return hit[0]
 
-        smaller = shrink_graph(graph, still_fails, max_checks=self.max_checks)
-        return smaller, last[-1] if smaller is not graph else found
-
-    def failing_alike(self, graph: Graph, cause: Difference | None) -> Diagnosed | None:
-        """`graph`'s failure if it fails with the difference `cause` (any failure when it is
-        unknown: then it is left unclassified), else None."""
-        check = self.failing_check(graph)
-        if check is None or check.failure is None:
-            return None
-        alike = None if cause is None else cause_of(check.problems, check.failure, self.adapter)
-        return Diagnosed.of(check, alike) if cause is None or alike == cause else None
+        if len(graph.nodes) <= 1:
+            return graph, True, found
+        result = shrink(graph, first_failing, deadline=deadline, max_checks=self.max_checks)
+        return result.graph, result.complete, last[-1] if result.graph is not graph else found
 
 
-class FailureBlamer:
-    """Assigns a failing graph past the shrink budget to a finding cheaply (see `campaign.blame`)."""
+def _unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
+    assert record.failure is not None
+    failure = dataclasses.replace(record.failure, difference=cause, unexplained=why)
+    return dataclasses.replace(record, failure=failure)
+
+
+class FailureExplainer:
+    """Accounts a failing graph to the finding that explains it (`campaign.explain`), cheaply:
+    one-op checks of its nodes, the graph with some nodes frozen, rebuilds."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.adapter = load_adapter(settings.engine)
 
-    def __call__(self, record: GraphRecord, prefer: Sequence[str] = ()) -> GraphRecord:
-        """`record` with its finding; nodes with an op in `prefer` are tried first."""
+    def __call__(self, record: GraphRecord, known: Explaining) -> GraphRecord:
+        """`record` with the finding that explains it, if one does (else as it was, classified)."""
         f = record.failure
-        if f is None:
+        if f is None or f.finding is not None:
             return record
         graph = Graph.from_dict(f.graph)
         try:
             seed = graph_seed(self.settings.seed, record.index)
             cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
-            found = blame_nodes(graph, self.adapter, seed=seed, prefer=prefer, cause=cause)
-            if found is not None:
-                finding = finding_of(found, self.adapter, indices=(record.index,))
-            else:
-                unshrunk = Diagnosed(f.problems, graph, cause)
-                finding = finding_of(unshrunk, self.adapter, indices=(record.index,), shrunk=False)
-        except Exception:  # classification itself failed: keep the graph as its own finding
+            found = explain(
+                graph,
+                cause,
+                known,
+                self.adapter,
+                index=record.index,
+                seed=seed,
+                alone=f.alone,
+                dtype=self.settings.dtype,
+            )
+        except Exception:  # explaining itself failed: the graph stays to be shrunk
             return record
-        failure = dataclasses.replace(f, finding=finding, difference=cause)
+        failure = dataclasses.replace(f, finding=found.finding, difference=cause, alone=found.alone)
         return dataclasses.replace(record, failure=failure)
-
-
-def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:
-    """The kind and check of a failure on one-point `graph` (None if classifying it fails)."""
-    try:
-        return classify(problems, graph, adapter)
-    except Exception:
-        return None
 
 
 def make_checker(settings: Settings) -> Checker:
@@ -174,10 +194,10 @@ def make_shrinker(settings: Settings) -> Shrinker:
     return FailureShrinker(settings)
 
 
-def make_blamer(settings: Settings) -> Blamer:
-    return FailureBlamer(settings)
+def make_explainer(settings: Settings) -> Blamer:
+    return FailureExplainer(settings)
 
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker, make_blamer=make_blamer)
+    return Backend(make_checker, make_shrinker, make_blamer=make_explainer)

@@ -54,7 +54,7 @@ def save_failures(result: CampaignResult, opened: Corpus) -> CampaignResult:
     for record in result.records:
         f = record.failure
         if record.passed or f is None or f.shrunk_graph is None:
-            records.append(record)  # failures past --max-shrink are listed in the report, not saved
+            records.append(record)  # graphs explained without shrinking are in the report, not saved
             continue
         found_by = f"gradcheck run --seed {result.settings.seed}, graph {record.index}"
         path = _save(opened, f.shrunk_graph, result.settings.engine, found_by, record.problems)

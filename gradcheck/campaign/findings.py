@@ -112,8 +112,10 @@ class Finding:
         tier = tiers.tier_by_kind(self.kind, self.problems)
         if tier is None:
             known = self.tier in (tiers.BUG, tiers.EDGE)
-            tier = self.tier if known else tiers.tier_of(
-                self.kind, self.problems, self.graph, self.region, self.check
+            tier = (
+                self.tier
+                if known
+                else tiers.tier_of(self.kind, self.problems, self.graph, self.region, self.check)
             )
         object.__setattr__(self, "tier", tier)
 
@@ -374,9 +376,13 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
-    """One finding for `group`, its repro the smallest graph (of `prefer` when given: the findings
-    of the variant the merged one is named by)."""
-    best = min(prefer or group, key=lambda f: (graph_size(f.graph), _phase_rank(f.phase), f.graph_indices))
+    """One finding for `group`; its repro the smallest graph (of `prefer` when given: the findings
+    of the variant the merged one is named by), among those the most telling (furthest outside its
+    allowance)."""
+    best = min(
+        prefer or group,
+        key=lambda f: (graph_size(f.graph), -excess(f), _phase_rank(f.phase), f.graph_indices),
+    )
     indices = sorted({i for f in group for i in f.graph_indices})
     cases: dict[str, int] = {}
     for f in group:
@@ -393,6 +399,12 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     if len(checks) > 1:
         extra["merged_checks"] = checks
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
+
+
+def excess(f: Finding) -> float:
+    """How far outside its allowance the finding's graph fails (`extra["excess"]`; 0 when unknown)."""
+    value = f.extra.get("excess")
+    return 0.0 if value is None else float(value)  # report.json writes inf as "inf"
 
 
 def _phase_rank(phase: str) -> int:

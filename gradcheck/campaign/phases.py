@@ -4,19 +4,22 @@
 2. isolation: each op the campaign draws, alone: a bug in one op gets a one-op finding (`isolation`).
 3. random graphs: `settings.graphs` graphs, graph i drawn from (seed, i) and checked three ways
    (`checking`), in this process, a process pool or on a Dask cluster (`pool`).
-4. shrink and blame: the first `max_shrink` failing graphs shrunk to minimal ones, the others
-   blamed on a node that fails alone (`checking`, `blame`); each failure is classified once there.
+4. accounting: each failing graph explained by a finding (a node failing alone, nodes whose
+   freezing makes it pass, the graph code: `explain`), or shrunk into a new one while the shrink
+   budget lasts, or left among the unexplained graphs (`accounting`); each failure is classified
+   once there.
 5. grouping: one finding per root cause (`findings.group_findings`), the isolation's and the
-   structural phase's included; an unshrunk graph joins a known finding it contains.
-6. settling: each finding re-checked on fresh builds, and folded into the structural finding
-   about shared nodes that explains it (`settling`); per-op statistics from the settled findings.
+   structural phase's included.
+6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
+   explains it (`settling`); per-op statistics from the settled findings.
 7. edges: each op at its edge values (`edges`), its findings joined to the campaign's.
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
 `gradcheck run`, `gradcheck gate` and the pytest plugin (`gradcheck.suite`) run the phases from
 here. Engine code runs as tasks (`tasks`) on a runner (`pool`: watched worker processes, this
 process, or a Dask cluster for 3 and 4); the engine's facts, the findings of a value class's
-inspection among them, come from it first (`tasks.describe`). Grouping and saving run here.
+inspection among them, come from it first (`tasks.describe`). Grouping, folding the edge phase's
+findings in, the per-op figures and saving run here.
 """
 
 from __future__ import annotations
@@ -28,29 +31,33 @@ from dataclasses import replace
 from typing import Any
 
 from gradcheck.campaign import tasks
-from gradcheck.campaign.blame import assign_by_pattern
+from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.checking import campaign_graph
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
-from gradcheck.campaign.crashes import dead_structure, death_finding, death_record, is_settled, with_death
+from gradcheck.campaign.crashes import dead_structure, death_finding, death_record
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.isolation import IsolationCase, case_graph, isolation_cases
+from gradcheck.campaign.isolation import (
+    CaseOutcome,
+    IsolationCase,
+    case_graph,
+    gathered,
+    isolate,
+    isolation_cases,
+)
 from gradcheck.campaign.pool import (
     Backend,
     Campaign,
     Cluster,
     Inline,
     Runner,
-    blame_batch,
-    blame_batches,
     check_chunk,
     chunks,
     ordered,
-    shrink_batch,
 )
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.settling import with_rates
+from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
@@ -61,7 +68,7 @@ from gradcheck.graphs.ir import Graph
 from gradcheck.parity.edges import check_edges, edge_cases
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
-# structure, isolate, check, shrink, blame, group, settle, edges, save.
+# structure, isolate, check, explain, shrink, group, settle, edges, save.
 Progress = Callable[[str, int, int], None]
 # Isolation cases per task (each a few one-op checks).
 ISOLATION_CHUNK = 8
@@ -104,22 +111,23 @@ def _phases(
     facts: EngineFacts = runner.call(tasks.describe, engine, None)
     ops = facts.checked()
     inspected = facts.inspected  # of every op asked for, those left out below included
-    structure, isolated = None, []
+    structure, isolated, one_op = None, [], []
     if settings.structure:
         with clock.step("structure"):
             structure = structure_of(runner, engine)
     if settings.isolation:
         with clock.step("isolate"):
-            isolated = isolation_of(runner, engine, ops)
+            isolated, one_op = isolation_of(runner, engine, facts)
         settings = without_adapter_faults(settings, isolated)
         if settings != engine.settings:  # the workers' engine state and the ops follow the settings
             engine = Campaign(backend, settings)
             facts = runner.call(tasks.describe, engine, None)
             ops = facts.checked()
+            one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     records = random_graphs(settings, graphs_on, engine, facts, clock.report)
-    shrink_and_blame(settings, backend, graphs_on, engine, records, earlier, clock)
+    accounting_phase(graphs_on, engine, records, earlier, clock)
     ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
         findings = grouping(ordered_records, earlier)
@@ -130,13 +138,14 @@ def _phases(
     result = CampaignResult(
         settings=settings,
         records=ordered_records,
-        ops=aggregate(ordered_records, findings),
+        ops=aggregate(ordered_records, findings, one_op),
         seconds=clock.elapsed(),
         check_seconds=clock.timings["check"],
         findings=findings,
         isolation_seconds=clock.timings.get("isolate", 0.0),
-        grouping_seconds=sum(clock.timings.get(p, 0.0) for p in ("shrink", "blame", "group", "settle")),
+        grouping_seconds=sum(clock.timings.get(p, 0.0) for p in ("explain", "shrink", "group", "settle")),
         structure=structure,
+        isolated=one_op,
     )
     if settings.edges:
         with clock.step("edges"):
@@ -168,15 +177,25 @@ def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
 # --- 2. isolation -------------------------------------------------------------------------------
 
 
-def isolation_of(runner: Runner, engine: Campaign, ops: Sequence[str]) -> list[Finding]:
-    """Each op the campaign draws, alone at random points and at its kink cases (ungrouped)."""
-    settings = engine.settings
+def isolation_phase(settings: Settings) -> tuple[list[Finding], list[GraphRecord]]:
+    """Each op the campaign draws, alone at random points and at its kink cases: the findings
+    (ungrouped) and the one-op graphs' records (evidence for the per-op figures); in this process."""
+    return isolate(settings)
 
-    def lost(case: IsolationCase, death: Death) -> list[Finding]:
-        return [death_finding(death, case_graph(case, settings, ops), "isolation")]
+
+def isolation_of(
+    runner: Runner, engine: Campaign, facts: EngineFacts
+) -> tuple[list[Finding], list[GraphRecord]]:
+    """The isolation pass where `runner` runs engine code, a few cases per task (a case whose
+    worker died: its death's finding, and no evidence)."""
+    settings, ops = engine.settings, facts.ops
+
+    def lost(case: IsolationCase, death: Death) -> CaseOutcome:
+        graph = case_graph(case, settings, ops, facts.variants)
+        return CaseOutcome([death_finding(death, graph, "isolation")])
 
     works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
-    return [f for found in ordered(runner.map(tasks.isolation, engine, works, lost)) for f in found]
+    return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
 def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> Settings:
@@ -196,7 +215,7 @@ def random_graphs(
     whose worker died: its death's finding)."""
 
     def lost(index: int, death: Death) -> GraphRecord:
-        graph = campaign_graph(settings, facts.ops, facts.max_depth, index)
+        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants)
         return death_record(index, graph, death)
 
     records: dict[int, GraphRecord] = {}
@@ -209,78 +228,39 @@ def random_graphs(
     return records
 
 
-# --- 4. shrink and blame ------------------------------------------------------------------------
+# --- 4. accounting -----------------------------------------------------------------------------
 
 
-def shrink_and_blame(
-    settings: Settings,
-    backend: Backend,
+def accounting_phase(
     runner: Runner,
     engine: Campaign,
     records: dict[int, GraphRecord],
     known: Sequence[Finding],
     clock: _Clock,
 ) -> None:
-    """The first `max_shrink` failing graphs (by index) shrunk, the others blamed, nodes with the
-    ops of the shrunk ones' and the `known` findings tried first; `records` updated in place.
-    Graphs whose worker died have their finding already."""
-    failing = sorted(i for i, r in records.items() if not r.passed and not is_settled(r))
-    to_shrink, to_blame = failing[: settings.max_shrink], failing[settings.max_shrink :]
-    clock.start("shrink")
-    works = [Work((records[i],), None, k) for k, i in enumerate(to_shrink)]
-    _through(runner, engine, shrink_batch, "shrink", works, records, clock.report)
-    clock.start("blame")
-    if backend.make_blamer is not None and to_blame:
-        shrunk_ops = {op for i in to_shrink for op in _finding_ops(records[i])}
-        prefer = tuple(sorted(shrunk_ops | {op for f in known for op in f.ops}))
-        works = [
-            Work(tuple(records[i] for i in part), prefer) for part in blame_batches(to_blame, settings.jobs)
-        ]
-        _through(runner, engine, blame_batch, "blame", works, records, clock.report)
-
-
-def _through(
-    runner: Runner,
-    engine: Campaign,
-    task: Callable[..., list[GraphRecord]],
-    phase: str,
-    works: list[Work],
-    records: dict[int, GraphRecord],
-    progress: Progress,
-) -> None:
-    """Run `task` over `works` where `runner` runs work, each record it returns replacing its own
-    (a record whose worker died: with its death's finding)."""
-    total = sum(len(w.units) for w in works)
-    progress(phase, 0, total)
-    done = 0
-    for _, batch in runner.map(task, engine, works, with_death):
-        for record in batch:
-            records[record.index] = record
-        done += len(batch)
-        progress(phase, done, total)
-
-
-def _finding_ops(record: GraphRecord) -> tuple[str, ...]:
-    """The ops of a shrunk record's finding (the blame phase tries these first)."""
-    f = record.failure
-    return f.finding.ops if f is not None and f.finding is not None else ()
+    """Each failing graph explained by the `known` findings or those shrunk since, or left among
+    the unexplained graphs (`gradcheck.campaign.accounting`), explaining and shrinking where
+    `runner` runs engine code; `records` updated in place. Graphs whose worker died have their
+    finding already."""
+    account_for_failures(runner, engine, records, known, clock.start, clock.report)
 
 
 # --- 5. grouping --------------------------------------------------------------------------------
 
 
 def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list[Finding]:
-    """The earlier phases' findings and each failing graph's, merged into one per root cause."""
-    return group_findings([*earlier, *assign_by_pattern(records)])
+    """The earlier phases' findings and each explained graph's, merged into one per root cause."""
+    found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
+    return group_findings([*earlier, *found])
 
 
 # --- 6. settling --------------------------------------------------------------------------------
 
 
 def settling(runner: Runner, engine: Campaign, findings: Sequence[Finding]) -> list[Finding]:
-    """The findings re-checked on fresh builds and folded into the structural finding about shared
-    nodes that explains them (`gradcheck.campaign.settling`); lost with its worker, they stay as
-    they were, with the death's finding beside them."""
+    """The findings re-checked on fresh builds and folded into the graph-code finding that
+    explains them (`gradcheck.campaign.settling`); lost with its worker, they stay as they were,
+    with the death's finding beside them."""
 
     def lost(_: Any, death: Death) -> list[Finding]:
         return group_findings([*findings, death_finding(death, None, "random", where="settling")])
@@ -327,10 +307,11 @@ def with_edges(
 
     ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
     report.findings = group_findings([*report.findings, *dead])
-    findings = group_findings([*result.findings, *report.findings])
+    findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
-    return replace(result, findings=findings, edges=report)
+    ops = aggregate(result.records, findings, result.isolated)  # an edge finding may be an op's own
+    return replace(result, findings=findings, edges=report, ops=ops)
 
 
 # --- 8. save ------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Where a campaign's engine code runs, and the tasks it runs there.
 
 A task is `func(state, units, extra)` -> one result per unit, on the `EngineState` of a campaign
-(its adapter, checker, shrinker and blamer, made once per process). Every phase that runs engine
+(its adapter, checker, shrinker and explainer, made once per process). Every phase that runs engine
 code sends its work as tasks: the engine's facts (`describe`), the structural phase, the
-isolation cases, the random graphs in chunks, shrinking, blaming, settling and the edge cases.
+isolation cases, the random graphs in chunks, explaining and shrinking the failing graphs
+(`campaign.accounting`), settling and the edge cases.
 They run on a runner: watched worker processes (`gradcheck.campaign.supervisor.Supervisor`, what
 the command line uses at any --jobs), this process (`Inline`: the library's default, with no
 watch) or a Dask cluster (`Cluster`, `--scheduler`; the other phases still run on the runner).
@@ -28,8 +29,8 @@ from gradcheck.engines import tracing
 
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
-Shrinker = Callable[[GraphRecord], GraphRecord]
-Blamer = Callable[[GraphRecord, Sequence[str]], GraphRecord]  # (record, ops to try first)
+Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
+Blamer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
 Task = Callable[[Any, Sequence[Any], Any], list[Any]]
 
 
@@ -38,8 +39,8 @@ class Backend:
     """How a campaign checks, shrinks and blames graphs, in whichever process runs the work;
     picklable (module-level factories, called once per process).
 
-    make_blamer: assigns failing graphs past `max_shrink` to findings cheaply (None: they stay
-    unassigned).
+    make_blamer: accounts failing graphs to the findings that explain them, cheaply, before any is
+    shrunk (`campaign.explain`; None: every failing graph is shrunk while the budget lasts).
     """
 
     make_checker: Callable[[Settings], Checker]
@@ -142,7 +143,7 @@ class Inline:
 
 
 class Cluster:
-    """The random graphs, shrinking and blaming on a Dask cluster's workers (no initializer runs
+    """The random graphs, explaining and shrinking on a Dask cluster's workers (no initializer runs
     there: each task sets its process's state up the first time it meets the campaign)."""
 
     def __init__(self, address: str) -> None:
@@ -210,16 +211,18 @@ def check_chunk(state: EngineState, indices: Sequence[int], extra: Any = None) -
     return [state.checker(i) for i in marked(indices)]
 
 
-def shrink_batch(state: EngineState, records: Sequence[GraphRecord], extra: Any = None) -> list[GraphRecord]:
-    """Shrinking: each failing record shrunk to a small graph with its finding."""
-    return [state.shrinker(r) for r in marked(records)]
-
-
-def blame_batch(
-    state: EngineState, records: Sequence[GraphRecord], prefer: Sequence[str]
+def shrink_batch(
+    state: EngineState, records: Sequence[GraphRecord], seconds: float | None = None
 ) -> list[GraphRecord]:
-    """Blaming: each failing record with its finding, the ops `prefer` tried first."""
-    return [state.blamer(r, prefer) for r in marked(records)]
+    """Shrinking: each failing record shrunk to a small graph with its finding, within `seconds`
+    (None: no limit)."""
+    return [state.shrinker(r, seconds) for r in marked(records)]
+
+
+def blame_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:
+    """Explaining: each failing record with the finding that explains it, against what `known`
+    holds (`campaign.explain.Explaining`)."""
+    return [state.blamer(r, known) for r in marked(records)]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:

@@ -11,12 +11,16 @@ from gradcheck.parity.result import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
 GRAD_METRICS = ("max_abs_err_torch", "max_rel_err_torch", "max_abs_err_numeric", "max_rel_err_numeric")
-METRICS = (*GRAD_METRICS, "max_forward_err")
+# The largest difference from torch as a multiple of its entry's rounding bound (issue 28).
+BOUND_METRIC = "max_bound_ratio"
+METRICS = (*GRAD_METRICS, "max_forward_err", BOUND_METRIC)
 
 
 @dataclass(frozen=True)
 class Failure:
-    """What a failing graph looks like, as found and after shrinking."""
+    """What a failing graph looks like, as found and after shrinking, and how it is accounted for:
+    by its `finding`, or (None) as one of the unexplained graphs, for the reason `unexplained`
+    says ("" while it is still being explained)."""
 
     problems: tuple[str, ...]
     snippet: str
@@ -26,7 +30,10 @@ class Failure:
     shrunk_ops: tuple[str, ...] | None = None
     corpus_file: str | None = None
     finding: Finding | None = None  # the distinct problem this graph shows (see campaign.findings)
-    difference: Difference | None = None  # its kind and check, classified once (shrinker or blamer)
+    difference: Difference | None = None  # its kind and check, classified once (shrinker or explainer)
+    excess: float | None = None  # how far outside its allowance it fails (GraphCheck.failing_excess)
+    alone: tuple[int, ...] = ()  # the positions of its op nodes that fail alone (campaign.explain)
+    unexplained: str = ""  # why no finding explains it, when none does
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,7 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
             problems=tuple(check.problems),
             snippet=check.failure.to_python("minigrad"),
             graph=check.failure.to_dict(),
+            excess=check.failing_excess,
         )
     return GraphRecord(
         index=index,

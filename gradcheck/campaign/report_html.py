@@ -18,13 +18,13 @@ import base64
 import io
 import math
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.graph_drawing import graph_dot, render_dot
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, overview
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
@@ -287,7 +287,8 @@ def _op_table(report: dict) -> str:
         )
     return f"""
 <h2 id="ops">Per op</h2>
-<p>For each op: the graphs that used it, the largest error among those graphs, the 99th
+<p>For each op, over the evidence about it (its op-isolation checks and the graphs holding it
+where no other op has a finding of its own): the graphs, the largest error among them, the 99th
 percentile of their relative errors (what the gradient-regression gate compares; one
 ill-conditioned graph moves the maximum, not the percentile), and how many of them failed
 because of this op (graphs whose minimal failing graph contains it).</p>
@@ -371,63 +372,11 @@ def _distributions(report: dict) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f"""
 <h2 id="distributions">Error distributions per op</h2>
-<p>Each panel counts, for the graphs that used the op, the graph's largest relative gradient
+<p>Each panel counts, for the evidence about the op, the graph's largest relative gradient
 error against torch (blue) and against the numerical oracle (orange), by decade. Errors against
 torch sit near float64 rounding; against the oracle, near the finite-difference truncation error.</p>
 <div class="figure"><img alt="error distributions per op" src="data:image/png;base64,{data}"></div>
 """
-
-
-def graph_dot(graph: dict[str, Any]) -> str:
-    """DOT source of a graph dict (graph.py's JSON form): inputs as boxes, ops as ellipses."""
-    n = len(graph["inputs"])
-    lines = ["digraph G {", "  rankdir=LR;", '  node [fontname="monospace", fontsize=10];']
-    for i, inp in enumerate(graph["inputs"]):
-        label = f"{inp['name']} = {_value_label(inp['value'])}"
-        lines.append(f"  n{i} [shape=box, label={_dot_string(label)}];")
-    outputs = set(graph["outputs"])
-    for k, node in enumerate(graph["nodes"]):
-        i = n + k
-        attrs = ", ".join(f"{a}={_value_label(v)}" for a, v in sorted(node.get("attrs", {}).items()))
-        label = f"v{i} = {node['op']}" + (f"({attrs})" if attrs else "")
-        style = ", peripheries=2" if i in outputs else ""
-        lines.append(f"  n{i} [shape=ellipse, label={_dot_string(label)}{style}];")
-        for position, arg in enumerate(node["args"]):
-            lines.append(f'  n{arg} -> n{i} [label="{position}", fontsize=8];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _value_label(value: Any) -> str:
-    if isinstance(value, list):
-        return f"array{list(_shape(value))}" if value and isinstance(value[0], list) else repr(value)[:40]
-    return repr(value)
-
-
-def _shape(value: Any) -> tuple[int, ...]:
-    shape = []
-    while isinstance(value, list):
-        shape.append(len(value))
-        value = value[0] if value else None
-    return tuple(shape)
-
-
-def _dot_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def render_dot(dot_source: str) -> str | None:
-    """The graph drawn as inline SVG when graphviz's `dot` binary is installed, else None."""
-    if not dot_source or shutil.which("dot") is None:
-        return None
-    import graphviz
-
-    try:
-        svg = graphviz.Source(dot_source).pipe(format="svg").decode("utf-8")
-    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
-        return None
-    svg = svg[svg.find("<svg") :]
-    return re.sub(r'\s(xmlns(:xlink)?)="[^"]*"', "", svg)  # inline SVG needs no namespace URLs
 
 
 def _problems(problems: list[str]) -> str:
@@ -463,6 +412,22 @@ def _failure(failure: dict, draw: bool) -> str:
     return "\n".join(parts)
 
 
+def _unexplained(entry: dict | None) -> str:
+    """The unexplained graphs (`campaign.accounting`) as one entry: how many and why, the smallest."""
+    if not entry:
+        return ""
+    smallest = entry["smallest"]
+    reasons = "; ".join(f"{n}: {escape(why)}" for why, n in entry["reasons"].items())
+    indices = ", ".join(map(str, entry["graph_indices"][:50])) + (" ..." if entry["graphs"] > 50 else "")
+    problems = "".join(f"<li>{escape(p)}</li>" for p in smallest["problems"][:3])
+    return (
+        f'<h3 id="unexplained">Unexplained graphs ({entry["graphs"]})</h3>'
+        f"<p>Failing graphs no finding explains ({reasons}): graphs {indices}. "
+        f"The smallest, graph {smallest['index']} ({escape(', '.join(smallest['ops']))}):</p>"
+        f"<ul>{problems}</ul><pre>{escape(smallest.get('snippet') or '')}</pre>"
+    )
+
+
 def _failures(report: dict) -> str:
     """The failing graphs by finding, folded: each finding's list of graphs and its shrunk ones
     (the first of each drawn, at most `DRAWN_GRAPHS`); report.json has every graph's problems."""
@@ -475,12 +440,13 @@ def _failures(report: dict) -> str:
         groups.setdefault(failure.get("finding", numbers.get(failure["index"])), []).append(failure)
     parts = [f'<h2 id="failures">Failing graphs ({len(failures)})</h2>']
     parts.append("<p>Each counted in its finding; every graph's problems and figures are in report.json.</p>")
+    parts.append(_unexplained(report.get("unexplained")))
     drawn = 0
     for number in sorted(groups, key=lambda n: (n is None, n or 0)):
         group = groups[number]
         known = number is not None and number < len(report["findings"])
         found = report["findings"][number] if known else None
-        name = f"finding {number} ({found['tier']}, {found['title']})" if found else "no finding"
+        name = f"finding {number} ({found['tier']}, {found['title']})" if found else "unexplained"
         shrunk = [f for f in group if f.get("shrunk_snippet")]
         inner = [_indices([f["index"] for f in group], f"graph indices ({len(group)})")]
         for k, failure in enumerate(shrunk):

@@ -1,21 +1,24 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
-- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points, max_shrink;
-  `dtype` when it is not float64).
+- `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
+  shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64).
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
   as typed, `repeat_command` with every setting explicit, jobs, timing, versions); differs
   between reruns.
-- `totals`, `ops` (per op: graphs, failures, the largest of each error metric `max_*`, its
-  median `p50_*` and 99th percentile `p99_*` over the graphs, failing graph indices, decade
-  histograms of each metric), `conventions` and `passed` (the verdict under them), `findings`
-  (the distinct problems, most graphs first: kind, ops of the minimal graph, check, phase,
-  where, title, graphs, graph_indices, problems, repro (the replay command), snippet, graph),
-  `structure` (the structural phase's checks: name, cause, status, runs, failures, detail; null
-  when it did not run)
-  and `failures` (each failing graph's index, ops, problems and
-  figures; for the shrunk ones, the first `max_shrink`, also `found_problems`, snippets and graph
-  JSON as found and as shrunk, and the corpus file; any other graph is
+- `totals`, `ops` (per op, over the evidence about it, `statistics.aggregate`: graphs,
+  failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
+  error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
+  graph indices, decade histograms of each metric), `conventions` and `passed` (the verdict
+  under them), `findings` (the distinct problems, bugs first, then most graphs: kind, tier, ops
+  of the minimal graph, check, phase, where, title, graphs, graph_indices, problems, repro (the
+  replay command), snippet, graph), `structure` (the structural phase's checks: name, cause,
+  status, runs, failures, detail; null when it did not run),
+  `unexplained` (the failing graphs no finding explains, `campaign.accounting`: how many, their
+  indices, how many for each reason, the smallest in full; null when every failing graph has its
+  finding) and `failures` (each failing graph's index, ops, problems, figures and its finding's
+  index, or why it is unexplained; for the shrunk ones also `found_problems`, `excess`, snippets
+  and graph JSON as found and as shrunk, and the corpus file; any other graph is
   `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
+from gradcheck.campaign.accounting import shrink_budget, unexplained
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
 from gradcheck.campaign.tiers import TIERS
@@ -95,10 +99,13 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
     }
     if finding_of and record.index in finding_of:
         out["finding"] = finding_of[record.index]
+    elif record.failure is not None and record.failure.unexplained:
+        out["unexplained"] = record.failure.unexplained
     if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
-        f.pop("finding")
-        f.pop("difference")  # in the finding's kind and check
+        for accounted in ("finding", "difference", "alone", "unexplained"):  # in the finding
+            f.pop(accounted)
+        f["excess"] = encode_float(f["excess"])
         out["found_problems"] = list(f.pop("problems"))
         if f["shrunk_ops"] is not None:
             f["shrunk_ops"] = list(f["shrunk_ops"])
@@ -117,7 +124,7 @@ def repeat_command(settings: Any) -> str:
         argv += ["--dtype", settings.dtype]
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
-    argv += ["--max-shrink", str(settings.max_shrink)]
+    argv += ["--shrink-budget", f"{shrink_budget(settings):g}"]
     if getattr(settings, "conventions", "torch") != "torch":
         argv += ["--conventions", settings.conventions]
     if not getattr(settings, "isolation", True):
@@ -158,7 +165,7 @@ def build_report(
             "ops": list(s.ops) if s.ops else None,
             "tensor": s.tensor,
             "points": s.points,
-            "max_shrink": s.max_shrink,
+            "shrink_budget": shrink_budget(s),
             **({"dtype": s.dtype} if s.dtype != "float64" else {}),
             **({"left_out": list(s.left_out)} if s.left_out else {}),
         },
@@ -181,6 +188,7 @@ def build_report(
             op: {
                 "graphs": st.graphs,
                 "failures": st.failures,
+                "elsewhere": st.elsewhere,
                 **_figures(st.maxima),
                 **{
                     f"{name}_{m[4:]}": encode_float(st.quantile(m, q))
@@ -196,6 +204,7 @@ def build_report(
         "passed": result.passed,
         "findings": [json_safe(f.to_dict()) for f in result.findings],
         "structure": result.structure.to_dict() if result.structure is not None else None,
+        "unexplained": json_safe(left.to_dict()) if (left := unexplained(failures)) is not None else None,
         "failures": [_failure(r, finding_of) for r in failures],
         "run": {
             "run_id": run_id,

@@ -10,10 +10,11 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.gate import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, overview
+from gradcheck.campaign.records import BOUND_METRIC
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
 from gradcheck.printable import printable
 
 
@@ -44,6 +45,11 @@ def gate_markdown(outcome: GateResult) -> str:
     verdicts = outcome.verdicts
     failed = [v for v in verdicts if v.failed]
     lines = [f"## Gradient-regression gate: {'PASS' if outcome.passed else 'FAIL'}", ""]
+    for fv in outcome.new_findings:
+        f = fv.finding
+        lines.append(f"**New finding ({fv.part}): {_cell(f.title)}** ({f.count_text}; tier {f.tier})")
+    if outcome.new_findings:
+        lines.append("")
     lines.append(
         f"Threshold: a figure regresses when it exceeds max({FACTOR:g} x baseline, floor); "
         "floors " + ", ".join(f"{m} {f:g}" for m, f in FLOORS.items()) + "."
@@ -67,7 +73,8 @@ def gate_markdown(outcome: GateResult) -> str:
         f = fv.finding
         lines.append(f"- in the baseline ({fv.part}): {_cell(f.title)} ({f.count_text}; tier {f.tier})")
     lines += [f"- gone since the baseline: {_cell(title)}" for title in outcome.gone]
-    if accepted or outcome.gone:
+    lines += [f"- {_cell(line)}" for line in outcome.new_coverage]
+    if accepted or outcome.gone or outcome.new_coverage:
         lines.append("")
     lines += _gate_table(verdicts)
     return "\n".join(lines) + "\n"
@@ -149,8 +156,8 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
         lines += [f"Replay an edge behaviour or a convention by its number, e.g. `{others[0].repro}`.", ""]
     lines += [
         "| op | graphs | rel err vs torch p99 / max | rel err vs numeric p99 / max "
-        "| failing graphs | findings |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| × rounding bound max | failing graphs | findings |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for op, st in result.ops.items():
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
@@ -158,5 +165,7 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
             f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}"
             for m in ("max_rel_err_torch", "max_rel_err_numeric")
         ]
+        multiple = st.maxima.get(BOUND_METRIC)
+        figures.append("–" if multiple is None else f"{multiple:.2g}")
         lines.append(f"| `{op}` | {st.graphs} | {' | '.join(figures)} | {st.failures} | {found} |")
     return "\n".join(lines) + "\n"

@@ -3,11 +3,15 @@ finding that explains them, before they are reported.
 
 Two steps (`settle_findings`): each minimal graph is rebuilt and re-checked `REBUILDS` times, and
 one that does not always fail is `nondeterministic` with its rate (`with_rates`); and a finding is
-folded into a structural finding about shared nodes when its graph reuses a node and the same
-computation with every reuse removed (`without_reuse`: each use a fresh copy, down to the inputs)
-passes on every rebuild: then no op is wrong alone, only the sharing is, which is what the
-structural finding names (`fold_into_sharing`). A graph whose tree would be too large (a flaky
-failure shrinks badly) is folded when each of its op nodes passes alone instead.
+folded into the graph-code finding that explains it. Into a structural finding about shared nodes
+when its graph reuses a node and the same computation with every reuse removed (`without_reuse`:
+each use a fresh copy, down to the inputs) passes on every rebuild: then no op is wrong alone,
+only the sharing is, which is what the structural finding names (`fold_into_sharing`; a graph
+whose tree would be too large, a flaky failure shrinks badly, is folded when each of its op
+nodes passes alone instead). Into the structural finding that gradients depend on the build when
+it is nondeterministic itself (`fold_into_build_order`): an engine whose backward order follows
+object ids gets that one finding, not one nondeterministic finding per op, nor other structural
+findings whose checks pass on some builds.
 """
 
 from __future__ import annotations
@@ -18,7 +22,18 @@ from typing import Any
 
 from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.structure import REBUILDS, retaining
+from gradcheck.campaign.structure import (
+    OBJECT_CHECKS,
+    PHASE_REBUILDS,
+    REBUILDS,
+    chain_graph,
+    object_case,
+    retaining,
+    sharing_case,
+    sharing_graphs,
+    simplest_ops,
+    tree_graph,
+)
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.edges import check_edge
@@ -26,7 +41,7 @@ from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
 MAX_TREE_NODES = 400  # `without_reuse` gives up on graphs whose tree would be larger
-
+SHORT_CHAINS = (2, 3, 5, 10, 30, 100)  # the depths a deep chain's wrong gradient is rebuilt at
 
 
 def _check_options(graph: Graph) -> dict[str, Any]:
@@ -155,6 +170,61 @@ def fold_into_sharing(
         for f in findings
         if f.phase != "structure" and "death" not in f.extra and explained_by_sharing(f, adapter, dtype)
     ]
+    return _folded_into(target, folded, findings)
+
+
+def fold_into_build_order(findings: Sequence[Finding], adapter: EngineAdapter | None = None) -> list[Finding]:
+    """The findings, with those the structural finding that gradients depend on the build (an
+    order that follows object ids or sets) explains folded into it: every other phase's
+    nondeterministic finding (an op whose check fails on some rebuilds and passes on others
+    computes right on some builds, so its rule is not what varies; the build order is), and, with
+    the `adapter`, every other structural finding whose checks pass on some of `PHASE_REBUILDS`
+    fresh builds (`depends_on_build`). Without that finding, unchanged."""
+    target = next((f for f in findings if f.phase == "structure" and f.kind is Kind.NONDETERMINISTIC), None)
+    if target is None:
+        return list(findings)
+    folded = [f for f in findings if f.phase != "structure" and f.kind is Kind.NONDETERMINISTIC]
+    if adapter is not None:
+        folded += [
+            f for f in findings if f.phase == "structure" and f is not target and depends_on_build(f, adapter)
+        ]
+    return _folded_into(target, folded, findings)
+
+
+def depends_on_build(finding: Finding, adapter: EngineAdapter) -> bool:
+    """Whether a structural finding's checks, run again on `PHASE_REBUILDS` fresh builds, pass on
+    some: then what it names varies with the build. A deep chain's wrong gradient is judged on
+    shorter chains (`SHORT_CHAINS`: the 1000 deep one fails on every build where any two of its
+    nodes are out of order); a recursion limit never depends on the build."""
+    ops = simplest_ops(sorted(adapter.ops))
+    if ops is None:
+        return False
+    base, combine = ops
+    shared = sharing_graphs(base, combine)
+    for name in finding.extra.get("checks", ()):
+        if name in OBJECT_CHECKS:
+            case = object_case(adapter, name, tree_graph(base, combine), runs=PHASE_REBUILDS)
+            runs, failures = case.runs, case.failures
+        elif name in shared:
+            case = sharing_case(adapter, name, shared[name], runs=PHASE_REBUILDS)
+            runs, failures = case.runs, case.failures
+        elif name == "deep chains" and not finding.where.startswith("recursion limit"):
+            chains = (
+                rebuild_failures(chain_graph(combine, d), adapter, PHASE_REBUILDS) for d in SHORT_CHAINS
+            )
+            if any(0 < failures < PHASE_REBUILDS for failures in chains):
+                return True
+            continue
+        else:
+            continue
+        if 0 < failures < runs:
+            return True
+    return False
+
+
+def _folded_into(target: Finding, folded: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
+    """`findings` with those of `folded` merged into `target`: their cases count as its cases,
+    their titles are listed in its `extra["folded"]`."""
     if not folded:
         return list(findings)
     cases = dict(target.cases)
@@ -165,7 +235,11 @@ def fold_into_sharing(
         target,
         graphs=target.graphs + sum(f.graphs for f in folded),
         graph_indices=tuple(sorted({i for f in [target, *folded] for i in f.graph_indices})),
-        extra={**target.extra, "cases": cases, "folded": [f.title for f in folded]},
+        extra={
+            **target.extra,
+            "cases": cases,
+            "folded": [*target.extra.get("folded", ()), *(f.title for f in folded)],
+        },
     )
     rest = [f for f in findings if f is not target and not any(f is g for g in folded)]
     return group_findings([merged, *rest])
@@ -174,5 +248,7 @@ def fold_into_sharing(
 def settle_findings(
     findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64"
 ) -> list[Finding]:
-    """The findings after the rebuild re-checks (`with_rates`) and the folding (`fold_into_sharing`)."""
-    return fold_into_sharing(with_rates(findings, adapter, dtype), adapter, dtype)
+    """The findings after the rebuild re-checks (`with_rates`) and the folding into the graph-code
+    findings that explain them (`fold_into_sharing`, `fold_into_build_order`)."""
+    rated = with_rates(findings, adapter, dtype)
+    return fold_into_build_order(fold_into_sharing(rated, adapter, dtype), adapter)

@@ -1,4 +1,9 @@
-"""Per-op statistics over a campaign's graphs: maxima, decade histograms, quantiles, failures."""
+"""Per-op statistics over a campaign's graphs: maxima, decade histograms, quantiles, failures.
+
+An op's figures come from the evidence about that op (`aggregate`): its op-isolation checks, and
+the random graphs holding it where no other op has a finding, so that one op's bug fails that
+op's row only (a tanh derivative 1e-7 off does not raise the errors of the adds around it).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from typing import Any
 from gradcheck.campaign.findings import Finding, failing
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.settings import Settings
+from gradcheck.graphs.regions import ORDINARY
+from gradcheck.parity.kinds import Kind
 
 # Quantiles reported per op (robust to one ill-conditioned graph, unlike the maxima).
 QUANTILES = {"p50": 0.5, "p99": 0.99}
@@ -21,10 +28,12 @@ HIST_BINS = 1 + (HIST_HI - HIST_LO) + 1  # zeros, the decades, non-finite (the l
 
 @dataclass
 class OpStats:
-    """Per-op aggregate: graphs that used the op, their largest errors, error quantiles, failures."""
+    """Per-op aggregate over the evidence about the op: graphs, their largest errors, error
+    quantiles, failures; `elsewhere`: graphs that used the op but are another op's evidence."""
 
     graphs: int = 0
     failures: int = 0
+    elsewhere: int = 0
     maxima: dict[str, float | None] = field(default_factory=lambda: dict.fromkeys(METRICS))
     histograms: dict[str, list[int]] = field(default_factory=dict)
     failing_graphs: list[int] = field(default_factory=list)
@@ -36,6 +45,11 @@ class OpStats:
         if not values:
             return None
         return values[max(0, math.ceil(q * len(values)) - 1)]
+
+    def largest(self, metric: str, j: int) -> float | None:
+        """The j-th largest of the graphs' `metric` (nan above every number); None if fewer."""
+        values = sorted(self.values.get(metric, ()), key=lambda v: math.inf if math.isnan(v) else v)
+        return values[-j] if 0 < j <= len(values) else None
 
 
 @dataclass
@@ -51,6 +65,7 @@ class CampaignResult:
     structure: Any = None  # the structural phase's StructureReport (None: the phase did not run)
     edges: Any = None  # the edge-value phase's EdgeReport (None: the phase did not run)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, in the order run
+    isolated: list[GraphRecord] = field(default_factory=list)  # the op-isolation pass's one-op graphs
 
     @property
     def failures(self) -> list[GraphRecord]:
@@ -91,33 +106,65 @@ def histogram_bin(value: float | None) -> int | None:
     return 1 + min(max(decade, HIST_LO), HIST_HI - 1) - HIST_LO
 
 
-def blamed_ops(findings: Iterable[Finding]) -> dict[int, tuple[str, ...]]:
-    """Graph index -> the ops its failure counts against: those of the minimal graph of the
-    finding that covers it (a failing graph no finding covers counts against all its ops)."""
-    return {i: f.ops for f in findings for i in f.graph_indices}
+def faulted_ops(findings: Iterable[Finding]) -> set[str]:
+    """The ops that have a finding of their own wherever they are evaluated: a one-op finding at
+    ordinary inputs (a wrong rule), not one at a pole, a kink or an edge value, which says nothing
+    about a graph that stays away from them; convention notes aside."""
+    return {
+        f.ops[0]
+        for f in findings
+        if len(f.ops) == 1 and f.region in (ORDINARY, "") and f.kind is not Kind.CONVENTION
+    }
 
 
-def aggregate(records: Iterable[GraphRecord], findings: Iterable[Finding] = ()) -> dict[str, OpStats]:
-    """Per-op figures over graphs, in index order, ops sorted by name: independent of job split.
+def aggregate(
+    records: Iterable[GraphRecord],
+    findings: Iterable[Finding] = (),
+    isolated: Iterable[GraphRecord] = (),
+    faulted: Iterable[str] = (),
+) -> dict[str, OpStats]:
+    """Per-op figures over the evidence about each op, in index order, ops sorted by name:
+    independent of job split.
 
-    A failing graph counts as a failure of an op only when the op is in the minimal graph of the
-    finding that covers it (`blamed_ops`): a relu bug does not mark the adds around it red.
+    A random graph is evidence about op X when no other op in it has a finding of its own
+    (`faulted_ops`) and, if it failed, the finding that covers it has X among its ops (a failing
+    graph no finding covers counts for all its ops). Its figures join X's unless its finding sits
+    at a special region (a pole, an edge value): such a failure counts, but its numbers say
+    nothing about X's accuracy. The op-isolation pass's one-op graphs (`isolated`) are evidence
+    about their op. `faulted`: more ops to treat as having a finding of their own (the gate's: those
+    its baseline accepted one for, so that a fixed bug leaves the other ops' evidence as it was).
     """
+    findings = list(findings)
+    faulted = faulted_ops(findings) | set(faulted)
+    covering = {i: f for f in findings for i in f.graph_indices}
     stats: dict[str, OpStats] = {}
-    blame = blamed_ops(findings)
     for record in sorted(records, key=lambda r: r.index):
-        blamed = blame.get(record.index, record.ops) if not record.passed else ()
+        finding = None if record.passed else covering.get(record.index)
+        for op in record.ops:
+            s = stats.setdefault(op, OpStats())
+            others_faulted = any(other in faulted for other in record.ops if other != op)
+            if others_faulted or (finding is not None and op not in finding.ops):
+                s.elsewhere += 1
+                continue
+            s.graphs += 1
+            if not record.passed:
+                s.failures += 1
+                s.failing_graphs.append(record.index)
+            if finding is None or finding.region in (ORDINARY, ""):
+                _add_figures(s, record)
+    for record in isolated:
         for op in record.ops:
             s = stats.setdefault(op, OpStats())
             s.graphs += 1
-            if op in blamed:
-                s.failures += 1
-                s.failing_graphs.append(record.index)
-            for metric in METRICS:
-                value = record.figures.get(metric)
-                s.maxima[metric] = _bigger(s.maxima[metric], value)
-                b = histogram_bin(value)
-                if b is not None:
-                    s.histograms.setdefault(metric, [0] * HIST_BINS)[b] += 1
-                    s.values.setdefault(metric, []).append(value)
+            _add_figures(s, record)
     return {op: stats[op] for op in sorted(stats)}
+
+
+def _add_figures(s: OpStats, record: GraphRecord) -> None:
+    for metric in METRICS:
+        value = record.figures.get(metric)
+        s.maxima[metric] = _bigger(s.maxima[metric], value)
+        b = histogram_bin(value)
+        if b is not None:
+            s.histograms.setdefault(metric, [0] * HIST_BINS)[b] += 1
+            s.values.setdefault(metric, []).append(value)

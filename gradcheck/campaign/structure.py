@@ -22,27 +22,30 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.structure_repro import with_engine_repro
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.origin import ENGINE_RAISED, adapter_frame, raised
-from gradcheck.engines.snippets import ON_RAISE, VERDICT_MARK
 from gradcheck.engines.torch_engine import TorchRetaining
 from gradcheck.engines.tracing import applying, stage
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
-from gradcheck.printable import printable
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
+# The name of the recursion-limit finding: its identity, the same whatever depth it was met at
+# (the depth, in its problems and `extra["depth"]`, depends on the Python and the engine).
+RECURSION_LIMIT = "recursion limit in backward() of deep chains"
 _VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
 
 
@@ -63,6 +66,7 @@ class CaseResult:
     detail: str = ""
     ratio: float | None = None
     graph: Graph | None = None
+    depth: int | None = None  # the depth a chain first fails at (the deep-chain check)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -331,12 +335,18 @@ def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[st
 
 
 def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
-    """Chains 10^3, 10^4, 10^5 deep; at the first that fails by recursion, the deepest that works."""
+    """Chains 10^3, 10^4, 10^5 deep; at the first that fails by recursion, the deepest that works.
+    Run on a fresh thread's stack: how deep the caller's stack is (a console script, `python -m`,
+    a pytest plugin) then does not move the depth at which a recursive backward() gives up."""
     name = "deep chains"
     reason = object_style(adapter)
     if reason:
         return CaseResult(name, "depth", "not applicable", detail=reason)
-    passed = 0
+    return on_fresh_stack(lambda: _chains(adapter, combine, name))
+
+
+def _chains(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
+    passed, graph = 0, chain_graph(combine, 3)
     for depth in DEPTHS:
         outcome = _try_chain(adapter, combine, depth)
         if isinstance(outcome, NotApplicable):
@@ -347,12 +357,18 @@ def depth_case(adapter: EngineAdapter, combine: str) -> CaseResult:
                 f"recursion limit at depth {limit + 1}: a chain of {limit} ops works, one of {limit + 1} "
                 f"raises RecursionError (Python's recursion limit is {sys.getrecursionlimit()})"
             )
-            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=limit + 1)
         if outcome:
             detail = f"a chain {depth} deep: {outcome}"
-            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=chain_graph(combine, 3))
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=depth)
         passed = depth
     return CaseResult(name, "depth", "passed", len(DEPTHS), 0, f"chains up to {DEPTHS[-1]} deep work")
+
+
+def on_fresh_stack(work: Callable[[], Any]) -> Any:
+    """`work()` on a new thread, whose stack is as deep wherever this is called from."""
+    with ThreadPoolExecutor(1, thread_name_prefix="gradcheck-deep-chains") as thread:
+        return thread.submit(work).result()
 
 
 class NotApplicable(str):
@@ -411,67 +427,6 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
     return StructureReport(cases, findings, time.perf_counter() - started)
 
 
-def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
-    """`finding` with a repro in the engine's own terms: the engine's snippet of the finding's graph
-    with the structural step done as the check did it (a second backward(), every node's grad
-    reset, the chain built as deep as the limit), headed by what the check saw against torch."""
-    code = adapter.snippet(Graph.from_dict(finding.graph))
-    if code is None:
-        return finding
-    engine_part = code.split("# the engine under test\n", 1)[-1].split(VERDICT_MARK, 1)[0]
-    engine_part = engine_part.replace(ON_RAISE, "").replace("numbers(", "(")  # no torch part here
-    lines = engine_part.strip("\n").splitlines()
-    graph = Graph.from_dict(finding.graph)
-    cause = finding.extra.get("cause", "")
-    at = next((i for i, line in enumerate(lines) if line.strip().endswith(".backward()")), None)
-    if at is not None and cause in ("backward-twice", "zero-grad", "reset"):
-        # backward() of the output itself, as the check calls it (not of a weighted loss node)
-        weighted = lines[at].split(".backward()")[0].strip()
-        call = f"{graph.name_of(graph.outputs[0])}.backward()"
-        lines = [
-            call if i == at else line for i, line in enumerate(lines) if not line.startswith(f"{weighted} = ")
-        ]
-        at = lines.index(call)
-        if cause == "backward-twice":
-            step = [
-                f"{call}  # a second backward(): torch (retain_graph=True) adds each leaf's gradient again"
-            ]
-        else:
-            every = [graph.name_of(i) for i in range(graph.n_inputs + len(graph.nodes))]
-            step = [
-                f"for node in [{', '.join(every)}]:",
-                "    node.grad = 0.0  # zero_grad on every node, interior ones too",
-                f"{call}  # again: torch gives the same gradients as the first time",
-            ]
-        lines[at + 1 : at + 1] = step
-    elif at is not None and cause == "depth" and graph.nodes:
-        lines = _deep_chain(lines, graph, finding.where, at)
-    header = [f"# {printable(problem)}" for problem in finding.problems]  # an engine's text, escaped
-    return replace(finding, snippet="\n".join([*header, "", *lines]) + "\n")
-
-
-def _deep_chain(lines: list[str], graph: Graph, where: str, at: int) -> list[str]:
-    """The engine's chain snippet with its op lines made a loop as deep as the limit `where` names."""
-    depth = next((int(w) for w in where.split() if w.isdigit()), None)
-    ids = range(graph.n_inputs, graph.n_inputs + len(graph.nodes))
-    first, last = graph.name_of(ids[0]), graph.name_of(ids[-1])
-    names = {graph.name_of(i) for i in ids}
-    out: list[str] = []
-    for line in lines[:at]:
-        target = line.split(" = ")[0]
-        if target == first and depth is not None:
-            step = re.sub(rf"\b{graph.name_of(0)}\b", "v", line.split(" = ", 1)[1])
-            out += [
-                f"v = {graph.name_of(0)}",
-                f"# {depth} ops failed inside the harness; a script's own frames are fewer, so twice as many",
-                f"for _ in range({2 * depth}):",
-                f"    v = {step}",
-            ]
-        elif target not in names:
-            out.append(re.sub(rf"\b{last}\b", "v", line))
-    return [*out, f"{lines[at]}  # raises RecursionError here; torch's backward() is iterative"]
-
-
 def _failed(cases: Sequence[CaseResult], cause: str) -> list[CaseResult]:
     return [c for c in cases if c.cause == cause and c.status == "failed"]
 
@@ -508,26 +463,39 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
         name = "zero_grad leaves interior gradients, which the next backward() adds again"
         findings.append(_finding(name, twice + reset, cause="zero-grad"))
     elif twice:
-        findings.append(
-            _finding(f"backward() twice does not accumulate like torch ({twice[0].detail})", twice)
-        )
+        findings.append(_finding("backward() twice does not accumulate like torch", twice))
     elif reset:
         findings.append(_finding("gradients reset and taken again differ from torch's", reset))
     if interior:
         findings.append(_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
-        name = case.detail.split(":")[0] if case.detail.startswith("recursion limit") else case.detail
-        findings.append(_finding(name, [case]))
+        findings.append(_finding(_depth_name(case.detail), [case], depth=case.depth))
     return findings
 
 
+def _depth_name(detail: str) -> str:
+    """The deep-chain finding's name: what failed, without the depth or the engine's numbers (in
+    its problems), so that it names one finding whatever depth a run met it at."""
+    if detail.startswith("recursion limit"):
+        return RECURSION_LIMIT
+    raised = re.search(r"engine raised ([A-Za-z_][\w.]*)", detail)
+    return f"a deep chain raises {raised.group(1)}" if raised else "a deep chain differs from torch"
+
+
 def _finding(
-    name: str, cases: Sequence[CaseResult], kind: Kind = Kind.STRUCTURAL, rate: str = "", cause: str = ""
+    name: str,
+    cases: Sequence[CaseResult],
+    kind: Kind = Kind.STRUCTURAL,
+    rate: str = "",
+    cause: str = "",
+    depth: int | None = None,
 ) -> Finding:
     graph = next(c.graph for c in cases if c.graph is not None)
     extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
     if rate:
         extra["rate"] = rate
+    if depth is not None:
+        extra["depth"] = depth
     return Finding(
         kind=kind,
         ops=(),

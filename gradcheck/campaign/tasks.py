@@ -3,8 +3,8 @@ wherever the engine runs: `func(state, units, extra)` -> one result per unit, ea
 begun (`pool.marked`), so that a unit whose worker dies is known.
 
 `describe` answers what the command line needs to know about an engine before any campaign
-(`EngineFacts`), so that the engine is imported only in a worker. The random graphs, shrinking
-and blaming are `pool.check_chunk`, `shrink_batch` and `blame_batch`.
+(`EngineFacts`), so that the engine is imported only in a worker. The random graphs,
+shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `blame_batch`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.inspection import inspection_findings
-from gradcheck.campaign.isolation import IsolationCase, check_case
+from gradcheck.campaign.isolation import CaseOutcome, IsolationCase, check_case
 from gradcheck.campaign.pool import EngineState, marked
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.settling import settle_findings, with_rates
 from gradcheck.campaign.structure import StructureReport, run_structure
-from gradcheck.campaign.validation import campaign_ops, validate
+from gradcheck.campaign.validation import campaign_ops, campaign_variants, surface_note, validate
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.edges import EdgeProblem, check_edge
@@ -34,7 +34,9 @@ class EngineFacts:
     settings do not fit the engine: bad input), and for a micrograd-style value class the report
     of its inspection, the numbers it refuses beside its operators (`inspected`: findings of
     phase "inspection", `gradcheck.campaign.inspection`) and the adapter written out as Python
-    (`run --print-adapter`)."""
+    (`run --print-adapter`). `variants`: the attribute variants the campaign draws its ops in
+    (`validation.campaign_variants`); `surface_note`: the variants it does not draw, in words
+    (`validation.surface_note`)."""
 
     name: str
     spec: str | None
@@ -48,6 +50,8 @@ class EngineFacts:
     adapter_class: str | None = None  # the class name --print-adapter writes
     adapter_source: str | None = None
     inspected: tuple[Finding, ...] = ()
+    variants: frozenset[str] = frozenset()
+    surface_note: str | None = None
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -61,9 +65,10 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
     for _ in marked(units):
         pass
     adapter, settings = state.adapter, state.settings
-    problem, ops = None, ()
+    problem, ops, variants, note = None, (), frozenset[str](), None
     try:
         ops = validate(settings, adapter)
+        variants, note = campaign_variants(settings, adapter), surface_note(settings, adapter)
     except CampaignError as exc:
         problem = str(exc)
     inspection = class_name = source = None
@@ -85,6 +90,8 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         adapter_class=class_name,
         adapter_source=source,
         inspected=inspected,
+        variants=variants,
+        surface_note=note,
     )
     return [facts]
 
@@ -94,10 +101,11 @@ def structure(state: EngineState, units: Sequence[Any], extra: Any = None) -> li
     return [run_structure(state.adapter, ops) for ops in marked(units)]
 
 
-def isolation(state: EngineState, cases: Sequence[IsolationCase], extra: Any = None) -> list[list[Finding]]:
-    """The isolation pass's cases: each one's findings."""
-    ops = campaign_ops(state.settings, state.adapter)
-    return [check_case(case, state.settings, ops, state.adapter) for case in marked(cases)]
+def isolation(state: EngineState, cases: Sequence[IsolationCase], extra: Any = None) -> list[CaseOutcome]:
+    """The isolation pass's cases: each one's findings and one-op evidence."""
+    settings, adapter = state.settings, state.adapter
+    ops, variants = campaign_ops(settings, adapter), campaign_variants(settings, adapter)
+    return [check_case(case, settings, ops, adapter, variants) for case in marked(cases)]
 
 
 def settle(state: EngineState, units: Sequence[Sequence[Finding]], extra: Any = None) -> list[list[Finding]]:

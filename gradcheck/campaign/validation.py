@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from gradcheck.campaign.settings import CampaignError, Settings
+from gradcheck.campaign.variants import surface_words
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.surface import VARIANTS, adapter_variants
 
 
 def scalar_ops() -> tuple[str, ...]:
@@ -65,6 +67,32 @@ def _asked_ops(settings: Settings, adapter: EngineAdapter) -> tuple[str, ...]:
     return tuple(dict.fromkeys(settings.ops))
 
 
+def campaign_variants(settings: Settings, adapter: EngineAdapter) -> frozenset[str]:
+    """The attribute variants a campaign draws its ops in: those the adapter says it handles (its
+    `registry_release` and `variants`), within `settings.variants` when given."""
+    try:
+        handled = adapter_variants(adapter)
+    except ValueError as exc:
+        raise CampaignError(f"engine {settings.engine!r}: {exc}") from None
+    return handled if settings.variants is None else handled & frozenset(settings.variants)
+
+
+def surface_note(settings: Settings, adapter: EngineAdapter) -> str | None:
+    """A note naming the variants of the campaign's ops that are not drawn because the adapter
+    does not say it handles them (None when every variant of its ops is drawn)."""
+    ops = set(campaign_ops(settings, adapter))
+    drawn = campaign_variants(settings, adapter)
+    left = sorted(name for name, v in VARIANTS.items() if v.op in ops and name not in drawn)
+    if not left or settings.variants is not None:
+        return None
+    release = getattr(adapter, "registry_release", None)
+    said = f"registry_release = {release}" if release is not None else "no registry_release (release 1)"
+    return (
+        f"Not drawn: {surface_words(left)}: the adapter names {said}; once its apply handles them, "
+        "name the release or list them in `variants` (docs/adapters.md)."
+    )
+
+
 def validate(settings: Settings, adapter: EngineAdapter | None = None) -> tuple[str, ...]:
     """Check engine, ops and graph kind before any work; return the ops. Raises CampaignError.
 
@@ -85,6 +113,7 @@ def validate(settings: Settings, adapter: EngineAdapter | None = None) -> tuple[
             f"{settings.engine!r} computes in {list(adapter.dtypes)}"
         )
     _check_methods(settings, adapter)
+    campaign_variants(settings, adapter)  # a release or variant name it does not know: bad input
     return campaign_ops(settings, adapter)
 
 

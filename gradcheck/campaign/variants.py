@@ -10,10 +10,11 @@ share (a failure of a plainer form joins it), so the title names the variant tha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gradcheck.graphs.ir import Graph, OpNode
+from gradcheck.graphs.surface import VARIANTS
 
 TUPLE_DIMS = "over a tuple of dims"
 KEEPDIM = "keeping the reduced dims"
@@ -42,6 +43,15 @@ QUALIFIERS = (
     SIZE_ONE_BROADCAST,
     ADDED_DIMS_BROADCAST,
 )
+
+# The registry's attribute variants (`gradcheck.graphs.surface`, which an adapter opts in to by
+# name) as titles say them: a finding of a variant the surface let through names it so.
+SURFACE_QUALIFIERS = {
+    "sum.keepdim": KEEPDIM,
+    "mean.keepdim": KEEPDIM,
+    "matmul.vector": VECTOR_OPERAND,
+    "matmul.batched": BATCHED,
+}
 
 _REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
 _KEEPDIM = frozenset({"sum", "mean", "max_dim", "min_dim"})
@@ -118,3 +128,10 @@ def phrase(variant: Sequence[str]) -> str:
 def plainer(variant: Sequence[str], other: Sequence[str]) -> bool:
     """Whether `other` names fewer of the same qualifiers than `variant` (a proper subset)."""
     return set(other) < set(variant)
+
+
+def surface_words(names: Iterable[str]) -> str:
+    """Surface variants as a title says them, each with the name an adapter opts in by:
+    "sum keeping the reduced dims (sum.keepdim)"."""
+    named = {n: f"{VARIANTS[n].op} {SURFACE_QUALIFIERS[n]} ({n})" for n in SURFACE_QUALIFIERS}
+    return "; ".join(named.get(n, n) for n in sorted(names))

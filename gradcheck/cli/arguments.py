@@ -31,6 +31,13 @@ def exit_statuses(fails: str, passed: str = "every check passed") -> str:
     )
     return textwrap.fill(text, 96) + "\n"
 
+# How --engine is named, for every command that takes one.
+ENGINE_HELP = (
+    "minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor | "
+    "module:Adapter | path/engine.py:Class, where Class is an adapter or a micrograd-style value "
+    "class, inspected to build its adapter"
+)
+
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 too; say what to do next
@@ -58,6 +65,17 @@ def seed_int(text: str) -> int:
     return _integer(text, 0, "a non-negative integer seed")
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds from 0, got {text}")
+    return value
+
+
 def _integer(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)
@@ -68,8 +86,8 @@ def _integer(text: str, minimum: int, expected: str) -> int:
     return value
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a positive number of seconds."""
+def positive_seconds(text: str) -> float:
+    """An argparse type: a positive number of seconds (a time limit)."""
     try:
         value = float(text)
     except ValueError:
@@ -121,7 +139,7 @@ def graph_timeout_option(parser: argparse.ArgumentParser) -> None:
     """--graph-timeout, shared by `run` and `gate`."""
     parser.add_argument(
         "--graph-timeout",
-        type=seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"the longest one graph (or case) may run in the engine before it is a timeout finding "

@@ -17,14 +17,17 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from gradcheck.campaign import tiers
-from gradcheck.campaign.gate import FLOORS, GateResult, OpVerdict, as_figure
+from gradcheck.campaign import accounting, tiers
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, Row, overview
 from gradcheck.campaign.phases import Progress as ProgressCallback
-from gradcheck.campaign.records import GRAD_METRICS
+from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code, finding_text
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
+from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.printable import printable
 
 # --- `run` ------------------------------------------------------------------------------------------
@@ -52,8 +55,8 @@ PHASE_BARS = {
     "structure": "checking the graph code (structural phase)",
     "isolate": "checking each op alone",
     "check": "checking graphs",
-    "shrink": "shrinking failures",
-    "blame": "blaming the other failures",
+    "explain": "explaining failures by findings",
+    "shrink": "shrinking the unexplained ones",
 }
 
 
@@ -84,11 +87,14 @@ def progress_bars(console: Console) -> Iterator[ProgressCallback]:
 
 
 OP_TABLE_NOTE = (
-    "Errors are over the graphs that used the op (not the op's own error): p99 is what 99% of "
-    "them stay below, max the single worst graph, which an ill-conditioned graph can make large "
-    "without any failure. Failures: the graphs whose minimal failing graph contains the op, and the "
-    "findings (distinct problems) whose minimal graph contains it, from any phase (edge values and "
-    "the op-isolation pass too)."
+    "Errors are over the evidence about the op: its op-isolation checks and the graphs that used it "
+    "where no other op has a finding (not the op's own error): p99 is what 99% of them stay below, "
+    "max the single worst graph, which an ill-conditioned graph can make large without any failure. "
+    "Failures: the graphs whose minimal failing graph contains the op, and the findings (distinct "
+    "problems) whose minimal graph contains it, from any phase (edge values and the op-isolation "
+    "pass too), graphs / findings. ×bound: the largest difference from torch in those graphs as a "
+    "multiple of its entry's rounding bound (at most; an engine passes up to "
+    f"{BOUND_SAFETY:g}): how much margin the op has."
 )
 
 
@@ -114,15 +120,24 @@ def op_table(result: CampaignResult, width: int = 80) -> Table:
     for metric in metrics:
         label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {metric.split('_')[-1]}"
         table.add_column(f"{label}\np99 / max", justify="right", no_wrap=True)
-    table.add_column("failures\ngraphs/findings", justify="right", no_wrap=True)
+    table.add_column("×bound\nmax", justify="right", no_wrap=True)
+    table.add_column("failures\ngr./find.", justify="right", no_wrap=True)
     conventions = result.settings.conventions
     for op, st in result.ops.items():
         figures = [f"{_fmt(st.quantile(m, 0.99))} / {_fmt(st.maxima[m])}" for m in metrics]
+        figures.append(_multiple(st.maxima.get(BOUND_METRIC)))
         found = sum(1 for f in result.findings if op in f.ops and f.is_failure(conventions))
         failures = f"{st.failures} / {found}"
         colour = "red" if st.failures or found else "default"
         table.add_row(op, str(st.graphs), *figures, f"[{colour}]{failures}[/{colour}]")
     return table
+
+
+def _multiple(x: float | None) -> str:
+    """A multiple of the rounding bound: 0.31, 412, inf."""
+    if x is None:
+        return "–"
+    return f"{x:.2g}" if x < 100 else f"{x:.3g}"
 
 
 def _fmt(x: float | None) -> str:
@@ -334,16 +349,40 @@ def print_code(code: str, console: Console) -> None:
     console.print(text, soft_wrap=True)
 
 
+def print_unexplained(result: CampaignResult, console: Console) -> None:
+    """The unexplained graphs as one entry, after the findings: how many and why, their indices,
+    the smallest in full (nothing when every failing graph has its finding)."""
+    left = accounting.unexplained(result.records)
+    if left is None:
+        return
+    why = "; ".join(f"{n}: {reason}" for reason, n in left.reasons.items())
+    shown = ", ".join(map(str, left.indices[:20])) + (" ..." if left.graphs > 20 else "")
+    console.print(
+        Text(
+            f"\nunexplained graphs: {left.graphs} failing graph(s) that no finding explains", style="red bold"
+        )
+    )
+    console.print(Text(f"  {why}; graphs {shown}"), soft_wrap=True)
+    smallest = left.smallest
+    console.print(Text(f"  the smallest, graph {smallest.index} (ops: {', '.join(smallest.ops)}):"))
+    for problem in smallest.problems[:3]:
+        console.print(Text(f"  {printable(problem)}"))
+    if smallest.failure is not None:
+        print_code(graph_snippet(Graph.from_dict(smallest.failure.graph), "torch"), console)
+
+
 def print_graphs(result: CampaignResult, console: Console) -> None:
     """The individual failing graphs, after the findings, folded: each finding's first shrunk graph
-    in full, its other graphs one line each, the unshrunk ones listed by index."""
+    in full, its other graphs one line each, the graphs explained without shrinking listed by
+    index (the unexplained ones have their own entry: `print_unexplained`)."""
     finding_of = {i: k for k, f in enumerate(result.findings) for i in f.graph_indices}
     shown_in_full: set[int | None] = set()
     unshrunk = []
     for record in result.failures:
         f = record.failure
         if f is None or f.shrunk_snippet is None:
-            unshrunk.append(record.index)
+            if record.index in finding_of:
+                unshrunk.append(record.index)
             continue
         k = finding_of.get(record.index)
         saved = f", saved to {f.corpus_file}" if f.corpus_file else ""
@@ -363,8 +402,8 @@ def print_graphs(result: CampaignResult, console: Console) -> None:
     if unshrunk:
         shown = ", ".join(map(str, unshrunk[:20])) + (" ..." if len(unshrunk) > 20 else "")
         console.print(
-            f"\n{len(unshrunk)} more failing graph(s) not shrunk (raise --max-shrink to see them; each is "
-            f"counted in its finding above): {shown}"
+            f"\n{len(unshrunk)} more failing graph(s), each explained by its finding above without "
+            f"shrinking: {shown}"
         )
 
 
@@ -393,7 +432,8 @@ def _status(v: OpVerdict) -> str:
 def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
     """One line per op of a part, in 80 columns: p99 relative errors before → after, the verdict."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{part}: p99 relative error, baseline → now")
-    table.add_column("op", style="bold", no_wrap=True)
+    # a long op name (binary_cross_entropy_with_logits) is cut, never the figures
+    table.add_column("op", style="bold", no_wrap=True, overflow="ellipsis", max_width=18)
     table.add_column("graphs", justify="right", no_wrap=True)
     table.add_column("vs torch", justify="right", no_wrap=True)
     table.add_column("vs numeric", justify="right", no_wrap=True)
@@ -409,14 +449,13 @@ def verdict_table(part: str, verdicts: Sequence[OpVerdict]) -> Table:
 
 
 def print_outcome(outcome: GateResult, console: Console) -> None:
-    """The gate's console report: the table, then what failed and why, then the verdict."""
+    """The gate's console report, the verdict first (`GateResult.verdict_lines`: each new finding,
+    failing op row and gate-wide problem in a line), then the per-op tables, the new findings in
+    full (problems and repro), the findings still accepted or gone, new coverage, the summary."""
+    for line in outcome.verdict_lines():
+        console.print(Text(line, style="red bold" if line.startswith("new finding") else "red"))
     for part in dict.fromkeys(v.part for v in outcome.verdicts):
         console.print(verdict_table(part, [v for v in outcome.verdicts if v.part == part]))
-    for v in outcome.verdicts:
-        if v.failed:
-            console.print(Text(f"FAIL {v.part} {v.op}: " + "; ".join(v.reasons), style="red"))
-    for problem in outcome.problems:
-        console.print(Text(f"FAIL: {problem}", style="red"))
     for fv in outcome.new_findings:
         console.print(Text(f"\nnew finding ({fv.part}):", style="red bold"))
         text, _, code = finding_text(fv.finding).partition("\n\n")
@@ -429,15 +468,9 @@ def print_outcome(outcome: GateResult, console: Console) -> None:
         console.print(Text(f"{len(accepted)} finding(s) in the baseline, still present: {titles}"))
     for title in outcome.gone:
         console.print(Text(f"gone since the baseline (fixed? --update-baseline records it): {title}"))
-    failed = sum(v.failed for v in outcome.verdicts)
-    changed = sum(1 for v in outcome.verdicts if not v.failed and v.changed)
-    verdict = "[green]PASS[/green]" if outcome.passed else "[red]FAIL[/red]"
-    seconds = f"; {outcome.seconds:.1f} s" if outcome.seconds is not None else ""
-    console.print(
-        f"gate: {verdict}: {len(outcome.verdicts)} op rows, {failed} failed, {changed} changed within "
-        f"limits (floors {', '.join(f'{f:g}' for f in sorted(set(FLOORS.values())))}); "
-        f"{len(outcome.new_findings)} new finding(s){seconds}"
-    )
+    for line in outcome.new_coverage:
+        console.print(Text(line))
+    console.print(Text(outcome.summary(), style="green" if outcome.passed else "red"))
 
 
 # --- `replay` ---------------------------------------------------------------------------------------

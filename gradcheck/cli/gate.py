@@ -26,6 +26,7 @@ from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
+    ENGINE_HELP,
     check_output_files,
     ci_output_options,
     exit_statuses,
@@ -38,8 +39,11 @@ from gradcheck.cli.console import print_outcome
 DESCRIPTION = """\
 Gate an engine's gradients in CI: run a fixed, deterministic campaign (random graphs with fixed
 seeds, and the edge-value phase) and compare it with a baseline recorded once for this engine.
-Fails when a figure of an op gets more than 10x worse above its noise floor, an op stops being
-covered, an op has more failing graphs, or a finding appears that the baseline did not record.
+Fails when a finding appears that the baseline did not record (the first lines of the verdict),
+an op has failing graphs no recorded finding explains, a figure of an op (over the evidence
+about that op) gets more than 10x worse above its noise floor, or an op stops being covered.
+Ops and attribute variants the baseline did not cover (a newer gradcheck, an engine that gained
+an op) are left out and named as new coverage: --update-baseline includes them.
 """
 
 EPILOG = (
@@ -70,8 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--engine",
         required=True,
-        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Adapter",
+        help=ENGINE_HELP,
     )
     gate.add_argument("--baseline", type=Path, required=True, help="the baseline file (JSON)")
     gate.add_argument("--update-baseline", action="store_true", help="run and (re)write the baseline")
@@ -134,9 +137,9 @@ def run_parts_gate(
     check_output_files(junit_xml, summary_md, baseline if update else None)
     with arguments.engine_workers(jobs, graph_timeout) as workers:
         if update:
-            done = update_baseline(parts, baseline, jobs, accept_findings, announce, workers)
+            done = update_baseline(parts, baseline, jobs, accept_findings, announce, runner=workers)
         else:
-            outcome = run_gate(parts, baseline, jobs, announce, workers)
+            outcome = run_gate(parts, baseline, jobs, announce, runner=workers)
     if update:
         for finding in done.accepted if done.written else ():
             console.print(Text(f"accepted finding: {finding.title} ({finding.count_text})"))

@@ -25,6 +25,7 @@ from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
+    ENGINE_HELP,
     check_output_files,
     ci_output_options,
     conventions_option,
@@ -32,6 +33,7 @@ from gradcheck.cli.arguments import (
     graph_timeout_option,
     op_list,
     positive_int,
+    seconds,
     seed_int,
 )
 from gradcheck.cli.console import (
@@ -40,6 +42,7 @@ from gradcheck.cli.console import (
     print_findings,
     print_graphs,
     print_summary,
+    print_unexplained,
     print_verdict,
     progress_bars,
 )
@@ -68,7 +71,10 @@ An engine whose results depend on object addresses, threads or randomness (a set
 in address order) changes the last bits of figures from run to run; micrograd's order is fixed.
 
 """
-    + exit_statuses("some finding fails (a convention at a kink is a note under --conventions subgradient)")
+    + exit_statuses(
+        "some finding fails or some failing graph is unexplained (a convention at a kink is a note "
+        "under --conventions subgradient)"
+    )
     + """
 Outgrowing one machine: --jobs uses the cores of this machine; --scheduler ADDRESS runs the
 campaign on the workers of a Dask cluster (pip install 'minigrad[cluster]'; dask scheduler,
@@ -98,9 +104,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--engine",
         default=None,
-        help="minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor "
-        "| module:Class | path/to/file.py:Class, where Class is an adapter or a micrograd-style value "
-        "class, inspected to build its adapter (default minigrad, or minigrad-tensor with --tensor)",
+        help=f"{ENGINE_HELP} (default minigrad, or minigrad-tensor with --tensor)",
     )
     run.add_argument(
         "--ops", type=op_list, default=None, help="comma-separated ops to draw from (default all)"
@@ -136,11 +140,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
     )
     run.add_argument(
-        "--max-shrink",
-        type=positive_int,
-        default=10,
-        help="fully shrink at most this many failing graphs; the others are blamed cheaply (default 10)",
+        "--shrink-budget",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds for shrinking the failing graphs that no finding explains; those left when it "
+        "is spent are reported together as unexplained graphs (default 10 + 0.02 per graph: 50 for "
+        "2000 graphs)",
     )
+    run.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
     conventions_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
     ci_output_options(run)
@@ -160,6 +168,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
 
 
+class MaxShrinkReplaced(argparse.Action):
+    """--max-shrink N, which counted the graphs to shrink, refused with what replaced it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        parser.error(
+            "--max-shrink was replaced by --shrink-budget SECONDS: every failing graph is now "
+            "explained by a finding or shrunk while a time budget lasts (default 10 s + 0.02 s per "
+            "graph); drop --max-shrink, or give --shrink-budget"
+        )
+
+
 def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
     jobs, note = capped_jobs(args.jobs)
@@ -172,7 +191,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         ops=args.ops,
         tensor=args.tensor,
         jobs=jobs,
-        max_shrink=args.max_shrink,
+        shrink_budget=args.shrink_budget,
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,
@@ -198,6 +217,8 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             console.print(header(settings, ops))
             if not facts.create_graph:
                 console.print("Second derivatives: not checked (the adapter has create_graph = False).")
+            if facts.surface_note is not None:
+                console.print(Text(facts.surface_note))
             with progress_bars(console) as progress:
                 result = campaign.run_campaign(settings, backend, progress, corpus, runner=workers)
             workers.close()  # nothing runs the engine any more: free its memory now
@@ -209,6 +230,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
             print_summary(saved, console, unexplained)
             print_findings(saved, console)
+            print_unexplained(saved, console)
             console.print(op_table(saved, console.width))
             print_graphs(saved, console)
             written = write_report_pair(report, out.path)

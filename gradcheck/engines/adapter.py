@@ -15,7 +15,9 @@ constants arrive as Python floats on either side, `2.0 - a`, so the reflected me
 too), read back through
 `.data`, and gradients come from `backward()` on the cotangent-weighted sum of the outputs and
 each input's `.grad`; override `apply`, `value` or `gradients` where your engine differs. The
-generator then draws only the ops listed in `ops`.
+generator then draws only the ops listed in `ops`, in the forms of the registry release named by
+`registry_release` (none named: release 1, the registry before attribute variants such as
+`keepdim`); see `gradcheck.graphs.surface` and docs/adapters.md.
 
 `gradcheck`/`gradgradcheck` check any function of an engine's values through the same adapter;
 for them it also says what its values are (`is_node`, `is_scalar`, `like`), how recording is
@@ -55,6 +57,11 @@ class EngineAdapter:
     # the engine's nn layer (layers, losses, optimizers) trained step by step against torch's, if
     # it has one (checked by `parity.nn_step`)
     network: NetworkAdapter | None = None
+    # The op surface it handles (`gradcheck.graphs.surface`): the registry release it was written
+    # for (its attribute variants, such as keepdim on sum, reach it; None: release 1, before any
+    # variant), and variants it handles beyond that release, by name ("sum.keepdim").
+    registry_release: int | str | None = None
+    variants: frozenset[str] = frozenset()
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""

@@ -9,12 +9,14 @@ from typing import Any
 
 from gradcheck.engines.functional import Arrays, FunctionAdapter
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.surface import LATEST
 
 
 class AutogradAdapter(FunctionAdapter):
     """autograd.numpy arrays; gradients by `autograd.grad` with respect to the list of inputs."""
 
     name = "autograd"
+    registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset(SCALAR_OPS)
 
     def __init__(self) -> None:

@@ -12,6 +12,7 @@ from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.surface import LATEST
 
 # The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
 _NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
@@ -36,6 +37,7 @@ class JaxAdapter(FunctionAdapter):
     """jax.numpy arrays; `jax.grad`, `jax.vmap` over the points, `jax.jit` once per size of graph."""
 
     name = "jax"
+    registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset(SCALAR_OPS)
 
     def __init__(self) -> None:

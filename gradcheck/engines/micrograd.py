@@ -8,6 +8,7 @@ from typing import Any
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import micrograd_snippet
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.surface import LATEST
 
 
 class MicrogradAdapter(EngineAdapter):
@@ -22,6 +23,7 @@ class MicrogradAdapter(EngineAdapter):
     """
 
     name = "micrograd"
+    registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset({"add", "sub", "mul", "div", "pow_const", "neg", "relu"})
     max_depth = 300  # its recursive topological sort overflows the stack on deep graphs
 

@@ -113,7 +113,8 @@ def adapter_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
         lines.append(f"v{graph.n_inputs + i} = engine.apply({node.op!r}, [{', '.join(args)}], {attrs!r})")
     lines.append(f"outputs = [{', '.join(graph.name_of(o) for o in graph.outputs)}]")
     lines.append(f"inputs = [{', '.join(i.name for i in graph.inputs)}]")
-    lines.append(f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]")
+    cotangent = ", ".join(_leaf_value(c, graph.is_tensor) for c in repro_cotangent(graph))
+    lines.append(f"cotangent = [{cotangent}]")
     if second_order:
         lines.append("ones = [np.ones_like(engine.value(x)) for x in inputs]  # the direction")
     derivative = "engine.hvp(outputs, inputs, cotangent, ones)" if second_order else None
@@ -134,7 +135,7 @@ def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
         f"engine = load_engine({spec!r})",
         f"graph = Graph.from_json({graph.to_json(None)!r})",
         "values = graph.input_values(0)",
-        f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in _cotangent(graph))}]",
+        f"cotangent = [{', '.join(_leaf_value(c, graph.is_tensor) for c in repro_cotangent(graph))}]",
     ]
     lines.append("outputs, grads = engine.run(graph, values, cotangent)")
     if second_order:
@@ -202,8 +203,11 @@ def plain(v):
 
 """
 
-# The harness's engine-vs-torch tolerance (`gradcheck.parity.errors`: FORWARD_RTOL and
-# TORCH_TOLERANCE), as a repro's verdict applies it; a test keeps the two equal.
+# A repro's verdict allows each entry what the harness allowed it: `allowed` in the graph's meta,
+# {"outputs": [...], "derivative": [...]} per flattened entry (`gradcheck.parity.compare.
+# repro_allowances`, from the entries' rounding bounds). A repro made without them (an edge or a
+# structural finding, whose differences are no matter of rounding) uses this fixed tolerance.
+ALLOWED = "allowed"
 REPRO_FORWARD_RTOL = 1e-10
 REPRO_RTOL = 1e-9
 REPRO_ATOL = 1e-10
@@ -218,25 +222,34 @@ def verdict(graph: Graph, second_order: bool = False) -> str:
     inputs = [label for i, inp in enumerate(graph.inputs) for label in _labels(inp.name, shapes[i])]
     derivative = "hvp" if second_order else "grads"
     what = "Hessian-vector product entry of" if second_order else "gradient of"
+    allowed = graph.meta.get(ALLOWED)
+    allowances = (
+        "# each entry's allowed difference: BOUND_SAFETY times its rounding bound, as the harness's\n"
+        f"ALLOWED_OUTPUTS = {allowed['outputs']!r}\nALLOWED = {allowed['derivative']!r}\n"
+        if allowed
+        else "ALLOWED_OUTPUTS = ALLOWED = None  # no rounding bounds: the fixed tolerance above\n"
+    )
     return f"""
 {VERDICT_MARK}: the engine's numbers against torch's, with the harness's tolerance; exit 1 while they differ
 import math
 
 FORWARD_RTOL, RTOL, ATOL = {REPRO_FORWARD_RTOL!r}, {REPRO_RTOL!r}, {REPRO_ATOL!r}
-
+{allowances}
 
 def flat(values):
     return [float(x) for v in values for x in np.ravel(np.asarray(0.0 if v is None else v, dtype=float))]
 
 
-def first_difference(labels, engine, torch, forward):
+def first_difference(labels, engine, torch, forward, allowed):
     e, t = flat(engine), flat(torch)
     if len(e) != len(t):
         return f"the engine gave {{len(e)}} numbers, torch {{len(t)}}"
     scale = max([abs(x) for x in t if math.isfinite(x)] + [1e-8])
-    for label, a, b in zip(labels, e, t):
+    for i, (label, a, b) in enumerate(zip(labels, e, t)):
         if not (math.isfinite(a) and math.isfinite(b)):
             same = a == b or (math.isnan(a) and math.isnan(b))
+        elif allowed is not None:  # the entry's rounding bound, as the harness allowed it
+            same = abs(a - b) <= allowed[i]
         elif forward:
             same = abs(a - b) <= FORWARD_RTOL * max(abs(b), 1e-3 * scale)
         else:
@@ -247,9 +260,9 @@ def first_difference(labels, engine, torch, forward):
 
 
 differences = [
-    first_difference({outputs!r}, engine_outputs, torch_outputs, True),
+    first_difference({outputs!r}, engine_outputs, torch_outputs, True, ALLOWED_OUTPUTS),
     first_difference(
-        {[f"{what} {label}" for label in inputs]!r}, engine_{derivative}, torch_{derivative}, False
+        {[f"{what} {label}" for label in inputs]!r}, engine_{derivative}, torch_{derivative}, False, ALLOWED
     ),
 ]
 differences = [d for d in differences if d]
@@ -278,7 +291,7 @@ def _labels(name: str, shape: tuple[int, ...]) -> list[str]:
     return [f"{name}[{', '.join(map(str, index))}]" for index in np.ndindex(*shape)]
 
 
-def _cotangent(graph: Graph) -> list[Any]:
+def repro_cotangent(graph: Graph) -> list[Any]:
     """The graph's cotangent, or ones of each output's shape."""
     if graph.cotangent is not None:
         return list(graph.cotangent)

@@ -13,6 +13,7 @@ import numpy as np
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
 from gradcheck.graphs.registry import REGISTRY, TENSOR_OPS
+from gradcheck.graphs.surface import LATEST
 
 try:  # the `torch` extra: the parity check needs it, checking minigrad functions does not
     import torch
@@ -31,6 +32,7 @@ class TorchAdapter(EngineAdapter):
     """torch tensors; gradients by `torch.autograd.grad`, Hessian-vector products through it twice."""
 
     name = "torch"
+    registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset(TENSOR_OPS)
     tensor = True
     create_graph = True

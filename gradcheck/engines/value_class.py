@@ -26,6 +26,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.graphs.surface import CURRENT, LATEST
 from gradcheck.launcher import command_line
 
 # The point every op is tried at: positive, away from every kink and pole of the registry's ops.
@@ -131,6 +132,8 @@ def data_attribute(cls: type) -> str | None:
 
 class ValueClassAdapter(EngineAdapter):
     """The adapter built for a value class: the ops `inspect_class` found, in the class's spelling."""
+
+    registry_release = LATEST  # built by inspecting the class with this registry's spellings
 
     def __init__(self, value_class: type, spec: str) -> None:
         self.value_class = value_class
@@ -425,6 +428,7 @@ def adapter_source(adapter: ValueClassAdapter, class_name: str) -> str:
         "",
         f"    name = {class_name!r}",
         "    ops = frozenset(SPELLINGS)",
+        f"    registry_release = {CURRENT}  # the op registry's forms these spellings were written for",
         "",
         "    def leaf(self, value):",
         f"        return {cls}(float(value))",

@@ -20,6 +20,7 @@ from gradcheck.graphs.opspec import CONSTANTS
 from gradcheck.graphs.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
 from gradcheck.graphs.rng_stream import RngChooser, stream_chooser
 from gradcheck.graphs.shapes import RANK, pad
+from gradcheck.graphs.surface import allows
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def build_graph(
     n_nodes: int,
     n_outputs: int,
     chain: bool = False,
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """A graph over inputs with the given batch of `points` (one (K,) array per input).
 
@@ -86,7 +88,8 @@ def build_graph(
     the most recent node), so a shrinking chooser shrinks toward short chains of simple ops.
     `chain=True` builds a deep residual chain: each block applies a random op to the newest
     node h and then adds (or subtracts) the result back onto h, so gradients neither vanish nor
-    skip the deep path.
+    skip the deep path. `variants`: the attribute variants an op may be drawn in
+    (`gradcheck.graphs.surface`; None: all of them).
     """
     n_in = len(points)
     k = np.asarray(points[0]).shape[0]
@@ -117,6 +120,8 @@ def build_graph(
             if spec.attrs:
                 attrs = spec.draw_attrs(chooser)
                 attr = dict(attrs)
+                if not allows(variants, spec.name, attr):
+                    continue
             else:
                 attrs, attr = (), _NO_ATTRS
             first = n - 1 if chain else _pick_recent(chooser, n)
@@ -272,15 +277,17 @@ def random_graph(
     tensor: bool = False,
     points: int = 1,
     sizes: Sizes = Sizes(),
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """A random graph drawn from `rng` (seeded numpy Generator): the campaign's generator.
 
     ops: registry op names to draw from (None: every scalar op). points: how many input points
     the graph carries (check_graph checks all of them in one torch pass). About one graph in
-    `sizes.deep_every` is a deep chain of 52-70 ops.
+    `sizes.deep_every` is a deep chain of 52-70 ops. variants: the attribute variants the ops
+    may be drawn in (None: every one; see `gradcheck.graphs.surface`).
     """
     if tensor:
-        return random_tensor_graph(rng, ops=ops, points=points, sizes=sizes)
+        return random_tensor_graph(rng, ops=ops, points=points, sizes=sizes, variants=variants)
     op_names = resolve_ops(ops)
     chooser = RngChooser(rng)
     n_inputs = chooser.integer(*sizes.inputs)
@@ -289,7 +296,7 @@ def random_graph(
     n_outputs = chooser.integer(*sizes.outputs)
     pts = sample_points(rng, n_inputs, points)
     with stream_chooser(rng) as fast:  # the same draws as `chooser`, faster
-        graph = build_graph(fast, pts, op_names, n_nodes, n_outputs, chain=deep)
+        graph = build_graph(fast, pts, op_names, n_nodes, n_outputs, chain=deep, variants=variants)
     if deep:
         graph.meta["deep"] = True
     return graph
@@ -331,6 +338,7 @@ def build_tensor_graph(
     ops: Sequence[str],
     n_nodes: int,
     n_outputs: int,
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """A tensor graph over inputs of `shapes`, with K points per input (arrays of shape (K, *shape)).
 
@@ -352,6 +360,8 @@ def build_tensor_graph(
         if attrs is None:
             continue
         attr = dict(attrs)
+        if not allows(variants, spec.name, attr):  # a form the adapter did not say it handles
+            continue
         consts: tuple[Constant, ...] = ()
         if spec.arity == 1:
             args: tuple[int, ...] = (first,)
@@ -464,7 +474,11 @@ def tensor_input_shapes(chooser: Chooser, n_inputs: int) -> list[tuple[int, ...]
 
 
 def random_tensor_graph(
-    rng: np.random.Generator, ops: Sequence[str] | None = None, points: int = 1, sizes: Sizes = Sizes()
+    rng: np.random.Generator,
+    ops: Sequence[str] | None = None,
+    points: int = 1,
+    sizes: Sizes = Sizes(),
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops)."""
     op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
@@ -481,7 +495,8 @@ def random_tensor_graph(
         pts.append(values)
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)
-    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, chooser.integer(*sizes.outputs))
+    n_outputs = chooser.integer(*sizes.outputs)
+    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, n_outputs, variants)
 
 
 def tensor_graph_in_domain(graph: Graph) -> bool:

@@ -8,12 +8,13 @@ trailing dims only, named by negative dims; the same rule then serves one point 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.opspec import Chooser, OpSpec
+from gradcheck.graphs.opspec import Accuracy, Chooser, OpSpec
 
 Attrs = dict[str, Any]
 Shape = tuple[int, ...]
@@ -280,6 +281,12 @@ def _flatten_xp(xp: Any, x: Any, attrs: Attrs) -> Any:
     return xp.reshape(x, flattened(tuple(x.shape), attrs["start_dim"], attrs["end_dim"]))
 
 
+def _index_terms(shapes: Sequence[Shape], attrs: Attrs) -> tuple[int, tuple[int, ...]]:
+    """A repeated index sums the cotangents of its copies: as many as the result has, at most."""
+    result = _index_shape(shapes, attrs)
+    return 1, (max(1, math.prod(result if result is not None else shapes[0])),)
+
+
 LAYOUT_SPECS: list[OpSpec] = [
     OpSpec(
         "index",
@@ -293,6 +300,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         tensor_attrs=_index_attrs,
         torch_batched=_index_batched,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,), linear=True, terms=_index_terms),
         array=lambda xp, a, k: a[0][index_key(k["index"])],
         spell_attrs={"index": spell_index},
     ),
@@ -308,6 +316,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         torch_template="{0}.where(torch.tensor({cond}), {1})",
         torch_apply=lambda a, k: a[0].where(a[0].new_tensor(k["cond"]).bool(), a[1]),
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0, 0.0), linear=True),
         array=lambda xp, a, k: xp.where(_condition(k), a[0], a[1]),
     ),
     OpSpec(
@@ -322,6 +331,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         tensor_attrs=_expand_attrs,
         torch_batched=lambda a, k: _expand_batched(a[0], k["sizes"], lambda x, s: x.expand(*s)),
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,), linear=True),
         array=lambda xp, a, k: xp.broadcast_to(a[0], resolved_sizes(k["sizes"], tuple(a[0].shape))),
     ),
     OpSpec(
@@ -335,6 +345,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         tensor_attrs=_permute_attrs,
         torch_batched=lambda a, k: a[0].permute(*permute_axes(a[0].ndim, k["dims"])),
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: xp.transpose(a[0], permute_axes(a[0].ndim, k["dims"])),
     ),
     OpSpec(
@@ -347,6 +358,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         shape=_squeeze_shape,
         tensor_attrs=_squeeze_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: _squeezed(xp, a[0], k["dims"]),
     ),
     OpSpec(
@@ -359,6 +371,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         shape=_unsqueeze_shape,
         tensor_attrs=_unsqueeze_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: xp.expand_dims(a[0], k["dim"]),
     ),
     OpSpec(
@@ -371,6 +384,7 @@ LAYOUT_SPECS: list[OpSpec] = [
         shape=lambda s, k: flattened(s[0], k["start_dim"], k["end_dim"]),
         tensor_attrs=_flatten_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: _flatten_xp(xp, a[0], k),
     ),
 ]

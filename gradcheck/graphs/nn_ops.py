@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs import edges
-from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
+from gradcheck.graphs import edges, rounding_scales
+from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Accuracy, Chooser, OpSpec
 from gradcheck.graphs.tensor_ops import EDGE_ROWS, log_softmax_xp
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -118,6 +118,7 @@ def _linear_spec(name: str, bias: bool, relu: bool) -> OpSpec:
         # torch's linear takes a 2-D weight only: on a batch of weights it is a batched matmul
         torch_batched=lambda a, k: activation(_xp_linear(library(a[0]), a)),
         family="piecewise" if relu else "arithmetic",
+        accuracy=Accuracy(0.5, (0.5, 0.5, 0.5), linear=True, terms=rounding_scales.linear_terms),
         array=lambda xp, a, k: xp.maximum(_xp_linear(xp, a), 0.0) if relu else _xp_linear(xp, a),
     )
 
@@ -234,7 +235,7 @@ def _pair_edges() -> tuple[edges.Edge, ...]:
     return tuple((args, {"reduction": reduction}) for args, _ in pairs for reduction in ("mean", "none"))
 
 
-def _class_loss_spec(name: str, forward: Any, domain: Any, family: str) -> OpSpec:
+def _class_loss_spec(name: str, forward: Any, domain: Any, family: str, accuracy: Accuracy) -> OpSpec:
     template = "{0}, {tensor}({target}), reduction={reduction}"
     return OpSpec(
         name,
@@ -251,6 +252,7 @@ def _class_loss_spec(name: str, forward: Any, domain: Any, family: str) -> OpSpe
         torch_template=f"torch.nn.functional.{name}(" + template.replace("{tensor}", "torch.tensor") + ")",
         torch_batched=_class_loss_batched(name),
         family=family,
+        accuracy=accuracy,
         edges=_class_edges(),
         array=lambda xp, a, k: _xp_nll(
             xp, log_softmax_xp(xp, a[0], -1) if name == "cross_entropy" else a[0], k
@@ -312,7 +314,9 @@ def _bce_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray
     )
 
 
-def _elementwise_loss_spec(name: str, forward: Any, domain: Any, family: str, xp_loss: Any) -> OpSpec:
+def _elementwise_loss_spec(
+    name: str, forward: Any, domain: Any, family: str, xp_loss: Any, accuracy: Accuracy
+) -> OpSpec:
     def array(xp: Any, a: Sequence[Any], k: dict[str, Any]) -> Any:
         loss = xp_loss(xp, a)
         if k["reduction"] == "none":
@@ -334,6 +338,7 @@ def _elementwise_loss_spec(name: str, forward: Any, domain: Any, family: str, xp
             getattr(functional(a[0]), name)(a[0], a[1], reduction="none"), k["reduction"]
         ),
         family=family,
+        accuracy=accuracy,
         edges=_pair_edges(),
         array=array,
     )
@@ -349,10 +354,24 @@ NN_SPECS: list[OpSpec] = [
         lambda a, k: _nll(np.asarray(log_softmax_xp(np, a[0], -1)), k),
         _cross_entropy_domain,
         "exp_log",
+        Accuracy(
+            2.0,
+            (2.0,),
+            scale=rounding_scales.cross_entropy_scale,
+            grad_scale=rounding_scales.cross_entropy_grad_scale,
+            terms=rounding_scales.class_terms,
+        ),
     ),
-    _class_loss_spec("nll_loss", lambda a, k: _nll(a[0], k), _nll_domain, "arithmetic"),
+    _class_loss_spec(
+        "nll_loss", lambda a, k: _nll(a[0], k), _nll_domain, "arithmetic", Accuracy(0.5, (0.5,), linear=True)
+    ),
     _elementwise_loss_spec(
-        "mse_loss", _np_squared_error, _mse_domain, "arithmetic", lambda xp, a: (a[0] - a[1]) ** 2
+        "mse_loss",
+        _np_squared_error,
+        _mse_domain,
+        "arithmetic",
+        lambda xp, a: (a[0] - a[1]) ** 2,
+        Accuracy(2.0, (2.0, 2.0)),
     ),
     _elementwise_loss_spec(
         "binary_cross_entropy_with_logits",
@@ -360,5 +379,6 @@ NN_SPECS: list[OpSpec] = [
         _bce_domain,
         "exp_log",
         lambda xp, a: (1.0 - a[1]) * a[0] + xp.logaddexp(0.0, -a[0]),
+        Accuracy(2.0, (2.0, 2.0), scale=rounding_scales.bce_scale, grad_scale=rounding_scales.bce_grad_scale),
     ),
 ]

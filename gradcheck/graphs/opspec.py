@@ -57,6 +57,55 @@ class Chooser(Protocol):
         ...
 
 
+# A rule on an op's batched torch operands, attributes and result (and, for the backward, the
+# result's adjoint): a tensor of rounding scales (see `Accuracy`).
+ScaleRule = Callable[..., Any]
+# An op's operand shapes and attributes -> how many terms each result entry sums, and how many
+# each operand's gradient entry sums in the backward pass (see `Accuracy.terms`).
+TermsRule = Callable[[Sequence[tuple[int, ...]], dict[str, Any]], tuple[int, tuple[int, ...]]]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """How far an op computed in float64 may sit from the exact result, in ulps: an error of at
+    most `value` * EPS * scale for the result, and `grads[j]` * EPS * scale for the contribution
+    adjoint * d(result)/d(operand j) its backward pass computes from the rounded forward values.
+
+    The scale is the result's size, and the contribution's, unless the op sums terms: `linear`
+    ops (sum, matmul: linear in each operand) scale by the op and its backward applied to the
+    operands' and the adjoint's absolute values (the sizes of the terms summed), and `scale` and
+    `grad_scale` (torch rules: operands, attributes, result, and the result's adjoint) give the
+    scale of ops whose error is neither (softmax's exp(x - max x) errs by |x - max x| ulps). A
+    sum of n terms adds (n - 1) / 2 ulps: `terms(operand shapes, attributes)` gives n for a
+    result entry and for each operand's gradient entry (default: what the shapes reduce by).
+
+    The figures are measured (`gradcheck.testing.accuracy`, `benchmarks/op_accuracy.py`):
+    the worst of Python's `math`, numpy and torch, in the spellings engines use, against mpmath
+    over the op's domain; `test_op_accuracy` fails when a figure is understated. `value32` and
+    `grads32` are the float32 figures (numpy's and torch's float32 kernels).
+    """
+
+    value: float
+    grads: tuple[float, ...]
+    value32: float | None = None
+    grads32: tuple[float, ...] | None = None
+    linear: bool = False
+    scale: ScaleRule | None = None
+    grad_scale: ScaleRule | None = None
+    terms: TermsRule | None = None
+
+    def ulps(self, float32: bool) -> tuple[float, tuple[float, ...]]:
+        """The result's and each operand's contribution's accuracy in that precision's ulps."""
+        if float32 and self.value32 is not None and self.grads32 is not None:
+            return self.value32, self.grads32
+        return self.value, self.grads
+
+
+# The accuracy assumed for an op whose entry has none (an op an engine registers at run time):
+# loose enough for any libm-quality function, far below a wrong derivative.
+UNMEASURED = Accuracy(64.0, (64.0, 64.0, 64.0))
+
+
 Mask = np.ndarray  # bool per batch point
 Args = Sequence[Any]
 Attrs = dict[str, Any]
@@ -132,6 +181,8 @@ class OpSpec:
     # tensor graphs: attributes no spelling shows, read by the batched references (which see
     # padded arrays): a reshape's input rank, a matmul's operand ranks
     layout_attrs: tuple[str, ...] = ()
+    # how accurately libraries compute the op and its derivatives, measured (`Accuracy`)
+    accuracy: Accuracy = UNMEASURED
 
     def snippet(self, args: Sequence[str], attrs: Attrs, target: str) -> str:
         template = self.torch_template if target == "torch" and self.torch_template else self.template

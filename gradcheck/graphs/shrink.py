@@ -1,19 +1,27 @@
 """Shrink a failing graph to a small one that still fails (for campaign failures, outside hypothesis).
 
-Greedy passes, repeated until none helps: keep a single batch point; drop outputs; bypass an op
-node (its users read one of its arguments instead); freeze an op node (its users read a new input
-holding the value it had, so `0.0 / sigmoid(x0)` becomes `0.0 / x1` whatever sigmoid gave there,
-a pole or overflow point included); drop nodes and inputs nothing uses; simplify input values
-(round them to fewer digits); move constants toward 0 and 1.
-A candidate is kept only when `still_fails` says so (the caller asks for the same failure, not
-any failure, so an engine with several bugs does not drift from one to another), and only
-candidates that keep every op inside its domain and off its kinks are tried, unless the failing
-graph itself is outside (a failure at a pole shrinks to a smaller graph at that pole).
+Greedy passes, repeated until none helps: keep a single batch point; drop an op node no output
+uses (the engine still runs it: one that raises or writes into its argument is kept while the
+failure needs it); drop outputs; bypass an op node (its users read one of its arguments
+instead); freeze an op node (`frozen`: its users read a new input holding the value it had, so
+`0.0 / sigmoid(x0)` becomes `0.0 / x1` whatever sigmoid gave there, a pole or overflow point
+included); drop inputs nothing uses; simplify input values (round them to fewer digits); move
+constants toward 0 and 1.
+A candidate is kept only when the caller says it still fails (the caller asks for the same
+failure, not any failure, so an engine with several bugs does not drift from one to another),
+and only candidates that keep every op inside its domain and off its kinks are tried, unless the
+failing graph itself is outside (a failure at a pole shrinks to a smaller graph at that pole).
+
+The caller judges candidates a list at a time (`FirstFailing`: the first of them that still
+fails), so that a batched judge can evaluate a list in one go; `shrink` stops at a deadline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,6 +30,74 @@ from gradcheck.graphs.generate import graph_in_domain
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 
+# Which of a list of candidates still fails: the index of the first that does, or None.
+FirstFailing = Callable[[Sequence[Graph]], "int | None"]
+# Candidates judged per call of a `FirstFailing`.
+CANDIDATES_PER_CALL = 8
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """What shrinking gave: the smallest graph found and whether the passes ran to the end
+    (False: the deadline or the check budget cut them short)."""
+
+    graph: Graph
+    complete: bool
+
+
+def shrink(
+    graph: Graph,
+    first_failing: FirstFailing,
+    *,
+    deadline: float | None = None,
+    max_checks: int = 400,
+    failing_point: int | None = None,
+) -> Shrunk:
+    """The smallest graph found by greedy passes for which `first_failing` says it still fails,
+    candidates judged `CANDIDATES_PER_CALL` at a time, until no candidate is smaller and fails,
+    `max_checks` candidates were judged or `time.monotonic()` passes `deadline`.
+
+    `failing_point`: the batch point that failed (the graph is first cut down to it).
+    """
+    checks = [max_checks]
+    domain_only = graph_in_domain(graph)
+
+    def admissible(candidate: Graph) -> bool:
+        try:
+            candidate.validate()
+        except ValueError:
+            return False
+        return not domain_only or graph_in_domain(candidate)
+
+    def out_of_budget() -> bool:
+        return checks[0] <= 0 or (deadline is not None and time.monotonic() >= deadline)
+
+    def judge(candidates: list[Graph]) -> int | None:
+        hit = first_failing(candidates)
+        checks[0] -= len(candidates) if hit is None else hit + 1
+        return hit
+
+    best = graph
+    if graph.points is not None:
+        single = graph.instance(failing_point or 0)
+        if admissible(single) and judge([single]) == 0:
+            best = single
+    improved = True
+    while improved:
+        improved = False
+        size = _size(best)
+        smaller = (c for c in _candidates(best) if _size(c) < size and admissible(c))
+        while not improved:
+            if out_of_budget():
+                return Shrunk(best, complete=False)
+            batch = list(itertools.islice(smaller, min(CANDIDATES_PER_CALL, checks[0])))
+            if not batch:
+                break
+            hit = judge(batch)
+            if hit is not None:
+                best, improved = batch[hit], True
+    return Shrunk(best, complete=True)
+
 
 def shrink_graph(
     graph: Graph,
@@ -29,37 +105,16 @@ def shrink_graph(
     max_checks: int = 400,
     failing_point: int | None = None,
 ) -> Graph:
-    """The smallest graph found (by greedy passes) for which `still_fails` holds.
+    """The smallest graph found (by greedy passes) for which `still_fails` holds (`shrink`, the
+    candidates judged one by one).
 
     `failing_point`: the batch point that failed (the graph is first cut down to it).
     """
-    budget = [max_checks]
-    domain_only = graph_in_domain(graph)
 
-    def fails(candidate: Graph) -> bool:
-        if budget[0] <= 0:
-            return False
-        budget[0] -= 1
-        try:
-            candidate.validate()
-        except ValueError:
-            return False
-        return (not domain_only or graph_in_domain(candidate)) and still_fails(candidate)
+    def first_failing(candidates: Sequence[Graph]) -> int | None:
+        return next((i for i, c in enumerate(candidates) if still_fails(c)), None)
 
-    best = graph
-    if graph.points is not None:
-        single = graph.instance(failing_point or 0)
-        if fails(single):
-            best = single
-    improved = True
-    while improved and budget[0] > 0:
-        improved = False
-        for candidate in _candidates(best):
-            if _size(candidate) < _size(best) and fails(candidate):
-                best = candidate
-                improved = True
-                break
-    return best
+    return shrink(graph, first_failing, max_checks=max_checks, failing_point=failing_point).graph
 
 
 def _size(g: Graph) -> tuple[int, int, int, int]:
@@ -75,6 +130,7 @@ def _constant_rank(value: float) -> int:
 
 
 def _candidates(g: Graph) -> Iterator[Graph]:
+    yield from _without_dead(g)
     yield from _fewer_outputs(g)
     yield from _bypassed(g)
     yield from _frozen(g)
@@ -101,7 +157,8 @@ def _fewer_outputs(g: Graph) -> Iterator[Graph]:
     for j in range(len(g.outputs)):
         keep = [k for k in range(len(g.outputs)) if k != j]
         cot = None if g.cotangent is None else [g.cotangent[k] for k in keep]
-        yield _prune(Graph(g.inputs, g.nodes, [g.outputs[k] for k in keep], g.points, cot, g.meta))
+        fewer = Graph(g.inputs, g.nodes, [g.outputs[k] for k in keep], g.points, cot, g.meta)
+        yield _prune(fewer, keep=_dead(g))
 
 
 def _bypassed(g: Graph) -> Iterator[Graph]:
@@ -110,7 +167,7 @@ def _bypassed(g: Graph) -> Iterator[Graph]:
     for i in reversed(range(len(g.nodes))):
         node_id = n_in + i
         for arg in dict.fromkeys(g.nodes[i].args):
-            yield _prune(_replace_uses(g, node_id, arg))
+            yield _prune(_replace_uses(g, node_id, arg), keep=_dead(g))
 
 
 def _frozen(g: Graph) -> Iterator[Graph]:
@@ -121,15 +178,45 @@ def _frozen(g: Graph) -> Iterator[Graph]:
     values = _reference_values(g)
     if values is None:
         return
-    n_in = g.n_inputs
     for i in reversed(range(len(g.nodes))):
+        yield frozen(g, [i], values)
+
+
+def frozen(g: Graph, nodes: Sequence[int], values: Sequence[Any] | None = None) -> Graph:
+    """One-point `g` with op nodes `nodes` (positions in `g.nodes`) each replaced by a new input
+    holding the value it had, then pruned: the graph as it would be were those nodes right.
+    `values`: every node's value, inputs first (default: the registry's reference forward)."""
+    if g.points is not None:
+        raise ValueError("frozen: the graph must hold one point (a failing instance)")
+    if values is None:
+        values = _reference_values(g)
+        if values is None:
+            raise ValueError(f"frozen: the reference forward of ops {g.ops()} cannot run at this point")
+    n_in, order = g.n_inputs, list(dict.fromkeys(nodes))
+    added = []
+    for j, i in enumerate(order):
         value = values[n_in + i]
         shape = np.shape(value)
-        frozen = Input(f"x{n_in}", value, shape) if shape else Input(f"x{n_in}", float(value))
-        shifted = [n.with_args(tuple(a if a < n_in else a + 1 for a in n.args)) for n in g.nodes]
-        outputs = [o if o < n_in else o + 1 for o in g.outputs]
-        widened = Graph([*g.inputs, frozen], shifted, outputs, None, g.cotangent, g.meta)
-        yield _prune(_replace_uses(widened, n_in + 1 + i, n_in))
+        name = f"x{n_in + j}"
+        added.append(
+            Input(name, np.asarray(value, dtype=np.float64), shape) if shape else Input(name, float(value))
+        )
+    shift = len(order)
+    moved = {n_in + i: n_in + j for j, i in enumerate(order)}  # a frozen node's id -> its input
+
+    def renumbered(a: int) -> int:
+        return a if a < n_in else moved.get(a, a + shift)
+
+    nodes_after = [n.with_args(tuple(renumbered(a) for a in n.args)) for n in g.nodes]
+    outputs = list(dict.fromkeys(renumbered(o) for o in g.outputs))
+    cot = g.cotangent
+    if cot is not None and len(outputs) != len(g.outputs):
+        first: dict[int, Any] = {}
+        for o, c in zip(g.outputs, cot):
+            first.setdefault(renumbered(o), c)
+        cot = [first[o] for o in outputs]
+    kept = _dead(g) - set(order)  # a node no output uses still runs (and may raise, or write)
+    return _prune(Graph([*g.inputs, *added], nodes_after, outputs, None, cot, g.meta), keep=kept)
 
 
 def _reference_values(g: Graph) -> list[object] | None:
@@ -156,10 +243,29 @@ def _replace_uses(g: Graph, old: int, new: int) -> Graph:
     return Graph(g.inputs, nodes, outputs, g.points, cot, g.meta)
 
 
-def _prune(g: Graph) -> Graph:
-    """Drop op nodes no output depends on and inputs no node uses; renumber."""
+def _dead(g: Graph) -> set[int]:
+    """The positions of the op nodes no output depends on."""
     n_in = g.n_inputs
     live = set(g.outputs)
+    for i in reversed(range(len(g.nodes))):
+        if n_in + i in live:
+            live.update(g.nodes[i].args)
+    return {i for i in range(len(g.nodes)) if n_in + i not in live}
+
+
+def _without_dead(g: Graph) -> Iterator[Graph]:
+    """Each op node no output depends on removed (an engine still evaluates such a node: it may
+    raise, or write into its argument, so it goes only when the failure stays without it)."""
+    dead = _dead(g)
+    for i in sorted(dead, reverse=True):
+        yield _prune(g, keep=dead - {i})
+
+
+def _prune(g: Graph, keep: set[int] | frozenset[int] = frozenset()) -> Graph:
+    """Drop op nodes no output depends on, except those at positions `keep` (and what they use),
+    and inputs no node uses; renumber."""
+    n_in = g.n_inputs
+    live = set(g.outputs) | {n_in + i for i in keep}
     for i in reversed(range(len(g.nodes))):
         if n_in + i in live:
             live.update(g.nodes[i].args)

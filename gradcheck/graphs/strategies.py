@@ -78,6 +78,7 @@ def scalar_graphs(
     max_outputs: int = 3,
     points: int = 8,
     deep: bool = True,
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """Scalar expression graphs over registry `ops` (default all scalar ops).
 
@@ -96,7 +97,7 @@ def scalar_graphs(
     chain = deep and draw(st.integers(0, 9), label="deep chain?") == 9
     n_nodes = draw(st.integers(52, 70) if chain else st.integers(1, max_nodes), label="nodes")
     n_outputs = draw(st.integers(1, max_outputs), label="outputs")
-    graph = build_graph(chooser, batch, op_names, n_nodes, n_outputs, chain=chain)
+    graph = build_graph(chooser, batch, op_names, n_nodes, n_outputs, chain=chain, variants=variants)
     if chain:
         graph.meta["deep"] = True
     return graph
@@ -110,12 +111,14 @@ def tensor_graphs(
     max_nodes: int = 16,
     max_outputs: int = 3,
     points: int = 4,
+    variants: frozenset[str] | None = None,
 ) -> Graph:
     """Tensor expression graphs over registry `ops` (default every tensor-capable op).
 
     Input shapes mix ranks 0-3 with size-1 dims, so elementwise ops broadcast often; matmul,
     reductions (one dim or all), transpose, reshape, softmax and log_softmax keep their shapes
     consistent. The first point's values are drawn by hypothesis, the other points from a seed.
+    `variants`: the attribute variants ops may be drawn in (None: all; `gradcheck.graphs.surface`).
     """
     op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
     chooser = DrawChooser(draw)
@@ -133,4 +136,4 @@ def tensor_graphs(
         batch.append(np.concatenate([np.asarray(first, dtype=np.float64).reshape(1, *shape), rest]))
     n_nodes = draw(st.integers(1, max_nodes), label="nodes")
     n_outputs = draw(st.integers(1, max_outputs), label="outputs")
-    return build_tensor_graph(chooser, shapes, batch, op_names, n_nodes, n_outputs)
+    return build_tensor_graph(chooser, shapes, batch, op_names, n_nodes, n_outputs, variants)

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs import edges
-from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Chooser, OpSpec
+from gradcheck.graphs import edges, rounding_scales
+from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Accuracy, Chooser, OpSpec
 
 # Rows where softmax, log_softmax and the reductions meet float64's limits: huge spreads,
 # infinities and nan (each checked along its last dim).
@@ -264,6 +264,7 @@ def _along_spec(name: str, arg: str, pick: Any, ties: tuple[Any, ...]) -> OpSpec
         shape=_along_shape,
         tensor_attrs=_dim_keepdim_attrs,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.5,), terms=rounding_scales.exact_selection),
         edges=_row_edges(dim=-1, keepdim=False),
         array=lambda xp, a, k: _first_extreme_xp(xp, a[0], k, arg),
     )
@@ -285,6 +286,7 @@ TENSOR_SPECS: list[OpSpec] = [
         torch_batched=_matmul_batched,
         layout_attrs=("ranks",),
         family="arithmetic",
+        accuracy=Accuracy(0.5, (0.5, 0.5), linear=True, terms=rounding_scales.matmul_terms),
         array=lambda xp, a, k: xp.matmul(a[0], a[1]),
     ),
     OpSpec(
@@ -298,6 +300,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_keepdim_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,), linear=True),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.sum(a[0], axis=tuple(k["dims"]), keepdims=_keepdim(k)),
         optional_attrs={"keepdim": False},
@@ -313,6 +316,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_keepdim_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.5, (0.75,), linear=True),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.mean(a[0], axis=tuple(k["dims"]), keepdims=_keepdim(k)),
         optional_attrs={"keepdim": False},
@@ -334,6 +338,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.5,), terms=rounding_scales.exact_selection),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.max(a[0], axis=tuple(k["dims"])),
     ),
@@ -351,6 +356,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_reduced_shape,
         tensor_attrs=_reduce_attrs,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.5,), terms=rounding_scales.exact_selection),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.min(a[0], axis=tuple(k["dims"])),
     ),
@@ -369,6 +375,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((-0.5,), {"low": -0.5, "high": 1.0}), ((1.0,), {"low": -0.5, "high": 1.0})),
         tensor_only=True,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.0,)),
         edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edges.unary(-0.5)),
         array=lambda xp, a, k: xp.clip(a[0], k["low"], k["high"]),
     ),
@@ -384,6 +391,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((1.5, 1.5), {}), ((-0.0, 0.0), {})),
         tensor_only=True,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.0, 0.0)),
         edges=edges.binary(),
         array=lambda xp, a, k: xp.maximum(a[0], a[1]),
     ),
@@ -399,6 +407,7 @@ TENSOR_SPECS: list[OpSpec] = [
         kink_cases=(((1.5, 1.5), {}),),
         tensor_only=True,
         family="piecewise",
+        accuracy=Accuracy(0.0, (0.0, 0.0)),
         edges=edges.binary(),
         array=lambda xp, a, k: xp.minimum(a[0], a[1]),
     ),
@@ -412,6 +421,7 @@ TENSOR_SPECS: list[OpSpec] = [
         shape=_transposed_shape,
         tensor_attrs=_transpose_attrs,
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: xp.swapaxes(a[0], *k["dims"]),
     ),
     OpSpec(
@@ -426,6 +436,7 @@ TENSOR_SPECS: list[OpSpec] = [
         torch_batched=lambda a, k: _reshape_batched(a[0], k),
         layout_attrs=("ndim_in",),
         family="arithmetic",
+        accuracy=Accuracy(0.0, (0.0,)),
         array=lambda xp, a, k: xp.reshape(a[0], tuple(k["shape"])),
     ),
     OpSpec(
@@ -440,6 +451,13 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_dim_attrs,
         torch_template="torch.softmax({0}, {dim})",
         family="exp_log",
+        accuracy=Accuracy(
+            2.0,
+            (2.0,),
+            scale=rounding_scales.softmax_scale,
+            grad_scale=rounding_scales.softmax_grad_scale,
+            terms=rounding_scales.along_last,
+        ),
         edges=_row_edges(dim=-1),
         array=lambda xp, a, k: softmax_xp(xp, a[0], k["dim"]),
     ),
@@ -455,6 +473,13 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_attrs=_dim_attrs,
         torch_template="torch.log_softmax({0}, {dim})",
         family="exp_log",
+        accuracy=Accuracy(
+            2.0,
+            (2.0,),
+            scale=rounding_scales.log_softmax_scale,
+            grad_scale=rounding_scales.log_softmax_grad_scale,
+            terms=rounding_scales.along_last,
+        ),
         edges=_row_edges(dim=-1),
         array=lambda xp, a, k: log_softmax_xp(xp, a[0], k["dim"]),
     ),

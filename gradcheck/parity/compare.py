@@ -27,20 +27,24 @@ from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.origin import raised
+from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
-from gradcheck.parity.errors import SCALE_FLOOR, TORCH_TOLERANCE, PointErrors, worst_error
+from gradcheck.parity.bound import EntryBounds, RoundingBounds
+from gradcheck.parity.errors import (
+    BOUND_SAFETY,
+    HVP_SAFETY,
+    SCALE_FLOOR,
+    PointErrors,
+    bound_ratio,
+    outside,
+    worst_error,
+)
 from gradcheck.parity.float32 import check_float32
 from gradcheck.parity.kinds import WRONG_TYPE
 from gradcheck.parity.result import GraphCheck, record_failure
-from gradcheck.parity.rounding import (
-    forward_rounding,
-    gradient_rounding,
-    gradient_spread,
-    rounding_only,
-    rounding_spread,
-)
+from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
 
 
@@ -104,35 +108,36 @@ def check_graph(
     results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
     blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
     hvp_problems: list[str] = []
+    hvp_excess = 0.0
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
-        hvp_problems = _compare_hvp(
+        hvp_problems, hvp_excess = _compare_hvp(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
         )
     failing, problems = None, [crash] if crash else []
     for errors, start in blocks:
-        for c in errors.forward_failing():  # an output that cancels is zero up to its terms' rounding
-            if not errors.settle_forward(int(c), forward_rounding(graph, points[start + int(c)])):
-                break  # the check stops at this point: later ones need no settling
-            result.settled_points += 1
-        for c in errors.gradient_only():  # an entry may be a difference of large terms: rounding
-            i = start + int(c)
-            rounding = gradient_spread(graph, points[i], cotangents[i])
-            if not errors.settle(int(c), rounding + gradient_rounding(graph, points[i], cotangents[i])):
-                break  # the check stops at this point: later ones need no settling
-            result.settled_points += 1
+        if errors.needs_bounds():  # something differs: judge each entry by its rounding bound,
+            bounds = RoundingBounds(graph, *run_at(run, errors.cols))
+            errors.bound(*_fields(bounds.partial()))  # first by the part that costs no more torch
+            if errors.bad.any():
+                errors.bound(*_fields(bounds.full()))
+        excess = errors.excess()  # the check reports its point furthest outside its allowance
+        if start == 0 and hvp_problems:
+            excess[0] = max(float(excess[0]), hvp_excess) if errors.bad[0] else hvp_excess
         bad = np.flatnonzero(errors.bad)
         if start == 0 and hvp_problems:
             bad = np.union1d(bad, [0])
-        if bad.size:  # the check stops at its first failing point, with the figures so far
-            first = int(bad[0])
-            errors.fold_into(result, first + 1)
-            failing = start + first
-            problems = errors.problems(first, run.labels) + (hvp_problems if failing == 0 else [])
+        if bad.size:  # the check stops at its most telling failing point, with the figures so far
+            worst = int(bad[np.argmax(excess[bad])])
+            errors.fold_into(result, worst + 1)
+            failing = start + worst
+            problems = errors.problems(worst, run.labels) + (hvp_problems if failing == 0 else [])
+            result.failing_excess = float(excess[worst])
             break
         errors.fold_into(result, len(errors.bad))
     if failing is None and crash:
         failing = sum(len(errors.bad) for errors, _ in blocks)  # the point where the engine raised
+        result.failing_excess = float("inf")
     if failing is None:
         result.points_checked = len(checkable)
         result.points_skipped = k - len(checkable)
@@ -143,6 +148,13 @@ def check_graph(
         record_failure(result, graph, p, cotangents[failing], *problems)
     result.timings["engine"] = time.perf_counter() - t2
     return result
+
+
+def run_at(run: ScalarRun | TensorRun, points: np.ndarray) -> tuple[list[Any], Any]:
+    """A run's inputs and cotangents at some of its points, batched as `entry_bounds` takes them."""
+    if isinstance(run, TensorRun):
+        return [b[points] for b in run.batch], [c[points] for c in run.cot]
+    return [b[points] for b in run.batch], run.cot[:, points]
 
 
 def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
@@ -282,32 +294,70 @@ def _compare_hvp(
     cot: list[Any],
     direction: list[Any],
     hvp_t: np.ndarray,
-) -> list[str]:
+) -> tuple[list[str], float]:
+    """The differences of the engine's Hessian-vector product from torch's, in words, and how far
+    the worst is outside its allowance (`PointErrors.excess`)."""
     try:
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [f"second derivatives: {raised(e, adapter)}"]
+        return [f"second derivatives: {raised(e, adapter)}"], float("inf")
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
-    allowed = TORCH_TOLERANCE.atol * max(scale, 1.0) + TORCH_TOLERANCE.rtol * np.maximum(
-        np.abs(hvp_t), 1e-3 * scale
-    )
-    bad = ~(err <= allowed)
-    if bad.any() and np.isfinite(hvp_e[bad]).all() and np.isfinite(hvp_t[bad]).all():
-        # a small entry can be a difference of large terms: both may be right to rounding
-        rounding = rounding_spread(graph, values, cot, direction)
-        rounding += gradient_rounding(graph, values, cot, direction)
-        settled = bad & rounding_only(hvp_e, hvp_t, rounding)
-        if settled.any() and not (bad & ~settled).any():
-            result.settled_points += 1
-        bad &= ~settled
+    bound = np.zeros_like(err)
+    if (err != 0).any() and np.isfinite(hvp_e).all() and np.isfinite(hvp_t).all():
+        direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
+        bounds = RoundingBounds(graph, *_one_point(graph, values, cot), direction=direction_batch)
+        bound = HVP_SAFETY * 2.0 * bounds.partial().grads[:, 0]  # a lower bound first: less torch
+        if not (err <= BOUND_SAFETY * bound).all():
+            bound = HVP_SAFETY * 2.0 * bounds.full().grads[:, 0]
+        if not (err <= BOUND_SAFETY * bound).all():  # where the terms of phi's backward cancel
+            bound = np.maximum(bound, 2.0 * rounding_spread(graph, values, cot, direction))
+        result.max_bound_ratio = max(result.max_bound_ratio, float(bound_ratio(err, bound).max()))
+    bad = ~(err <= BOUND_SAFETY * bound)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        excess = worst_error(bound_ratio(err[bad], BOUND_SAFETY * bound[bad])) if bad.any() else 0.0
     return [
         f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
-        f"torch {float(hvp_t[i])!r} (direction {flat_vector(direction).tolist()})"
+        f"torch {float(hvp_t[i])!r} ({outside(err[i], bound[i])}; "
+        f"direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
-    ]
+    ], excess
+
+
+def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list[float]] | None:
+    """What the harness allows each entry of a one-point graph (its first point, the repro's
+    cotangent and direction of ones): BOUND_SAFETY times the difference's rounding bound, per
+    flattened output and gradient (or Hessian-vector product) entry, for a repro's verdict
+    (`engines.snippets.ALLOWED`). None where a bound is not a finite number (a nan or inf entry,
+    which a repro compares by its pattern)."""
+    values = graph.input_values(0)
+    cot = repro_cotangent(graph)
+    bounds = RoundingBounds(graph, *_one_point(graph, values, cot)).full()
+    forward = BOUND_SAFETY * 2.0 * bounds.forward[:, 0]
+    derivative = BOUND_SAFETY * 2.0 * bounds.grads[:, 0]
+    if second_order:
+        direction = [np.ones_like(np.asarray(v, dtype=np.float64)) for v in values]
+        batch = [d[None] for d in direction]
+        hvp = RoundingBounds(graph, *_one_point(graph, values, cot), direction=batch).full().grads[:, 0]
+        spread = rounding_spread(graph, values, cot, direction)
+        derivative = BOUND_SAFETY * np.maximum(HVP_SAFETY * 2.0 * hvp, 2.0 * spread)
+    if not (np.isfinite(forward).all() and np.isfinite(derivative).all()):
+        return None
+    return {"outputs": forward.tolist(), "derivative": derivative.tolist()}
+
+
+def _one_point(graph: Graph, values: list[Any], cot: list[Any]) -> tuple[Any, ...]:
+    """One point's inputs and cotangent, batched as `RoundingBounds` takes them."""
+    batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
+    if graph.is_tensor:
+        return batch, [np.asarray(c, dtype=np.float64)[None] for c in cot]
+    return batch, np.asarray(cot, dtype=np.float64)[:, None]
+
+
+def _fields(bounds: EntryBounds) -> tuple[np.ndarray, np.ndarray]:
+    return bounds.forward, bounds.grads
 
 
 def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:

@@ -33,6 +33,10 @@ class GraphCheck:
     max_forward_err: float = 0.0
     max_abs_err_torch: float = 0.0
     max_rel_err_torch: float = 0.0
+    # the largest difference from torch (forward values, gradients, Hessian-vector products) as a
+    # multiple of its entry's rounding bound (`parity.errors.outside`); where the bound's cheap
+    # lower part already cleared the point, of that part: an upper estimate
+    max_bound_ratio: float = 0.0
     max_abs_err_numeric: float = 0.0
     max_rel_err_numeric: float = 0.0
     max_rel_err_torch_numeric: float = 0.0
@@ -44,6 +48,9 @@ class GraphCheck:
     # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
     # their rounding (`rounding`)
     settled_points: int = 0
+    # how far the failing point is outside its allowance: the largest ratio of an error to the
+    # error allowed (inf where the engine raised or gave no number; None while the check passes)
+    failing_excess: float | None = None
 
     @property
     def checked(self) -> int:
@@ -63,11 +70,13 @@ class GraphCheck:
             "max_forward_err": self.max_forward_err,
             "max_abs_err_torch": self.max_abs_err_torch,
             "max_rel_err_torch": self.max_rel_err_torch,
+            "max_bound_ratio": self.max_bound_ratio,
             "max_abs_err_numeric": self.max_abs_err_numeric,
             "max_rel_err_numeric": self.max_rel_err_numeric,
             "max_rel_err_torch_numeric": self.max_rel_err_torch_numeric,
             "max_rel_err_hvp": self.max_rel_err_hvp,
             "failing_point": self.failing_point,
+            "failing_excess": self.failing_excess,
             "failure": None if self.failure is None else self.failure.to_dict(),
         }
 

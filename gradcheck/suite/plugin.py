@@ -4,8 +4,10 @@ Installed with the package, it lets any project run the parity suite against its
 
     pytest --pyargs gradcheck.suite --gradcheck-engine mypkg.adapter:MyAdapter
 
-and offers fixtures for one's own tests: `gradcheck_engine` (the adapter under test) and
-`gradcheck_graphs` / `gradcheck_tensor_graphs` (hypothesis strategies of graphs on its ops).
+with `--gradcheck-baseline FILE` also gates the engine against a baseline recorded by `gradcheck
+gate --update-baseline` (or `python -m ci.gate`), and offers fixtures for one's own tests:
+`gradcheck_engine` (the adapter under test) and `gradcheck_graphs` / `gradcheck_tensor_graphs`
+(hypothesis strategies of graphs on its ops).
 It imports only pytest at load time: pytest loads it in every run of an environment that has the
 package, with or without the `check` extra.
 """
@@ -86,6 +88,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "torch in float32 against the float64 truth); scalar graphs stay float64",
     )
     group.addoption(
+        "--gradcheck-baseline",
+        default=None,
+        metavar="FILE",
+        help="also gate the engine against this baseline (recorded by `gradcheck gate "
+        "--update-baseline` or `python -m ci.gate --update-baseline`): the gate's fixed campaign, "
+        "compared the same way, for the baseline's parts recorded for this engine",
+    )
+    group.addoption(
         "--gradcheck-conventions",
         choices=("torch", "subgradient"),
         default=None,
@@ -120,6 +130,23 @@ def corpus_id(path: Path) -> str:
     return path.name if path.parent == SHIPPED_CORPUS.resolve() else str(path)
 
 
+def gate_baseline(config: pytest.Config) -> Path | None:
+    """--gradcheck-baseline, or None: the suite's gate test is then skipped."""
+    value = config.getoption("--gradcheck-baseline", None)
+    return None if value is None else Path(value)
+
+
+def gate_report(outcome: Any) -> str:
+    """A failed gate as the command line says it, the verdict first: new findings and failing op
+    rows, then each new finding in full with its repro in the engine's terms, the summary."""
+    from gradcheck.campaign.repro import finding_text
+
+    lines = outcome.verdict_lines()
+    for new in outcome.new_findings:
+        lines += ["", f"new finding ({new.part}):", finding_text(new.finding)]
+    return "\n".join([*lines, "", *outcome.new_coverage, outcome.summary()])
+
+
 def conventions(config: pytest.Config) -> str:
     """torch (a convention at a kink fails) or subgradient (it is a warning)."""
     return _option(config, "--gradcheck-conventions", "--conventions", "torch")
@@ -139,6 +166,31 @@ def tolerated(check: Any, engine: Any) -> str | None:
 
 
 _settings: dict[str, str] = {"conventions": "torch"}
+
+
+def failure_report(check: Any, engine: Any) -> str:
+    """A failing check as the campaign reports its finding: the engine's problems and figures, the
+    finding's title, and the repro in the engine's own terms (`engine.snippet`: a value class's
+    own spelling, or a script that loads the adapter by its name and builds the graph through
+    it), then the graph's JSON. Never minigrad's code for another engine."""
+    from gradcheck.campaign.blame import finding_of_check
+    from gradcheck.campaign.repro import finding_code
+
+    lines = [check.report().split("\n\n", 1)[0]]  # engine, problems, figures
+    try:
+        found = finding_of_check(check, engine)
+        title, code = f"finding: {found.title} [{found.kind.value}, {found.check}]", finding_code(found)
+    except Exception as e:  # classifying runs the engine again; the repro is shown all the same
+        title, code = f"(not classified: {type(e).__name__}: {e})", engine_code(check.failure, engine)
+    lines += [title, "", code]
+    return "\n".join([*lines, "# graph JSON", check.failure.to_json(indent=None)])
+
+
+def engine_code(graph: Any, engine: Any) -> str:
+    """The graph in the engine's own terms, or torch's code when the adapter has no repro."""
+    from gradcheck.engines.snippets import graph_snippet
+
+    return engine.snippet(graph) or graph_snippet(graph, "torch")
 
 
 # The suite's markers, registered by the plugin so that a project running it under

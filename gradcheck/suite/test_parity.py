@@ -1,8 +1,9 @@
 """The parity suite: random graphs through the engine under test, torch and numerics, three ways.
 
 Run `pytest --pyargs gradcheck.suite --gradcheck-engine NAME` (default minigrad), from anywhere.
-A discrepancy fails with the shrunk graph as minigrad and torch code, its JSON and every figure,
-and the graph is saved to a temporary directory the run names (`gradcheck corpus add` puts it
+A discrepancy fails with every figure, the finding's title, the shrunk graph in the engine's own
+terms beside torch's numbers (the campaign's repro: `plugin.failure_report`) and its JSON, and
+the graph is saved to a temporary directory the run names (`gradcheck corpus add` puts it
 into the regression corpus, which every run replays, with any `--gradcheck-corpus DIR`). A
 disagreement with central differences alone is settled by a precise oracle first
 (`gradcheck.parity.trust`).
@@ -24,10 +25,18 @@ from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
+from gradcheck.graphs.surface import adapter_variants, graph_allowed
 from gradcheck.parity.compare import kink_graphs
 from gradcheck.parity.nn_step import check_networks
 from gradcheck.parity.trust import checked_graph as check_graph
-from gradcheck.suite.plugin import corpus_files, corpus_id, examples, record_failure, tolerated
+from gradcheck.suite.plugin import (
+    corpus_files,
+    corpus_id,
+    examples,
+    failure_report,
+    record_failure,
+    tolerated,
+)
 
 EXAMPLES = examples()
 
@@ -59,13 +68,15 @@ def _assert_passes(check, engine, save: bool = True) -> None:
             return
         if save:
             record_failure(check)
-        pytest.fail(check.report(), pytrace=False)
+        pytest.fail(failure_report(check, engine), pytrace=False)
 
 
 @settings(max_examples=EXAMPLES)
 @given(data=st.data())
 def test_random_scalar_graphs_agree_with_torch_and_numerics(engine, data):
-    graph = data.draw(scalar_graphs(ops=_scalar_ops(engine), points=8), label="graph")
+    graph = data.draw(
+        scalar_graphs(ops=_scalar_ops(engine), points=8, variants=adapter_variants(engine)), label="graph"
+    )
     _assert_passes(check_graph(graph, engine, seed=0), engine)
 
 
@@ -81,7 +92,7 @@ def test_seeded_random_graphs_agree(engine, chunk):
     ops = _scalar_ops(engine)
     for index in range(chunk * PER_CHUNK, (chunk + 1) * PER_CHUNK):
         rng = np.random.default_rng([STREAM_SEED, index])
-        graph = random_graph(rng, ops=ops, points=POINTS)
+        graph = random_graph(rng, ops=ops, points=POINTS, variants=adapter_variants(engine))
         check = check_graph(graph, engine, seed=index)
         if not check.passed:
             assert check.failure is not None
@@ -100,7 +111,14 @@ def _kink_id(graph) -> str:
 def test_kink_conventions_match_torch(engine, graph):
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {graph.ops()}")
+    _skip_unless_handled(graph, engine)
     _assert_passes(check_graph(graph, engine, numeric=False, second_order=False), engine, save=False)
+
+
+def _skip_unless_handled(graph, engine) -> None:
+    """Skip a fixed graph with an attribute variant the adapter does not say it handles."""
+    if not graph_allowed(graph, adapter_variants(engine)):
+        pytest.skip(f"engine {engine.name}: its adapter does not say it handles the forms of {graph.ops()}")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -116,6 +134,7 @@ def test_corpus_graph_still_agrees(engine, corpus_path):  # the shipped corpus a
         pytest.fail(str(e), pytrace=False)
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {sorted(set(graph.ops()) - engine.ops)}")
+    _skip_unless_handled(graph, engine)
     _assert_passes(check_graph(graph, engine, seed=0), engine, save=False)
 
 
@@ -135,7 +154,8 @@ def test_seeded_random_tensor_graphs_agree(engine, gradcheck_dtype, chunk):
     ops = [op for op in TENSOR_OPS if op in engine.ops]
     per_chunk = max(5, PER_CHUNK // 4)
     for index in range(chunk * per_chunk, (chunk + 1) * per_chunk):
-        graph = random_graph(np.random.default_rng([STREAM_SEED, 1, index]), ops=ops, tensor=True, points=4)
+        rng = np.random.default_rng([STREAM_SEED, 1, index])
+        graph = random_graph(rng, ops=ops, tensor=True, points=4, variants=adapter_variants(engine))
         check = check_graph(graph, engine, seed=index, dtype=gradcheck_dtype)
         if not check.passed:
             assert check.failure is not None

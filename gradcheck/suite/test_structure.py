@@ -24,8 +24,14 @@ def test_each_structural_check_matches_torch(structure_report):
     if failed:
         lines = [f"{c.name}: {c.detail} (fails {c.failures} of {c.runs} rebuilds)" for c in failed]
         names = "; ".join(f.where for f in structure_report.findings)
+        repros = [
+            f"\n# {f.where}: in the engine's own terms\n{f.snippet}"
+            for f in structure_report.findings
+            if f.snippet
+        ]
         pytest.fail(
-            f"the engine's graph code differs from torch ({names}):\n" + "\n".join(lines), pytrace=False
+            f"the engine's graph code differs from torch ({names}):\n" + "\n".join(lines + repros),
+            pytrace=False,
         )
 
 

@@ -7,6 +7,8 @@ engines with planted bugs that the harness must catch, and the loops that count 
 - `cause_engines`: one engine per root cause the campaign must report as one finding;
 - `field_engines`: the bugs met in autograd engines published by others;
 - `structural_engines`: micrograd-style engines with one bug in their graph code;
+- `fragment_engines`: engines whose one bug once came out as many findings (an in-place abs, an
+  id-ordered backward) or was shown at its weakest point (a tanh derivative written `1 - t`);
 - `catching`: how many graphs the seeded stream or the hypothesis property need to catch a bug.
 
 The engines built on minigrad reach past its top-level API on purpose: each subclasses minigrad's

@@ -22,6 +22,16 @@ def run(capsys, *argv):
     return status, out, err
 
 
+def two_corpus_files(out) -> list[str]:
+    """The run's corpus file (one per finding: the relu one) and a copy of it at another point."""
+    (saved,) = sorted((out / "corpus").glob("*.json"))
+    other = out / "another-point.json"
+    data = json.loads(saved.read_text())
+    data["inputs"][0]["value"] = 0.75 if data["inputs"][0]["value"] != 0.75 else 0.5
+    other.write_text(json.dumps(data))
+    return [str(saved), str(other)]
+
+
 @pytest.fixture(scope="module")
 def relu_two_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("relu-two")
@@ -79,7 +89,7 @@ def test_corpus_add_validates_and_adds_each_graph_once(tmp_path, relu_two_run, c
     _, out = relu_two_run
     target = tmp_path / "suite-corpus"
     target.mkdir()
-    files = sorted(str(p) for p in (out / "corpus").glob("*.json"))[:2]
+    files = two_corpus_files(out)
     status, text, _ = run(capsys, "corpus", "add", *files, "--to", str(target))
     assert status == 0 and text.count("added:") == 2
     status, text, _ = run(capsys, "corpus", "add", files[0], "--to", str(target))
@@ -98,7 +108,7 @@ def test_corpus_add_writes_into_corpus_in_the_current_directory_unless_told(
     tmp_path, relu_two_run, capsys, monkeypatch
 ):
     _, out = relu_two_run
-    files = sorted(str(p) for p in (out / "corpus").glob("*.json"))[:2]
+    files = two_corpus_files(out)
     monkeypatch.chdir(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text("{")

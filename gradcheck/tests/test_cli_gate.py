@@ -1,6 +1,7 @@
 """`gradcheck gate` as a user runs it in CI, from a directory outside the repository: record a
-baseline once, gate each build, fail on a gradient 1e-6 off; and the CI files of `gate` and `run`
-(JUnit XML that a JUnit parser loads, a markdown summary) and an 80-column console."""
+baseline once, gate each build through every launcher (the console script, `python -m gradcheck`,
+the pytest plugin), fail on a gradient 1e-6 off in its op's row only; and the CI files of `gate`
+and `run` (JUnit XML that a JUnit parser loads, a markdown summary) and an 80-column console."""
 
 from __future__ import annotations
 
@@ -51,15 +52,34 @@ USER_ENGINE = textwrap.dedent(
 )
 
 
-def gradcheck_cli(directory: Path, *argv: str, mutant: bool = False) -> subprocess.CompletedProcess:
-    """`python -m gradcheck ARGV` in `directory`, importing this checkout and the user's adapter,
-    with no terminal and no COLUMNS (as in a CI log)."""
+# How a user launches the gate: the module, the console script, and the pytest plugin's gate test
+# (with the same engine and baseline: `--gradcheck-baseline`).
+MODULE = [sys.executable, "-m", "gradcheck"]
+CONSOLE_SCRIPT = [str(Path(sys.executable).with_name("gradcheck"))]
+PLUGIN = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-p",
+    "no:cacheprovider",
+    "--pyargs",
+    "gradcheck.suite",
+    "-k",
+    "gate",
+]
+
+
+def gradcheck_cli(
+    directory: Path, *argv: str, mutant: bool = False, launcher: list[str] = MODULE
+) -> subprocess.CompletedProcess:
+    """`python -m gradcheck ARGV` (or another `launcher`) in `directory`, importing this checkout
+    and the user's adapter, with no terminal and no COLUMNS (as in a CI log)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GATE_MUTANT")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(directory)])
     if mutant:
         env["GATE_MUTANT"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "gradcheck", *argv],
+        [*launcher, *argv],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -75,10 +95,14 @@ def user_ci(tmp_path_factory):
     (directory / "user_engine.py").write_text(USER_ENGINE)
     gate = ["gate", "--engine", "user_engine:Engine", "--graphs", GRAPHS, "--baseline", "b.json"]
     ci_files = ["--junit-xml", "junit.xml", "--summary-md", "summary.md"]
+    plugin = ["--gradcheck-engine", "user_engine:Engine", "--gradcheck-baseline", "b.json"]
     runs = {
         "record": gradcheck_cli(directory, *gate, "--update-baseline"),
         "same build": gradcheck_cli(directory, *gate),
         "mutant": gradcheck_cli(directory, *gate, *ci_files, mutant=True),
+        "console script": gradcheck_cli(directory, *gate, launcher=CONSOLE_SCRIPT),
+        "plugin": gradcheck_cli(directory, *plugin, launcher=PLUGIN),
+        "plugin, mutant": gradcheck_cli(directory, *plugin, launcher=PLUGIN, mutant=True),
     }
     return directory, runs
 
@@ -86,7 +110,8 @@ def user_ci(tmp_path_factory):
 def test_a_baseline_recorded_once_passes_the_same_engine_and_fails_a_gradient_1e_6_off(user_ci):
     directory, runs = user_ci
     assert not (ROOT / "b.json").exists() and (directory / "b.json").exists()
-    assert [runs[k].returncode for k in runs] == [0, 0, 1], {k: r.stderr[-2000:] for k, r in runs.items()}
+    statuses = [runs[k].returncode for k in ("record", "same build", "mutant")]
+    assert statuses == [0, 0, 1], {k: r.stderr[-2000:] for k, r in runs.items()}
     assert f"accepted finding: {DIV_POLE}" in runs["record"].stdout
     # micrograd sums gradients in the order of a set of nodes (memory addresses), so figures far
     # below the floors may change from run to run: "changed within limits", never a failure
@@ -96,10 +121,42 @@ def test_a_baseline_recorded_once_passes_the_same_engine_and_fails_a_gradient_1e
     assert "gate: FAIL" in out
 
 
+def test_a_baseline_recorded_through_one_launcher_passes_through_the_others_and_the_plugin(user_ci):
+    # micrograd's recursion limit is accepted in the baseline: its depth differs with the stack
+    # under the harness (a console script, `python -m`, pytest), its identity does not
+    directory, runs = user_ci
+    recorded = (directory / "b.json").read_text()
+    assert "recursion limit in backward() of deep chains" in recorded and "at depth" not in recorded
+    script, plugin = runs["console script"], runs["plugin"]
+    assert script.returncode == 0, script.stdout[-3000:] + script.stderr[-2000:]
+    assert "gate: PASS: 7 op rows, 0 failed" in script.stdout
+    assert plugin.returncode == 0, plugin.stdout[-3000:]
+    assert "1 passed" in plugin.stdout and "test_gate.py" in plugin.stdout
+    mutant = runs["plugin, mutant"]
+    assert mutant.returncode == 1, mutant.stdout[-3000:]
+    assert "new finding (scalar): mul — wrong gradient" in mutant.stdout
+    assert "from micrograd.engine import Value" in mutant.stdout, "the repro in the engine's terms"
+
+
+def test_a_gradient_1e_6_off_fails_its_op_row_only_with_the_new_finding_as_the_first_line(user_ci):
+    directory, runs = user_ci
+    lines = runs["mutant"].stdout.splitlines()
+    assert lines[0].startswith("new finding (scalar): mul — wrong gradient ("), lines[:3]
+    failing_rows = [line.split(":")[0] for line in lines if line.startswith("FAIL scalar ")]
+    assert failing_rows == ["FAIL scalar mul"], failing_rows
+    cases = ET.parse(directory / "junit.xml").getroot().find("testsuite").findall("testcase")
+    failed_ops = {
+        c.get("name")
+        for c in cases
+        if c.get("classname") == "gate.scalar.ops" and c.find("failure") is not None
+    }
+    assert failed_ops == {"mul"}
+
+
 def test_the_console_fits_an_80_column_log_but_for_commands_and_code_printed_whole(user_ci):
     directory, runs = user_ci
     code = (directory / "summary.md").read_text()
-    for run in runs.values():
+    for run in (runs[k] for k in ("record", "same build", "mutant", "console script")):
         too_wide = [line for line in run.stdout.splitlines() if len(line) > 80]
         assert all(line.startswith("reproduce: ") or line in code for line in too_wide), too_wide
     rows = [
@@ -206,3 +263,35 @@ def test_the_run_table_has_one_line_per_op_in_80_columns_and_more_when_wider(
     rows = [line for line in out.splitlines() if re.match(r"^ ?(add|mul|tanh) +\d+ ", line)]
     assert len(rows) == 3 and all(line.count("/") >= 2 for line in rows)
     assert ("abs err vs torch" in out) is absolute
+
+
+def test_a_long_op_name_is_cut_in_the_gate_table_never_its_figures():
+    from rich.console import Console
+
+    from gradcheck.campaign.verdict import OpVerdict
+    from gradcheck.cli.console import verdict_table
+
+    row = {"graphs": 40, "p99_rel_err_torch": 2.0e-05, "p99_rel_err_numeric": 5.9e-05}
+    verdicts = [OpVerdict("tensor", op, row, row, []) for op in ("binary_cross_entropy_with_logits", "mean")]
+    console = Console(width=80, record=True)
+    console.print(verdict_table("tensor", verdicts))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert sum("2.0e-05 → 2.0e-05   5.9e-05 → 5.9e-05" in line for line in lines) == 2
+
+
+def test_this_repositorys_gate_recorded_by_ci_gate_passes_through_the_plugin(tmp_path):
+    # python -m ci.gate records minigrad's three parts; the plugin gates those of its engine
+    record = [sys.executable, "-m", "ci.gate", "--update-baseline", "--baseline", str(tmp_path / "ci.json")]
+    done = subprocess.run(
+        [*record, "--graphs", "40", "--tensor-graphs", "12", "--jobs", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    for engine in ("minigrad", "minigrad-tensor"):
+        plugin = ["--gradcheck-engine", engine, "--gradcheck-baseline", str(tmp_path / "ci.json")]
+        run = gradcheck_cli(tmp_path, *plugin, launcher=PLUGIN)
+        assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:]

@@ -32,3 +32,30 @@ def test_each_commands_help_gives_every_exit_status(command, capsys):
     text = " ".join(capsys.readouterr().out.split())
     for status in ("Exit status: 0 ", "; 1 ", "; 2 bad input", "130 interrupted", "143 terminated"):
         assert status in text
+
+
+def test_max_shrink_is_refused_with_what_replaced_it(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--max-shrink", "10"])
+    assert exit_info.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--max-shrink was replaced by --shrink-budget SECONDS" in err
+
+
+@pytest.mark.parametrize("budget", ["-1", "soon", "inf"])
+def test_a_shrink_budget_is_a_finite_number_of_seconds(capsys, budget):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--shrink-budget", budget])
+    assert exit_info.value.code == 2
+    assert "argument --shrink-budget: expected a" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["gate", "run"])
+def test_help_names_every_way_to_name_an_engine(capsys, monkeypatch, command):
+    monkeypatch.setenv("COLUMNS", "200")  # no name split at a hyphen
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    engine = text.split("options:", 1)[1].split("--engine ENGINE ", 1)[1].split(" --", 1)[0]
+    for name in ("module:Adapter", "path/engine.py:Class", "micrograd-style value class"):
+        assert name in engine

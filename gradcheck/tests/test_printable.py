@@ -58,7 +58,7 @@ def test_html_text_escapes_markup_after_the_control_characters():
 
 def test_a_failing_graphs_message_reaches_console_and_page_escaped(engines, tmp_path, capsys):
     out_dir = tmp_path / "out"
-    argv = ["run", "--engine", "colourful_engines:ColourfulErrors", "--graphs", "6", "--max-shrink", "1"]
+    argv = ["run", "--engine", "colourful_engines:ColourfulErrors", "--graphs", "6"]
     status = main([*argv, "--no-save", "--out", str(out_dir)])
     out, err = capsys.readouterr()
     assert status == 1

@@ -1,13 +1,21 @@
 """The installed pytest plugin: from a directory outside the repository, `pytest --pyargs
-gradcheck.suite --gradcheck-engine NAME` finds micrograd's x ** 0 bug and passes minigrad."""
+gradcheck.suite --gradcheck-engine NAME` finds micrograd's x ** 0 bug and passes minigrad, and a
+failure of a user's own engine shows the campaign's repro, built through that engine."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
+
+# A user's micrograd-style engine, with no adapter, whose tanh derivative is written 1 - t.
+PLAIN_ENGINE = Path(__file__).resolve().parents[1] / "engines" / "tests" / "data" / "plain_engine.py"
+TANH_CLONE = PLAIN_ENGINE.read_text().replace("(1 - out.data**2) * out.grad", "(1 - out.data) * out.grad")
 
 
 def _suite(tmp_path, *args: str) -> subprocess.CompletedProcess:
@@ -41,7 +49,7 @@ def test_an_unknown_engine_is_a_usage_error_naming_the_valid_ones(tmp_path):
     assert "unknown engine 'pytorch'; valid: minigrad" in run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("option", ["--gradcheck-engine", "--gradcheck-corpus"])
+@pytest.mark.parametrize("option", ["--gradcheck-engine", "--gradcheck-corpus", "--gradcheck-baseline"])
 def test_the_options_are_in_pytest_help(tmp_path, option):
     assert option in _suite(tmp_path, "--help").stdout
 
@@ -53,3 +61,30 @@ def test_the_suite_collects_under_strict_markers_with_marker_warnings_as_errors(
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "test_op_matches_torch_at_its_edge_values" in run.stdout
     assert "test_each_structural_check_matches_torch" in run.stdout
+
+
+def test_a_failure_of_a_foreign_engine_shows_the_repro_built_through_that_engine(tmp_path):
+    assert "(1 - out.data) * out.grad" in TANH_CLONE, "the planted bug"
+    (tmp_path / "engine.py").write_text(TANH_CLONE)
+    run = _suite(
+        tmp_path, "--gradcheck-engine", "engine.py:Value", "-k", "test_seeded_random_graphs_agree", "-x"
+    )
+    assert run.returncode == 1, run.stdout[-3000:]
+    out = run.stdout
+    assert "import minigrad" not in out and "from minigrad" not in out, "no minigrad code for another engine"
+    assert "finding: " in out and "tanh" in out
+    torch_code = out.split("# torch, float64, on the same graph", 1)[1].split("# the engine under test", 1)[0]
+    engine_code = out.split("# the engine under test", 1)[1].split("# graph JSON", 1)[0]
+    assert (
+        f"sys.path.insert(0, {str(tmp_path)!r})" in engine_code and "from engine import Value" in engine_code
+    )
+    scope: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()) as printed, pytest.raises(SystemExit) as exited:
+        exec(torch_code + engine_code, scope)  # torch's numbers, then the same graph through the engine
+    assert exited.value.code == 1, "the repro's verdict: it exits 1 while the bug is there"
+    assert "engine grads:" in printed.getvalue() and "verdict: FAIL" in printed.getvalue()
+    inputs = sorted(k for k, v in scope.items() if k.startswith("x") and type(v).__name__ == "Value")
+    torch_grads = [0.0 if g is None else float(g) for g in scope["grads"]]
+    engine_grads = [scope[name].grad for name in inputs]
+    assert len(engine_grads) == len(torch_grads)
+    assert any(abs(e - t) > 1e-6 for e, t in zip(engine_grads, torch_grads)), "it reproduces the bug"

@@ -24,10 +24,15 @@ from gradcheck.campaign import (
     open_corpus,
     run_campaign,
     save_failures,
+    unexplained,
 )
+from gradcheck.campaign.accounting import account_for_failures
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.graphs import corpus as graph_corpus
 from gradcheck.graphs.ir import Graph
+from gradcheck.parity.kinds import Kind
 
 BROKEN = textwrap.dedent(
     """
@@ -95,11 +100,18 @@ def fake_record(index: int) -> GraphRecord:
     )
 
 
-def fake_shrink(record: GraphRecord) -> GraphRecord:
+def fake_shrink(record: GraphRecord, seconds: float | None) -> GraphRecord:
     assert record.failure is not None
     f = record.failure
+    finding = Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", {}, graph_indices=(record.index,))
     shrunk = Failure(
-        f.problems, f.snippet, f.graph, f"small {record.index}", {"small": record.index}, ("mul",)
+        f.problems,
+        f.snippet,
+        f.graph,
+        f"small {record.index}",
+        {"small": record.index},
+        ("mul",),
+        finding=finding,
     )
     return GraphRecord(record.index, record.ops, False, record.figures, record.problems, shrunk)
 
@@ -107,19 +119,41 @@ def fake_shrink(record: GraphRecord) -> GraphRecord:
 FAKE = Backend(make_checker=lambda s: fake_record, make_shrinker=lambda s: fake_shrink)
 
 
-def test_only_the_first_max_shrink_failures_by_index_are_shrunk_and_progress_reaches_the_end():
+def fake_accounting(settings: Settings) -> tuple[dict[int, GraphRecord], list[tuple]]:
+    """Graphs 0..N-1 of the stand-in checker, accounted for with its shrinker and no explainer."""
+    calls: list[tuple] = []
+    records = {i: fake_record(i) for i in range(settings.graphs)}
+    with Inline() as runner:
+        account_for_failures(
+            runner, Campaign(FAKE, settings), records, [], lambda phase: None, lambda *a: calls.append(a)
+        )
+    return records, calls
+
+
+def test_with_no_finding_to_explain_them_failing_graphs_are_shrunk_while_the_budget_lasts():
+    records, calls = fake_accounting(Settings(graphs=20))
+    failing = [r for r in records.values() if not r.passed]
+    assert [r.index for r in failing] == [0, 3, 6, 9, 12, 15, 18]
+    assert all(r.failure.shrunk_snippet for r in failing) and unexplained(failing) is None
+    assert ("shrink", 0, 7) in calls and ("shrink", 7, 7) in calls
+
+
+def test_graphs_left_when_the_shrink_budget_is_spent_are_unexplained_not_findings():
+    records, _ = fake_accounting(Settings(graphs=20, shrink_budget=0.0))
+    left = unexplained(list(records.values()))
+    assert left.indices == (0, 3, 6, 9, 12, 15, 18)
+    assert left.reasons == {"the shrink budget was spent before its turn": 7}
+    assert all(r.failure.finding is None for r in records.values() if not r.passed)
+
+
+def test_progress_of_a_campaign_reaches_the_end_of_each_phase():
     calls = []
-    settings = Settings(graphs=20, max_shrink=3, structure=False, isolation=False)
-    result = run_campaign(settings, FAKE, lambda *a: calls.append(a))
-    assert [r.index for r in result.records] == list(range(20))
-    failing = [r.index for r in result.failures]
-    assert failing == [0, 3, 6, 9, 12, 15, 18]
-    shrunk = [r.index for r in result.failures if r.failure.shrunk_snippet]
-    assert shrunk == [0, 3, 6]
+    result = run_campaign(
+        Settings(graphs=20, structure=False), campaign.real_backend(), lambda *a: calls.append(a)
+    )
     checks = [done for phase, done, total in calls if phase == "check"]
     assert checks == sorted(checks) and checks[-1] == 20
-    assert ("shrink", 3, 3) in calls
-    assert result.ops["mul"].failures == 7 and result.ops["mul"].graphs == 20
+    assert [r.index for r in result.records] == list(range(20))
 
 
 # --- the real checker and shrinker ---------------------------------------------------------------
@@ -128,14 +162,16 @@ def test_only_the_first_max_shrink_failures_by_index_are_shrunk_and_progress_rea
 def test_a_failing_graph_shrinks_to_the_broken_op_and_is_saved_under_the_suites_file_name(
     broken_sin, tmp_path
 ):
-    settings = Settings(engine=broken_sin, graphs=6, seed=1, ops=("sin", "mul", "add"), max_shrink=1)
-    result = run_campaign(settings, campaign.real_backend())
+    settings = Settings(engine=broken_sin, graphs=6, seed=1, ops=("sin", "mul", "add"), isolation=False)
+    backend = Backend(campaign.make_checker, campaign.make_shrinker)  # every failing graph shrunk
+    result = run_campaign(settings, backend)
     first = result.failures[0]
     assert first.failure.shrunk_ops == ("sin",)
     assert "v1 = x0.sin()" in first.failure.shrunk_snippet
     saved = save_failures(result, open_corpus(tmp_path / "corpus"))
-    (path,) = sorted((tmp_path / "corpus").glob("*.json"))
-    assert [r.failure.corpus_file for r in saved.failures if r.failure.corpus_file] == [str(path)]
+    files = [r.failure.corpus_file for r in saved.failures]
+    assert all(files) and sorted(set(files)) == sorted(map(str, (tmp_path / "corpus").glob("*.json")))
+    path = Path(files[0])
     graph = Graph.from_json(path.read_text())
     assert graph.meta["found_by"] == f"gradcheck run --seed 1, graph {first.index}"
     again = graph_corpus.save(graph, broken_sin, [], "test", tmp_path / "suite")
@@ -143,7 +179,7 @@ def test_a_failing_graph_shrinks_to_the_broken_op_and_is_saved_under_the_suites_
     assert graph_corpus.load(path).ops() == ["sin"]
 
 
-def test_a_failure_that_does_not_reproduce_alone_is_kept_as_found():
+def test_a_failure_that_does_not_fail_again_when_shrunk_is_left_unexplained():
     graph = {
         "format": "minigrad-graph",
         "version": 1,
@@ -154,7 +190,8 @@ def test_a_failure_that_does_not_reproduce_alone_is_kept_as_found():
     failure = Failure(("flaky",), "x", graph)
     record = GraphRecord(4, ("tanh",), False, dict.fromkeys(METRICS, 0.0), ("flaky",), failure)
     shrunk = campaign.FailureShrinker(Settings())(record)
-    assert shrunk.failure.shrunk_graph["nodes"] == graph["nodes"]
+    assert shrunk.failure.finding is None and shrunk.failure.shrunk_graph is None
+    assert shrunk.failure.unexplained == "it did not fail its way again when shrunk"
     assert shrunk.problems == ("flaky",)
 
 

@@ -1,4 +1,4 @@
-"""A failure is classified once on its way to its finding: the shrinker and the blamer carry its
+"""A failure is classified once on its way to its finding: the shrinker and the explainer carry its
 kind and check along (on the record's Failure, in blame's `Diagnosed`), and rebuild re-checks,
 which only count failures, do not classify at all."""
 
@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from gradcheck.campaign import blame, checking
-from gradcheck.campaign.checking import FailureBlamer, FailureShrinker, GraphChecker
+from gradcheck.campaign import alike, blame
+from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, GraphChecker
+from gradcheck.campaign.explain import Explaining
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import rebuild_failures
 from gradcheck.engines.loading import load_engine
@@ -34,7 +35,7 @@ class DoubledRelu(MinigradValue):
 def classified(monkeypatch):
     """How many times each graph (by its JSON) is classified, wherever the campaign classifies."""
     counts: Counter[str] = Counter()
-    for module in (checking, blame, edges):
+    for module in (alike, blame, edges):
         original = module.classify
 
         def counting(problems, graph, engine, _original=original):
@@ -51,12 +52,12 @@ def _failing_record():
     return next(r for r in map(checker, range(SETTINGS.graphs)) if not r.passed)
 
 
-@pytest.mark.parametrize("step", ["shrink", "blame"])
+@pytest.mark.parametrize("step", ["shrink", "explain"])
 def test_a_failing_graph_and_the_node_blamed_for_it_are_each_classified_once(classified, step):
     record = _failing_record()
-    work = FailureShrinker(SETTINGS) if step == "shrink" else FailureBlamer(SETTINGS)
+    work = FailureShrinker(SETTINGS) if step == "shrink" else FailureExplainer(SETTINGS)
     work.adapter = DoubledRelu()
-    done = work(record) if step == "shrink" else work(record, ("relu",))
+    done = work(record) if step == "shrink" else work(record, Explaining(()))
     finding = done.failure.finding
     assert finding.kind is Kind.WRONG_GRADIENT and finding.ops == ("relu",)
     original = Graph.from_dict(record.failure.graph).to_json(indent=None)
@@ -67,11 +68,11 @@ def test_a_failing_graph_and_the_node_blamed_for_it_are_each_classified_once(cla
 
 def test_a_classified_record_is_not_classified_again(classified):
     record = _failing_record()
-    blamer = FailureBlamer(SETTINGS)
-    blamer.adapter = DoubledRelu()
-    once = blamer(record, ("relu",))
+    explainer = FailureExplainer(SETTINGS)
+    explainer.adapter = DoubledRelu()
+    once = explainer(record, Explaining(()))
     classified.clear()
-    again = blamer(once, ("relu",))
+    again = explainer(once, Explaining(()))
     assert again.failure.finding == once.failure.finding
     assert classified[Graph.from_dict(record.failure.graph).to_json(indent=None)] == 0
 

@@ -12,7 +12,7 @@ ENGINES = "gradcheck.testing.field_engines:"
 
 
 def campaign(engine: str, **settings):
-    options = {"graphs": 100, "seed": 0, "max_shrink": 3, **settings}
+    options = {"graphs": 100, "seed": 0, **settings}
     return run_campaign(Settings(engine=ENGINES + engine, **options), real_backend())
 
 
@@ -27,16 +27,20 @@ def test_a_division_right_to_rounding_is_no_finding_where_an_output_cancels(seed
     assert campaign("ReciprocalDivision", seed=seed, ops=("div", "log")).findings == []
 
 
-def test_a_division_off_by_a_part_in_1e12_fails_where_an_output_cancels():
-    finding = only_finding(campaign("DivisionOffByAPart", ops=("div", "log")))
-    assert finding.kind is Kind.WRONG_VALUE and finding.ops == ("div", "log")
-    assert finding.check == "forward"
+def test_a_division_off_by_a_part_in_1e12_fails_as_a_wrong_value():
+    # 1e-12 is thousands of times the rounding bound of a quotient: wrong wherever it divides
+    findings = campaign("DivisionOffByAPart", ops=("div", "log")).findings
+    assert any(f.kind is Kind.WRONG_VALUE and f.ops == ("div",) and f.check == "forward" for f in findings)
+    assert all("div" in f.ops for f in findings), [f.title for f in findings]
 
 
 def test_a_node_inside_data_is_one_wrong_type_finding_against_tanh():
-    finding = only_finding(campaign("NodeInData", graphs=50))
-    assert (finding.kind, finding.ops, finding.check) == (Kind.WRONG_TYPE, ("tanh",), "forward")
+    findings = campaign("NodeInData", graphs=50).findings
+    (finding,) = [f for f in findings if f.kind is Kind.WRONG_TYPE]
+    assert (finding.ops, finding.check) == (("tanh",), "forward")
     assert finding.title == "tanh — not a number"
+    # besides: its exp-based tanh (`ExpTanh`) loses digits at tiny inputs, a wrong value there
+    assert all(f.kind is Kind.WRONG_VALUE and "tanh at tiny" in f.title for f in findings if f is not finding)
 
 
 def test_pre_flight_lets_an_engine_answer_with_non_numbers_and_refuses_a_missing_method():

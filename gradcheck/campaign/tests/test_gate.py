@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from rich.console import Console
 
-from gradcheck.campaign import gate
+from gradcheck.campaign import gate, verdict
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.cli.gate import run_parts_gate
@@ -29,7 +29,7 @@ ENGINES = textwrap.dedent(
     class SlightlyWrongTanh(Tanh):
         @staticmethod
         def backward(g, out, a):
-            return (g * (1.0 - out * out) * (1.0 + 1e-6),)
+            return (g * (1.0 - out * out) * (1.0 + 1e-7),)
 
 
     class Engine(MinigradValue):
@@ -86,18 +86,18 @@ def baseline(recorded, tmp_path, monkeypatch):
 
 def test_regressed_applies_the_factor_above_a_floor():
     m = "p99_rel_err_torch"
-    assert not gate.regressed(m, 0.0, 1e-17), "0 vs 1e-17 is noise under the floor"
-    assert not gate.regressed(m, 1e-15, 9e-14)
-    assert not gate.regressed(m, 1e-10, 9.9e-10)
-    assert gate.regressed(m, 1e-10, 1.1e-9)
-    assert gate.regressed(m, 0.0, 2e-13)
-    assert gate.regressed(m, 1e-10, math.nan)
-    assert not gate.regressed(m, math.nan, math.nan)
-    assert not gate.regressed("p99_rel_err_numeric", 1e-10, 5e-9), "the oracle's floor is 1e-8"
+    assert not verdict.regressed(m, 0.0, 1e-17), "0 vs 1e-17 is noise under the floor"
+    assert not verdict.regressed(m, 1e-15, 9e-14)
+    assert not verdict.regressed(m, 1e-10, 9.9e-10)
+    assert verdict.regressed(m, 1e-10, 1.1e-9)
+    assert verdict.regressed(m, 0.0, 2e-13)
+    assert verdict.regressed(m, 1e-10, math.nan)
+    assert not verdict.regressed(m, math.nan, math.nan)
+    assert not verdict.regressed("p99_rel_err_numeric", 1e-10, 5e-9), "the oracle's floor is 1e-8"
 
 
 def test_the_gate_compares_robust_relative_figures_only():
-    assert set(gate.FLOORS) == {
+    assert set(verdict.FLOORS) == {
         "p50_rel_err_torch",
         "p99_rel_err_torch",
         "p50_rel_err_numeric",
@@ -131,14 +131,14 @@ def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(
     ops = data["parts"]["scalar"]["ops"]
     # A small healthy campaign may have no figure above the floors (it depends on the draws, so on
     # the registry's op set): lower the floors so that some figure is, whatever the ops.
-    monkeypatch.setattr(gate, "FLOORS", {m: f * 1e-6 for m, f in gate.FLOORS.items()})
+    monkeypatch.setattr(gate, "FLOORS", {m: f * 1e-6 for m, f in verdict.FLOORS.items()})
     # plant a regression: pretend the figure furthest above its floor was 1000 times smaller before
     op, metric = max(
-        ((o, m) for o in ops for m in gate.FLOORS if ops[o].get(m) is not None),
-        key=lambda om: float(ops[om[0]][om[1]]) / gate.FLOORS[om[1]],
+        ((o, m) for o in ops for m in verdict.FLOORS if ops[o].get(m) is not None),
+        key=lambda om: float(ops[om[0]][om[1]]) / verdict.FLOORS[om[1]],
     )
     after = float(ops[op][metric])
-    assert after > gate.FLOORS[metric]
+    assert after > verdict.FLOORS[metric]
     ops[op][metric] = after / 1000
     baseline.write_text(json.dumps(data))
     summary = tmp_path / "summary.md"
@@ -155,14 +155,19 @@ def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(
     assert run(baseline) == 0
 
 
-def test_a_gradient_1e_6_off_is_a_new_finding_and_cannot_become_a_clean_baseline(
+def test_a_gradient_1e_7_off_fails_its_op_row_only_and_the_new_finding_is_the_first_line(
     baseline, capsys, monkeypatch
 ):
     monkeypatch.setenv("GATE_VARIANT", "broken-tanh")
+    outcome = gate.run_gate([part()], baseline, 1)
+    assert [v.op for v in outcome.verdicts if v.failed] == ["tanh"], [v.reasons for v in outcome.verdicts]
+    (row,) = [v for v in outcome.verdicts if v.failed]
+    assert any("new finding: tanh — wrong gradient" in reason for reason in row.reasons), row.reasons
+    assert len(outcome.verdicts) == 18 and not outcome.problems
     assert run(baseline) == 1
     out = capsys.readouterr().out
-    assert "new finding (scalar):" in out and "tanh — wrong gradient" in out
-    assert "FAIL scalar tanh:" in out and "failing graph(s) (baseline 0)" in out
+    assert out.startswith("new finding (scalar): tanh — wrong gradient ("), out[:200]
+    assert "FAIL scalar tanh:" in out and "FAIL scalar add" not in out
     assert run(baseline, update=True, accept_findings=False) == 1
     out = capsys.readouterr().out
     assert "not updating the baseline: graphs fail their parity check" in out
@@ -191,10 +196,10 @@ def test_an_op_the_campaign_stops_drawing_fails_the_gate(baseline, capsys, monke
 
 
 def test_an_op_the_engine_lists_but_no_graph_draws_fails_the_gate():
-    figures = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(gate.FLOORS, 1e-15)}
+    figures = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(verdict.FLOORS, 1e-15)}
     part = {"settings": {"seed": 1}, "ops": {"add": figures}, "findings": []}
     both = {"parts": {"scalar": part}}
-    outcome = gate.compare(both, both, expected_ops=["add", "softplus"])
+    outcome = verdict.compare(both, both, expected_ops=["add", "softplus"])
     assert outcome.problems == [
         "op(s) ['softplus'] were never drawn by the gate's campaign: raise its graph count"
     ]
@@ -221,7 +226,7 @@ def test_findings_are_compared_by_signature():
     )
     other = Finding(kind="nonfinite", ops=("div",), check="gradient", graph=graph)
     assert known.signature == ("breakdown", ("div",), "", "pole")
-    outcome = gate.compare(base, current, [], {"scalar": [known, other]})
+    outcome = verdict.compare(base, current, [], {"scalar": [known, other]})
     assert [(f.finding.kind.value, f.accepted) for f in outcome.findings] == [
         ("exception", True),
         ("nonfinite", False),

@@ -8,12 +8,12 @@ import math
 
 import pytest
 
-from gradcheck.campaign import gate, workers
+from gradcheck.campaign import gate, verdict, workers
 from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.cli import main
 
-FIGURES = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(gate.FLOORS, 2.5e-15)}
+FIGURES = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(verdict.FLOORS, 2.5e-15)}
 SETTINGS = gate.part_for("minigrad").recorded_settings()
 FINDING = {"signature": ["exception", ["div"], "gradient", "ZeroDivisionError"], "title": "div", "graphs": 1}
 
@@ -28,7 +28,7 @@ def good_baseline() -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "factor": 10.0,
-        "floors": gate.FLOORS,
+        "floors": verdict.FLOORS,
         "parts": {"scalar": part},
     }
 
@@ -111,7 +111,7 @@ def test_a_well_shaped_baseline_with_non_finite_and_missing_figures_loads(tmp_pa
     data["parts"]["scalar"]["ops"]["add"].update(p50_rel_err_torch="nan", p99_rel_err_torch=None)
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(data))
-    assert load_baseline(path, gate.FLOORS) == data
+    assert load_baseline(path, verdict.FLOORS) == data
 
 
 @pytest.mark.parametrize(
@@ -152,9 +152,9 @@ def last_bits(x: float, ulps: int) -> float:
 def test_figures_that_differ_in_their_last_bits_are_unchanged(ulps):
     before = good_baseline()
     after = json.loads(json.dumps(before))
-    for metric in gate.FLOORS:
+    for metric in verdict.FLOORS:
         after["parts"]["scalar"]["ops"]["add"][metric] = last_bits(FIGURES[metric], ulps)
-    outcome = gate.compare(before, after, expected_ops=["add"])
+    outcome = verdict.compare(before, after, expected_ops=["add"])
     assert not outcome.problems and [v.changed for v in outcome.verdicts] == [False]
     assert "1 op rows compared: 0 failed, 0 changed within limits, 1 unchanged." in gate_markdown(outcome)
 
@@ -163,12 +163,12 @@ def test_a_difference_above_the_noise_floor_is_a_change():
     before = good_baseline()
     after = json.loads(json.dumps(before))
     after["parts"]["scalar"]["ops"]["add"]["p99_rel_err_torch"] = 2.5e-15 * (1 + 1e-6)
-    outcome = gate.compare(before, after, expected_ops=["add"])
+    outcome = verdict.compare(before, after, expected_ops=["add"])
     assert [v.changed for v in outcome.verdicts] == [True]
 
 
 def test_the_noise_floor_is_a_few_ulps_or_a_relative_1e_9():
-    assert gate.within_noise(1.0, 1.0 + 0.9e-9) and not gate.within_noise(1.0, 1.0 + 1.1e-9)
-    assert gate.within_noise(0.0, 0.0) and not gate.within_noise(0.0, 1e-300)
+    assert verdict.within_noise(1.0, 1.0 + 0.9e-9) and not verdict.within_noise(1.0, 1.0 + 1.1e-9)
+    assert verdict.within_noise(0.0, 0.0) and not verdict.within_noise(0.0, 1e-300)
     tiny = 5e-324  # subnormal: 1e-9 relative is below one ulp, the ulps decide
-    assert gate.within_noise(tiny, 4 * tiny) and not gate.within_noise(tiny, 6 * tiny)
+    assert verdict.within_noise(tiny, 4 * tiny) and not verdict.within_noise(tiny, 6 * tiny)

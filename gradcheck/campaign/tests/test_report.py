@@ -20,7 +20,8 @@ from gradcheck.campaign import (
     aggregate,
     histogram_bin,
 )
-from gradcheck.campaign.report_html import graph_dot, render_html
+from gradcheck.campaign.graph_drawing import graph_dot
+from gradcheck.campaign.report_html import render_html
 from gradcheck.campaign.report_json import (
     SCHEMA_VERSION,
     ReportError,
@@ -45,8 +46,19 @@ GRAPH = {
 }
 
 
-def figures(abs_t: float, rel_t: float, abs_n: float, rel_n: float, fwd: float = 0.0) -> dict:
-    return dict(zip(METRICS, (abs_t, rel_t, abs_n, rel_n, fwd)))
+ONE_OP = {
+    "format": "minigrad-graph",
+    "version": 1,
+    "inputs": [{"name": "x0", "value": 0.5, "shape": []}],
+    "nodes": [{"op": "exp", "args": [0], "attrs": {}}],
+    "outputs": [1],
+}
+
+
+def figures(
+    abs_t: float, rel_t: float, abs_n: float, rel_n: float, fwd: float = 0.0, bound: float = 1.0
+) -> dict:
+    return dict(zip(METRICS, (abs_t, rel_t, abs_n, rel_n, fwd, bound)))
 
 
 def record(index: int, ops: tuple[str, ...], rel_t: float, passed: bool = True) -> GraphRecord:
@@ -151,7 +163,7 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
         "ops": None,
         "tensor": False,
         "points": 4,
-        "max_shrink": 10,
+        "shrink_budget": 10.08,  # the default: 10 s and 20 ms per graph
     }
     assert loaded["totals"]["graphs"] == 4 and loaded["totals"]["failed"] == 1
     assert loaded["totals"]["max"]["max_rel_err_torch"] == 0.25
@@ -165,7 +177,7 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
     assert loaded["run"]["command"] == "python -m gradcheck run"
 
 
-def test_failures_past_the_shrink_limit_keep_only_their_figures(tmp_path):
+def test_failures_explained_without_shrinking_keep_only_their_figures(tmp_path):
     unshrunk = GraphRecord(
         9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "x", GRAPH)
     )
@@ -246,7 +258,8 @@ def test_html_shows_each_failing_graph_and_the_exact_command_to_repeat_it(monkey
     assert "n0 -&gt; n2" in page  # the DOT text, escaped
     assert "python -m gradcheck run --graphs 4 --seed 7 --engine &#x27;mod:My Adapter&#x27;" in page
     repeat = (
-        "python -m gradcheck run --engine minigrad --graphs 4 --seed 7 --points 4 --jobs 1 --max-shrink 10"
+        "python -m gradcheck run --engine minigrad --graphs 4 --seed 7 --points 4 --jobs 1 "
+        "--shrink-budget 10.08"
     )
     assert repeat in page
 
@@ -265,6 +278,32 @@ def test_with_graphviz_installed_the_failing_graph_is_drawn_inline(tmp_path, mon
     page = html_of(RECORDS)
     assert '<div class="figure"><svg width="8pt"><g id="graph0"></g></svg>' in page
     assert "http" not in page and "digraph G" not in page
+
+
+def test_unexplained_graphs_are_one_entry_with_the_smallest_in_full():
+    why = "the shrink budget was spent before its turn"
+    left = [
+        GraphRecord(i, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",), failure)
+        for i, failure in [
+            (9, Failure((), "x0 = Value(0.5)\nv1 = x0.exp()\n", ONE_OP, unexplained=why)),
+            (12, Failure((), "two ops", GRAPH, unexplained=why)),
+        ]
+    ]
+    report = build_report(result_of([*RECORDS[:3], *left], graphs=13))
+    assert report["unexplained"]["graphs"] == 2 and report["unexplained"]["graph_indices"] == [9, 12]
+    assert report["unexplained"]["reasons"] == {why: 2}
+    assert (
+        report["unexplained"]["smallest"]["index"] == 9
+        and report["unexplained"]["smallest"]["graph"] == ONE_OP
+    )
+    assert [f["unexplained"] for f in report["failures"]] == [why, why]
+    page = render_html(report)
+    assert "Unexplained graphs (2)" in page and "v1 = x0.exp()" in page
+    assert 'id="graph-9"' not in page, "not drawn: no finding stands for it"
+
+
+def test_every_failing_graph_has_a_finding_or_the_report_has_no_unexplained_entry():
+    assert build_report(result_of(RECORDS[:3], graphs=3))["unexplained"] is None
 
 
 def test_failures_past_the_shrink_limit_are_listed_by_index_not_drawn():

@@ -14,7 +14,14 @@ from rich.console import Console
 
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.settling import reuses, with_rates, without_reuse
-from gradcheck.campaign.structure import REBUILDS, run_structure, sharing_graphs
+from gradcheck.campaign.structure import (
+    REBUILDS,
+    RECURSION_LIMIT,
+    depth_case,
+    on_fresh_stack,
+    run_structure,
+    sharing_graphs,
+)
 from gradcheck.cli import main
 from gradcheck.cli.replay import Saved, replay
 from gradcheck.engines import EngineAdapter, load_engine
@@ -27,7 +34,7 @@ BUGS = {
     "DoubledSharedAdapter": "a shared node's gradient is counted twice",
     "OverwriteAdapter": "gradients are assigned, not accumulated (`=` where `+=` belongs)",
     "LeafZeroGradAdapter": "zero_grad leaves interior gradients, which the next backward() adds again",
-    "RecursiveSortAdapter": "recursion limit at depth",
+    "RecursiveSortAdapter": RECURSION_LIMIT,
     "IdOrderAdapter": "a shared node's gradient",
 }
 
@@ -54,8 +61,7 @@ def test_correct_engines_have_no_structural_finding(engine):
 def test_micrograd_shows_its_recursion_limit_and_its_backward_twice():
     pytest.importorskip("micrograd")
     names = [f.where for f in run_structure(load_engine("micrograd")).findings]
-    assert any(n.startswith("recursion limit at depth ") for n in names), names
-    assert any(n.startswith("backward() twice does not accumulate like torch") for n in names), names
+    assert sorted(names) == sorted([RECURSION_LIMIT, "backward() twice does not accumulate like torch"])
     assert len(names) == 2
 
 
@@ -76,15 +82,32 @@ def test_micrograds_structural_findings_come_with_repros_in_its_own_terms():
 def test_a_recursion_limit_is_found_to_the_op():
     (case,) = [c for c in run_structure(se.RecursiveSortAdapter()).cases if c.cause == "depth"]
     depth = int(case.detail.split()[4].rstrip(":"))
+    assert case.depth == depth
     x = y = se.RecursiveSortValue(1.0)
     for _ in range(depth - 1):
         y = y + 1.0
-    y.backward()  # one op less than the limit works here too (the stack here is no deeper)
+    on_fresh_stack(y.backward)  # one op less than the limit works on a stack as deep as the check's
     assert x.grad == 1.0
     for _ in range(20):  # a few ops more overflow, whatever the stack's depth here
         y = y + 1.0
     with pytest.raises(RecursionError):
         y.backward()
+
+
+def _nested(levels: int, work):
+    return _nested(levels - 1, work) if levels else work()
+
+
+def test_the_recursion_limit_is_one_finding_at_one_depth_however_deep_the_callers_stack():
+    # a console script, `python -m` and a pytest plugin call the phase from stacks of other depths
+    adapter = se.RecursiveSortAdapter()
+    shallow = depth_case(adapter, "add")
+    deep = _nested(300, lambda: depth_case(adapter, "add"))
+    assert shallow.status == deep.status == "failed"
+    assert shallow.detail == deep.detail and shallow.depth == deep.depth
+    (found,) = _nested(200, lambda: run_structure(adapter)).findings
+    assert found.where == RECURSION_LIMIT and found.extra["depth"] == shallow.depth
+    assert str(shallow.depth) not in found.title, "the depth is no part of the finding's identity"
 
 
 def test_function_style_engines_skip_the_object_checks():
@@ -208,6 +231,6 @@ def test_a_structural_finding_replays_by_running_the_phase_again(tmp_path, capsy
     capsys.readouterr()
     report = str(tmp_path / "report.json")
     assert main(["replay", report, "--finding", "0"]) == 1
-    assert "still fails: structural: recursion limit at depth" in capsys.readouterr().out
+    assert f"still fails: structural: {RECURSION_LIMIT}" in capsys.readouterr().out
     assert main(["replay", report, "--finding", "0", "--engine", f"{ENGINES}:CorrectAdapter"]) == 0
     assert "(fixed)" in capsys.readouterr().out

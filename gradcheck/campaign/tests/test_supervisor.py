@@ -78,3 +78,30 @@ def test_an_op_that_ended_a_worker_stays_quarantined_once_an_adapter_fault_leave
         "relu — ended the engine's process": "bug",
         "sigmoid — adapter fault (AttributeError)": "adapter",
     }
+    # the restart after the adapter fault keeps the isolation's one-op evidence, but for the op
+    # left out and the op whose case died
+    evidence = {op for record in result.isolated for op in record.ops}
+    assert evidence and not evidence & {"relu", "sigmoid"}
+
+
+def test_accounting_and_the_isolations_evidence_run_on_the_workers_as_they_do_in_process():
+    # abs alone is right, so the failing graphs are shrunk (one) and explained by its culprits
+    # (the others): both go out as tasks, as do the isolation's one-op graphs, the op's evidence
+    from gradcheck.campaign import real_backend
+    from gradcheck.campaign.accounting import unexplained
+
+    engine = "gradcheck.testing.fragment_engines:InplaceAbsAdapter"
+    settings = Settings(engine=engine, graphs=40, seed=1, points=2, edges=False, shrink_budget=120.0)
+    here = run_campaign(settings, real_backend())
+    with Supervisor(jobs=1, timeout=60) as workers:
+        there = run_campaign(settings, real_backend(), runner=workers)
+        assert workers.deaths == 0
+    assert [f.title for f in there.findings] == [f.title for f in here.findings]
+    assert there.findings[0].extra["culprits"] == ["abs"] and unexplained(there.records) is None
+    assert [(r.index, r.ops, r.passed) for r in there.isolated] == [
+        (r.index, r.ops, r.passed) for r in here.isolated
+    ]
+    assert there.isolated and {op: s.graphs for op, s in there.ops.items()} == {
+        op: s.graphs for op, s in here.ops.items()
+    }
+    assert "explain" in there.timings and "shrink" in there.timings

@@ -80,3 +80,20 @@ def test_the_gate_records_and_gates_a_refused_number_as_a_bug(tmp_path, capsys):
     assert main([*argv, "--junit-xml", str(junit)]) == 0, "the same build passes its baseline"
     (case,) = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == title]
     assert case.find("properties/property[@name='tier']").get("value") == "bug"
+
+
+def test_the_gate_records_an_adapter_fault_and_passes_the_same_build(tmp_path, capsys):
+    # the op left out for its adapter's fault is no op "never drawn": its finding gates it
+    baseline = tmp_path / "b.json"
+    engine = f"{ENGINES}:ListsSigmoidItLacks"
+    argv = ["gate", "--engine", engine, "--graphs", "30", "--baseline", str(baseline)]
+    assert main([*argv, "--update-baseline"]) == 0, capsys.readouterr().out
+    part = json.loads(baseline.read_text())["parts"]["scalar"]
+    assert [(f["tier"], f["title"]) for f in part["findings"]] == [
+        ("adapter", "sigmoid — adapter fault (AttributeError)")
+    ]
+    assert "sigmoid" in part["surface"]["ops"] and "sigmoid" not in part["ops"]
+    capsys.readouterr()
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "new coverage" not in out and "never drawn" not in out

@@ -1,13 +1,20 @@
 """Titles name causes: the op, the form of it a failure needs and the region, never one input's
-values (`gradcheck.campaign.variants`)."""
+values (`gradcheck.campaign.variants`); the op surface's variants are titled by those words."""
+
+import itertools
 
 import numpy as np
 import pytest
 
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.variants import variant_of
+from gradcheck.campaign.variants import SURFACE_QUALIFIERS, surface_words, variant_of
+from gradcheck.graphs import surface
+from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.surface import VARIANTS
 from gradcheck.parity.kinds import Kind
+
+ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 
 
 def tensor_op(op: str, *shapes: tuple[int, ...], consts=(), **attrs) -> Graph:
@@ -61,3 +68,23 @@ def test_failures_of_a_form_join_the_plainer_form_when_that_fails_too():
     not_keeping = raised(tensor_op("sum", (2, 2), dims=(-2, -1)), 5)
     (found,) = group_findings([keeping, not_keeping])
     assert found.title == "sum over a tuple of dims — engine raised TypeError"
+
+
+def test_each_variant_of_the_op_surface_is_the_qualifier_its_findings_are_titled_by():
+    # an adapter opts in to `sum.keepdim`; a failure of it is titled "sum keeping the reduced dims"
+    assert set(SURFACE_QUALIFIERS) == set(VARIANTS)
+    met = set()
+    for op, seed in itertools.product(("sum", "mean", "matmul"), range(100)):
+        rng = np.random.default_rng(seed)
+        graph = random_graph(rng, ops=[op], tensor=True, points=1, sizes=ONE_OP)
+        if len(graph.nodes) != 1:
+            continue
+        node, qualifiers = graph.nodes[0], variant_of(graph)
+        for name in surface.variants_of(node.op, node.attr):
+            assert SURFACE_QUALIFIERS[name] in qualifiers, (name, node.attr, qualifiers)
+            met.add(name)
+        for name, variant in VARIANTS.items():
+            if variant.op == node.op and name not in surface.variants_of(node.op, node.attr):
+                assert SURFACE_QUALIFIERS[name] not in qualifiers, (name, node.attr, qualifiers)
+    assert met == set(VARIANTS), "every variant drawn"
+    assert surface_words(["sum.keepdim"]) == "sum keeping the reduced dims (sum.keepdim)"

@@ -153,7 +153,7 @@ def test_a_class_keeping_its_number_in_val_is_read_there_and_missing_operators_a
 
 
 def _findings(engine: str, phase: str | None = None) -> set[tuple]:
-    settings = Settings(engine=engine, graphs=60, seed=3, max_shrink=3)
+    settings = Settings(engine=engine, graphs=60, seed=3)
     result = run_campaign(settings, real_backend())
     ops = sorted(load_engine(engine).ops)
     found = [*result.findings, *edge_findings(load_engine(engine), ops)]

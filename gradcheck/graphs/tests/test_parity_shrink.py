@@ -9,7 +9,7 @@ from gradcheck.graphs.generate import graph_in_domain, random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.regions import region_of
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.graphs.shrink import shrink_graph
+from gradcheck.graphs.shrink import frozen, shrink, shrink_graph
 from gradcheck.parity.compare import check_graph
 from gradcheck.testing.broken_engines import AssignGrads, OffByMillionth, WrongDerivative, WrongOrder
 
@@ -38,6 +38,33 @@ def test_failures_shrink_to_a_few_nodes(engine, max_nodes):
 def test_a_passing_predicate_leaves_the_graph_alone():
     g = random_graph(np.random.default_rng(0), points=1)
     assert shrink_graph(g, lambda _: False) is g
+
+
+def test_frozen_nodes_become_inputs_holding_their_values_and_the_rest_is_kept():
+    # x2 = x0 * x1 (frozen), v = x2 + x0, and tanh(x1) no output uses (an engine still runs it)
+    nodes = [OpNode("mul", (0, 1)), OpNode("add", (2, 0)), OpNode("tanh", (1,))]
+    graph = Graph([Input("x0", 0.5), Input("x1", 3.0)], nodes, [3], cotangent=[2.0])
+    small = frozen(graph, [0])
+    assert [n.op for n in small.nodes] == ["add", "tanh"] and small.inputs[2].value == 1.5
+    assert small.nodes[0].args == (2, 0) and small.cotangent == [2.0]
+    assert [n.op for n in frozen(graph, [0, 2]).nodes] == ["add"], "a frozen unused node goes"
+
+
+def test_a_node_no_output_uses_is_kept_while_the_failure_needs_it():
+    # the failure is the unused tanh node's (as an engine that writes into its argument fails)
+    nodes = [OpNode("tanh", (0,)), OpNode("mul", (0, 0)), OpNode("add", (2, 0))]
+    graph = Graph([Input("x0", 0.5)], nodes, [3])
+    small = shrink_graph(graph, lambda g: "tanh" in g.ops())
+    assert small.ops() == ["tanh"] and small.outputs == [0], "the output is the input tanh reads"
+    assert shrink_graph(graph, lambda g: True).nodes == [], "and goes when the failure stays without it"
+
+
+def test_shrinking_stops_at_its_deadline_with_the_graph_so_far():
+    graph = random_graph(np.random.default_rng(0), points=1)
+    result = shrink(graph, lambda candidates: 0, deadline=0.0)
+    assert result.graph is graph and not result.complete
+    done = shrink(graph, lambda candidates: None)
+    assert done.graph is graph and done.complete, "no candidate fails: the graph is as small as it gets"
 
 
 def test_a_node_can_be_frozen_into_an_input_holding_its_value_so_shrinking_crosses_a_pole():

@@ -1,5 +1,5 @@
 """All points compared at once: the same figures, verdicts and words as comparing each point alone,
-and a check still stops at its first failing point."""
+and a check stops at its most telling failing point (the furthest outside its allowance)."""
 
 from __future__ import annotations
 
@@ -93,6 +93,30 @@ def test_an_engine_raising_after_good_points_fails_at_that_point():
     assert not result.passed and result.failing_point == 2 and result.points_checked == 3
     assert "engine raised ArithmeticError: at two" in result.problems[0]
     assert 0 < result.max_abs_err_numeric < 1e-8  # the good points' figures are kept
+
+
+class OffMostAtOnePointFive(MinigradValue):
+    """A gradient off by 1e-6 relative from input value 1.0 on, and by 10% at 1.5."""
+
+    def gradients(self, outputs, inputs, cotangent):
+        grads = super().gradients(outputs, inputs, cotangent)
+        x = inputs[0].data
+        factor = 1.1 if x == 1.5 else 1 + 1e-6 if x >= 1.0 else 1.0
+        return [g * factor for g in grads]
+
+
+def test_the_check_reports_its_failing_point_furthest_outside_its_allowance():
+    result = check_graph(line_graph([0.1, 1.0, 1.5, 1.2]), OffMostAtOnePointFive(), second_order=False)
+    assert not result.passed and result.failing_point == 2 and result.points_checked == 3
+    assert result.problems[0].startswith("point 2 (x0=1.5): gradient of x0")
+    weak = check_graph(line_graph([1.0]), OffMostAtOnePointFive(), second_order=False)
+    assert result.failing_excess > 1e4 * weak.failing_excess > 1e4, "10% off, not 1e-6"
+
+
+def test_an_engine_that_raises_fails_infinitely_far_outside_any_allowance():
+    result = check_graph(line_graph([0.1, 2.0]), WrongFromThePoint(), second_order=False)
+    assert result.failing_excess == float("inf")
+    assert check_graph(line_graph([0.1, 0.3]), WrongFromThePoint()).failing_excess is None
 
 
 def test_a_nan_output_is_named_by_its_own_index():

@@ -1,0 +1,235 @@
+"""Every failing graph accounted for once: explained by a finding, shrunk into one, or counted
+among the unexplained graphs (phase 4 of a campaign).
+
+First every failing graph is explained, where it can be, by the findings the earlier phases made
+(`campaign.explain`: a node failing alone, nodes whose freezing makes it pass, the graph code).
+The graphs nothing explains are shrunk, smallest first, while the shrink budget lasts
+(`Settings.shrink_budget`, seconds): each shrunk graph is a finding, and the graphs still
+waiting are tried against its culprits before the next is shrunk, so an engine whose `abs`
+corrupts its input costs one shrink, not one per graph. A graph that shrinking cannot stand for
+(it does not fail its way again), or that is still waiting when the budget is spent, is one of
+the unexplained graphs: one entry of the report (how many, the smallest in full), never a
+finding of its own.
+
+Explaining and shrinking run engine code, so they go out as tasks (`pool.blame_batch`,
+`pool.shrink_batch`) to wherever the campaign runs it (`pool.Runner`: watched workers at any
+--jobs); a graph whose worker dies there is accounted for by its death's finding
+(`crashes.with_death`), and a graph whose checking died already has that finding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
+from gradcheck.campaign.crashes import is_settled, with_death
+from gradcheck.campaign.explain import Explaining, build_order, counted
+from gradcheck.campaign.findings import Finding, graph_size
+from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
+from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.settings import Settings, default_shrink_budget
+from gradcheck.campaign.supervisor import Work
+
+# (phase, done, total), as `phases.Progress`.
+Progress = Callable[[str, int, int], None]
+BUDGET_SPENT = "the shrink budget was spent before its turn"
+FIRST_WAVE = 20  # failing graphs explained before the others, whose findings' ops those try first
+
+
+def shrink_budget(settings: Settings) -> float:
+    """The seconds a campaign may spend shrinking: its setting, or the default for its size."""
+    if settings.shrink_budget is not None:
+        return settings.shrink_budget
+    return default_shrink_budget(settings.graphs)
+
+
+def account_for_failures(
+    runner: Runner,
+    engine: Campaign,
+    records: dict[int, GraphRecord],
+    known: Sequence[Finding],
+    start: Callable[[str], None],
+    progress: Progress,
+) -> None:
+    """Each failing record of `records` with the finding that explains it, or left unexplained
+    with the reason (see the module docstring), the engine code run by `runner` for `engine`;
+    `records` updated in place. `start(phase)` starts
+    timing "explain" or "shrink"; `progress` reports each.
+
+    The failing graphs come in two waves: the first `FIRST_WAVE` are explained, and those nothing
+    explains shrunk, before the others, which then try the ops and culprits of the findings the
+    first wave made before anything else (most graphs fail for a reason a few graphs show)."""
+    settings, backend = engine.settings, engine.backend
+    assert backend is not None
+    failing = sorted(i for i, r in records.items() if not r.passed and not is_settled(r))
+    budget = shrink_budget(settings)  # seconds of shrinking left (explaining is not counted)
+    found, pending, waited = list(known), [], 0
+    for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):
+        if not wave:
+            continue
+        start("explain")
+        if backend.make_blamer is not None:
+            against = Explaining(distinct(found))
+            explain_all(runner, engine, wave, records, against, progress, explained, len(failing))
+            found += [f for i in wave if (f := _finding(records[i])) is not None]
+        new = [i for i in wave if waiting(records[i])]
+        pending, waited = pending + new, waited + len(new)
+        start("shrink")
+        began = time.monotonic()
+        pending = _shrink(runner, engine, records, pending, found, began + budget, waited, progress)
+        budget -= time.monotonic() - began
+    for i in pending:
+        records[i] = _left(records[i], BUDGET_SPENT)
+    progress("shrink", waited, waited)
+
+
+def _shrink(
+    runner: Runner,
+    engine: Campaign,
+    records: dict[int, GraphRecord],
+    pending: list[int],
+    found: list[Finding],
+    deadline: float,
+    waited: int,
+    progress: Progress,
+) -> list[int]:
+    """The `pending` graphs shrunk smallest first until the deadline, each new finding with
+    culprits tried on those still pending; the graphs still pending (`found` gets the findings;
+    `waited`: how many graphs have waited for shrinking, the progress's total)."""
+    settings, backend = engine.settings, engine.backend
+    assert backend is not None
+    if pending:
+        progress("shrink", waited - len(pending), waited)
+    while pending and time.monotonic() < deadline:
+        pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
+        turn, pending = pending[: settings.jobs], pending[settings.jobs :]
+        seconds = deadline - time.monotonic()
+        new = []
+        works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
+        for _, batch in runner.map(shrink_batch, engine, works, with_death):
+            for record in batch:
+                records[record.index] = _accounted(record, found)
+                f = _finding(records[record.index])
+                if f is not None and record.failure is not None and record.failure.shrunk_graph:
+                    new.append(f)
+        found += new
+        with_culprits = [f for f in new if f.extra.get("culprits")]
+        if with_culprits and pending and backend.make_blamer is not None:
+            by_culprits = Explaining(tuple(with_culprits), culprits_only=True)
+            explain_all(runner, engine, pending, records, by_culprits)
+            pending = [i for i in pending if waiting(records[i])]
+        progress("shrink", waited - len(pending), waited)
+    return pending
+
+
+def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """`findings` without repeats: one per signature and culprits, the first met."""
+    seen: dict[tuple[Any, ...], Finding] = {}
+    for f in findings:
+        seen.setdefault((f.signature, tuple(f.extra.get("culprits") or ())), f)
+    return tuple(seen.values())
+
+
+def _finding(record: GraphRecord) -> Finding | None:
+    return record.failure.finding if record.failure is not None else None
+
+
+def explain_all(
+    runner: Runner,
+    engine: Campaign,
+    indices: Sequence[int],
+    records: dict[int, GraphRecord],
+    known: Explaining,
+    progress: Progress | None = None,
+    done: int = 0,
+    total: int = 0,
+) -> None:
+    """Records `indices` explained against `known` where `runner` runs engine code, in batches
+    (a record whose worker died: with its death's finding); their progress reported as the
+    "explain" phase's (`done` of `total` before these), when given."""
+    works = [
+        Work(tuple(records[i] for i in part), known) for part in blame_batches(indices, engine.settings.jobs)
+    ]
+    if progress is not None:
+        progress("explain", done, total)
+    for _, batch in runner.map(blame_batch, engine, works, with_death):
+        for record in batch:
+            records[record.index] = record
+        done += len(batch)
+        if progress is not None:
+            progress("explain", done, total)
+
+
+def waiting(record: GraphRecord) -> bool:
+    """Whether a failing record is neither explained nor left unexplained yet."""
+    f = record.failure
+    return f is not None and f.finding is None and not f.unexplained
+
+
+def _accounted(record: GraphRecord, known: Sequence[Finding]) -> GraphRecord:
+    """A record back from shrinking: with its finding, or unexplained with a reason. A graph that
+    did not fail again belongs to the structural finding that gradients depend on the build,
+    when there is one: it failed on one build and passed on another."""
+    f = record.failure
+    order = build_order(known)
+    if f is not None and f.unexplained == DID_NOT_FAIL_AGAIN and order is not None:
+        return replace(record, failure=replace(f, finding=counted(order, record.index), unexplained=""))
+    if waiting(record):  # a shrinker that neither made a finding nor said why
+        return _left(record, "shrinking gave no finding")
+    return record
+
+
+def _left(record: GraphRecord, why: str) -> GraphRecord:
+    assert record.failure is not None
+    return replace(record, failure=replace(record.failure, unexplained=why))
+
+
+def _graph(record: GraphRecord) -> dict[str, Any]:
+    return record.failure.graph if record.failure is not None else {}
+
+
+@dataclass(frozen=True)
+class Unexplained:
+    """The failing graphs no finding explains: their indices, how many for each reason, and the
+    smallest of them (its record: problems, failing instance, snippet)."""
+
+    indices: tuple[int, ...]
+    reasons: dict[str, int]
+    smallest: GraphRecord
+
+    @property
+    def graphs(self) -> int:
+        return len(self.indices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As report.json writes it (`unexplained`)."""
+        f = self.smallest.failure
+        return {
+            "graphs": self.graphs,
+            "graph_indices": list(self.indices),
+            "reasons": dict(self.reasons),
+            "smallest": {
+                "index": self.smallest.index,
+                "ops": list(self.smallest.ops),
+                "problems": list(self.smallest.problems),
+                "graph": f.graph if f is not None else None,
+                "snippet": f.snippet if f is not None else None,
+            },
+        }
+
+
+def unexplained(records: Sequence[GraphRecord]) -> Unexplained | None:
+    """The unexplained graphs among `records` (None when every failing graph has its finding)."""
+    left = [r for r in records if not r.passed and (r.failure is None or r.failure.finding is None)]
+    if not left:
+        return None
+    reasons: dict[str, int] = {}
+    for r in left:
+        why = (r.failure.unexplained if r.failure is not None else "") or "not explained"
+        reasons[why] = reasons.get(why, 0) + 1
+    with_graph = [r for r in left if r.failure is not None] or left
+    smallest = min(with_graph, key=lambda r: (graph_size(_graph(r)), r.index))
+    return Unexplained(tuple(sorted(r.index for r in left)), reasons, smallest)

@@ -1,0 +1,219 @@
+"""Which finding explains a failing graph: a finding shown to be its cause, never one whose ops the
+graph merely contains.
+
+A failing graph (its failing instance: one point, its difference classified once) is explained,
+in this order:
+1. by a known finding's culprits, when the graph passes with their nodes frozen: each replaced
+   by an input holding torch's value for it, the graph as it would be were they right
+   (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants of its graph that
+   make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
+   alone and wrong for the input's other users;
+2. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
+   else by a known finding's culprits frozen together with the nodes failing alone;
+3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
+   `2.0 - x` makes a `log` downstream raise; the finding of the first of them;
+4. by the engine's graph code, when the structural phase found it wrong: a graph that reuses a
+   node and passes as a tree (shared nodes counted wrong), or that passes on a rebuild (an order
+   that follows object ids).
+Nodes are frozen by op and variant (`variant`: which operands are constants, the kind of each
+attribute), so a finding about `2.0 - x` explains a graph through its `2.0 - x` nodes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gradcheck.campaign.alike import first_passing, passes_on_a_rebuild, passing
+from gradcheck.campaign.blame import finding_of, node_values, nodes_alone
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.settling import reuses, without_reuse
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.ir import Graph, OpNode
+from gradcheck.graphs.shrink import frozen
+from gradcheck.parity.classify import Difference
+from gradcheck.parity.kinds import Kind
+
+# Rebuilds of a failing graph that may pass before it counts as the build order's doing.
+GRAPH_CODE_REBUILDS = 4
+# What a finding counts of its own, which a graph it explains does not inherit.
+_OWN_COUNTS = ("cases", "merged_kinds", "merged_checks", "raised", "folded")
+
+
+@dataclass(frozen=True)
+class Explaining:
+    """What failing graphs are explained against: the findings known, and whether only their
+    culprits are tried (a later round, against findings shrunk since: the rest was tried)."""
+
+    findings: tuple[Finding, ...]
+    culprits_only: bool = False
+
+
+@dataclass(frozen=True)
+class Explained:
+    """The finding that explains a failing graph, counted as its (None: none does), and the
+    positions of the graph's nodes that fail alone (remembered for later rounds)."""
+
+    finding: Finding | None
+    alone: tuple[int, ...] = ()
+
+
+def variant(node: OpNode) -> str:
+    """An op node's op and the variant of it a rule can get wrong: which operands are constants
+    (`2.0 - x` is not `x - 2.0`) and the kind of each attribute (several dims or one, a flag's
+    value), not their exact values: "sub(c, x)", "sum[dims: several, keepdim: True]"."""
+    head = node.op
+    if node.consts:
+        at = {c.at for c in node.consts}
+        head += "(" + ", ".join("c" if i in at else "x" for i in range(node.arity)) + ")"
+    attrs = ", ".join(f"{name}: {_attribute_kind(value)}" for name, value in node.attrs)
+    return head + (f"[{attrs}]" if attrs else "")
+
+
+def _attribute_kind(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return "several" if len(value) > 1 else "one"
+    if value is None or isinstance(value, (bool, str)):
+        return repr(value)
+    return "a number"
+
+
+def positions_of(graph: Graph, variants: Sequence[str]) -> list[int]:
+    """The positions of `graph`'s op nodes of the given variants."""
+    return [i for i, node in enumerate(graph.nodes) if variant(node) in variants]
+
+
+def culprits(graph: Graph, adapter: EngineAdapter, dtype: str = "float64") -> tuple[str, ...]:
+    """What failing one-point `graph` fails because of, as variants: its op for a graph of one
+    variant; else each variant whose nodes, frozen, leave a graph that passes with every other op node in
+    place (freezing a node downstream of the cause would cut the cause off too) and an output
+    still computed by one (freezing the outputs would leave nothing to fail). Empty when torch
+    cannot evaluate the graph node by node."""
+    kinds = sorted({variant(node) for node in graph.nodes})
+    if len(kinds) < 2:  # one op (`abs(x0)` and `abs(x0)` again): that op
+        return tuple(kinds)
+    try:
+        values = node_values(graph)
+    except Exception:
+        return ()
+    tried = []
+    for kind in kinds:
+        positions = positions_of(graph, [kind])
+        candidate = frozen(graph, positions, values)
+        if len(candidate.nodes) == len(graph.nodes) - len(positions) and _computes(candidate):
+            tried.append((kind, candidate))
+    verdicts = passing([candidate for _, candidate in tried], adapter, dtype)
+    return tuple(kind for (kind, _), ok in zip(tried, verdicts) if ok)
+
+
+def _computes(graph: Graph) -> bool:
+    """Whether some output of `graph` is computed by an op node (not an input as it is)."""
+    return any(o >= graph.n_inputs for o in graph.outputs)
+
+
+def counted(finding: Finding, index: int) -> Finding:
+    """`finding` as the finding of random graph `index`: one graph of the random phase (the counts
+    and merge notes of the finding itself stay with it)."""
+    extra = {k: v for k, v in finding.extra.items() if k not in _OWN_COUNTS}
+    return replace(finding, phase="random", graphs=1, graph_indices=(index,), extra=extra)
+
+
+def explain(
+    failing: Graph,
+    cause: Difference | None,
+    known: Explaining,
+    adapter: EngineAdapter,
+    *,
+    index: int,
+    seed: int = 0,
+    alone: Sequence[int] = (),
+    dtype: str = "float64",
+) -> Explained:
+    """The finding that explains `failing` (the failing instance of random graph `index`, failing
+    with difference `cause`), by the steps of the module docstring; `alone`: the positions of
+    nodes found failing alone in an earlier round."""
+    values, seen = None, None
+    if not known.culprits_only:
+        # a known culprit alone first: one check where the graph fails only because of it
+        by_culprits = _by_culprits(failing, known.findings, (), None, adapter, dtype)
+        if by_culprits is not None:
+            return Explained(counted(by_culprits, index))
+        prefer = sorted({op for f in known.findings for op in f.ops})
+        seen = nodes_alone(failing, adapter, seed=seed, prefer=prefer, cause=cause)
+        if seen.blamed is not None:
+            return Explained(finding_of(seen.blamed, adapter, indices=(index,)))
+        alone, values = tuple(sorted(i for i, _ in seen.failing)), seen.values
+    by_culprits = None
+    if alone or known.culprits_only:  # with the nodes failing alone frozen too
+        by_culprits = _by_culprits(failing, known.findings, alone, values, adapter, dtype)
+    if by_culprits is not None:
+        return Explained(counted(by_culprits, index), tuple(alone))
+    if seen is None:
+        return Explained(None, tuple(alone))
+    if seen.failing and values is not None and _passes_frozen(failing, alone, values, adapter, dtype):
+        _, first = min(seen.failing, key=lambda found: found[0])
+        return Explained(finding_of(first, adapter, indices=(index,)), alone)
+    code = _graph_code(failing, known.findings, adapter, dtype)
+    return Explained(None if code is None else counted(code, index), tuple(alone))
+
+
+def _passes_frozen(
+    graph: Graph, positions: Sequence[int], values: list[Any], adapter: EngineAdapter, dtype: str
+) -> bool:
+    return first_passing([frozen(graph, positions, values)], adapter, dtype) == 0
+
+
+def _by_culprits(
+    failing: Graph,
+    findings: Sequence[Finding],
+    alone: Sequence[int],
+    values: list[Any] | None,
+    adapter: EngineAdapter,
+    dtype: str,
+) -> Finding | None:
+    """The first finding whose culprits' nodes in `failing`, frozen with the nodes failing alone,
+    make it pass."""
+    tried, variants = [], None
+    for f in findings:
+        named = f.extra.get("culprits")
+        if not named:
+            continue
+        variants = variants or [variant(node) for node in failing.nodes]
+        positions = [i for i, v in enumerate(variants) if v in named]
+        if positions:
+            tried.append((f, sorted({*positions, *alone})))
+    if not tried:
+        return None
+    if values is None:
+        try:
+            values = node_values(failing)
+        except Exception:
+            return None
+    candidates = [frozen(failing, positions, values) for _, positions in tried]
+    hit = first_passing(candidates, adapter, dtype)
+    return None if hit is None else tried[hit][0]
+
+
+def build_order(findings: Sequence[Finding]) -> Finding | None:
+    """The structural finding that gradients depend on the build, among `findings` (or None)."""
+    return next((f for f in findings if f.phase == "structure" and f.kind is Kind.NONDETERMINISTIC), None)
+
+
+def _graph_code(
+    failing: Graph, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
+) -> Finding | None:
+    """The structural finding that explains `failing`: an order that depends on the build when
+    the graph passes on some rebuild; shared nodes counted wrong when it reuses a node and its
+    tree (`settling.without_reuse`) passes."""
+    for f in findings:
+        if f.phase != "structure":
+            continue
+        if f.kind is Kind.NONDETERMINISTIC:
+            if passes_on_a_rebuild(failing, adapter, GRAPH_CODE_REBUILDS, dtype):
+                return f
+        elif f.extra.get("cause") == "sharing" and reuses(failing):
+            tree = without_reuse(failing)
+            if tree is not None and first_passing([tree], adapter, dtype) == 0:
+                return f
+    return None
