@@ -98,31 +98,51 @@ def _shrink(
 ) -> list[int]:
     """The `pending` graphs shrunk smallest first until the deadline, each new finding with
     culprits tried on those still pending; the graphs still pending (`found` gets the findings;
-    `waited`: how many graphs have waited for shrinking, the progress's total)."""
-    settings, backend = engine.settings, engine.backend
-    assert backend is not None
+    `waited`: how many graphs have waited for shrinking, the progress's total).
+
+    The smallest `jobs` graphs are shrunk at once, but taken in turn as if shrunk one at a time: a
+    graph that an earlier one's culprits explain is that finding's, its own shrink discarded. So
+    the findings are the same for any --jobs (while the budget lasts)."""
+    settings = engine.settings
     if pending:
         progress("shrink", waited - len(pending), waited)
     while pending and time.monotonic() < deadline:
         pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
         seconds = deadline - time.monotonic()
-        new = []
         works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
-        for _, batch in runner.map(shrink_batch, engine, works, with_death):
-            for record in batch:
-                records[record.index] = _accounted(record, found)
-                f = _finding(records[record.index])
-                if f is not None and record.failure is not None and record.failure.shrunk_graph:
-                    new.append(f)
-        found += new
-        with_culprits = [f for f in new if f.extra.get("culprits")]
-        if with_culprits and pending and backend.make_blamer is not None:
-            by_culprits = Explaining(tuple(with_culprits), culprits_only=True)
-            explain_all(runner, engine, pending, records, by_culprits)
-            pending = [i for i in pending if waiting(records[i])]
+        shrunk = {
+            r.index: r for _, batch in runner.map(shrink_batch, engine, works, with_death) for r in batch
+        }
+        for k, i in enumerate(turn):
+            if not waiting(records[i]):  # explained by the culprits of one shrunk before it
+                continue
+            records[i] = _accounted(shrunk[i], found)
+            f, failure = _finding(records[i]), shrunk[i].failure
+            if f is None or failure is None or not failure.shrunk_graph:
+                continue
+            found.append(f)
+            later = [j for j in turn[k + 1 :] if waiting(records[j])] + pending
+            pending = _by_culprits(runner, engine, records, f, later, pending)
         progress("shrink", waited - len(pending), waited)
     return pending
+
+
+def _by_culprits(
+    runner: Runner,
+    engine: Campaign,
+    records: dict[int, GraphRecord],
+    finding: Finding,
+    later: list[int],
+    pending: list[int],
+) -> list[int]:
+    """The graphs of `later` (those of this turn still to take, then `pending`) tried against a new
+    finding's culprits; `pending` without the graphs they explain."""
+    backend = engine.backend
+    if not finding.extra.get("culprits") or not later or backend is None or backend.make_blamer is None:
+        return pending
+    explain_all(runner, engine, later, records, Explaining((finding,), culprits_only=True))
+    return [i for i in pending if waiting(records[i])]
 
 
 def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:

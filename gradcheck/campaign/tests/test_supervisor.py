@@ -5,6 +5,7 @@ fresh worker, and no worker outlives its supervisor."""
 from __future__ import annotations
 
 import multiprocessing
+from dataclasses import replace
 
 import pytest
 
@@ -84,19 +85,22 @@ def test_an_op_that_ended_a_worker_stays_quarantined_once_an_adapter_fault_leave
     assert evidence and not evidence & {"relu", "sigmoid"}
 
 
-def test_accounting_and_the_isolations_evidence_run_on_the_workers_as_they_do_in_process():
+def test_accounting_and_the_isolations_evidence_run_on_two_workers_as_they_do_in_process():
     # abs alone is right, so the failing graphs are shrunk (one) and explained by its culprits
-    # (the others): both go out as tasks, as do the isolation's one-op graphs, the op's evidence
+    # (the others): both go out as tasks, as do the isolation's one-op graphs, the op's evidence;
+    # two graphs shrunk at once are taken in turn, so two workers make the same one finding
     from gradcheck.campaign import real_backend
     from gradcheck.campaign.accounting import unexplained
 
     engine = "gradcheck.testing.fragment_engines:InplaceAbsAdapter"
-    settings = Settings(engine=engine, graphs=40, seed=1, points=2, edges=False, shrink_budget=120.0)
+    settings = Settings(engine=engine, graphs=60, seed=1, edges=False, shrink_budget=300.0)
     here = run_campaign(settings, real_backend())
-    with Supervisor(jobs=1, timeout=60) as workers:
-        there = run_campaign(settings, real_backend(), runner=workers)
+    with Supervisor(jobs=2, timeout=60) as workers:
+        there = run_campaign(replace(settings, jobs=2), real_backend(), runner=workers)
         assert workers.deaths == 0
-    assert [f.title for f in there.findings] == [f.title for f in here.findings]
+    assert [(f.title, f.graph_indices) for f in there.findings] == [
+        (f.title, f.graph_indices) for f in here.findings
+    ]
     assert there.findings[0].extra["culprits"] == ["abs"] and unexplained(there.records) is None
     assert [(r.index, r.ops, r.passed) for r in there.isolated] == [
         (r.index, r.ops, r.passed) for r in here.isolated
