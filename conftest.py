@@ -1,13 +1,17 @@
 """Root pytest configuration: the gradcheck plugin (hypothesis profiles, the parity suite's
 options and fixtures) and this repository's short aliases `--engine`, `--dtype`, `--corpus`,
 `--conventions` for the `--gradcheck-` options; `ci.dependencies` fails a test skipped for a missing
-test dependency when CI runs the tests (scripts/test.sh)."""
+test dependency when CI runs the tests (scripts/test.sh); the command line's engines in the test's
+process, except in tests marked `supervised` (`engines_in_this_process`)."""
 
 from __future__ import annotations
+
+import pytest
 
 # Installed, the plugin is loaded by its `pytest11` entry point (of the same name); this loads it
 # from a clone that was not reinstalled since the entry point was added.
 pytest_plugins = ["gradcheck.suite.plugin", "ci.dependencies"]
+UNSUPERVISED = "GRADCHECK_UNSUPERVISED"  # gradcheck.cli.arguments.engine_workers
 
 
 def pytest_addoption(parser):
@@ -28,3 +32,15 @@ def pytest_addoption(parser):
         default=None,
         help="alias of --gradcheck-conventions",
     )
+
+
+@pytest.fixture(autouse=True)
+def engines_in_this_process(request, monkeypatch):
+    """The command line runs engines in watched worker processes (`gradcheck.cli.arguments.
+    engine_workers`), each seconds to start; tests of what it prints and writes run them in the
+    test's process instead (GRADCHECK_UNSUPERVISED=1). Tests marked `supervised` keep the
+    workers, as users have them."""
+    if request.node.get_closest_marker("supervised"):
+        monkeypatch.delenv(UNSUPERVISED, raising=False)
+    else:
+        monkeypatch.setenv(UNSUPERVISED, "1")

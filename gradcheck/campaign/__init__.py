@@ -6,33 +6,60 @@ the failures, grouping, settling, edges, save), each in its module; settings -> 
 where `pool` runs the work and `checking` is the real backend; `report_json`, `report_html`,
 `report_junit` and `report_markdown` turn a result into reports; `gate` compares a fixed campaign
 with a recorded baseline (`baseline`) for `gradcheck gate`.
+
+Its names are imported on first use (PEP 562): a module of this package (the supervisor a command
+starts first of all) imports without the others, and without torch.
 """
 
-from gradcheck.campaign.accounting import Unexplained, unexplained
-from gradcheck.campaign.checking import (
-    FailureExplainer,
-    FailureShrinker,
-    GraphChecker,
-    make_checker,
-    make_shrinker,
-    real_backend,
-)
-from gradcheck.campaign.corpus import Corpus, open_corpus, save_failures
-from gradcheck.campaign.phases import Progress, run_campaign
-from gradcheck.campaign.pool import Backend, Checker, Shrinker, chunks
-from gradcheck.campaign.records import GRAD_METRICS, METRICS, Failure, GraphRecord, record_of
-from gradcheck.campaign.settings import CampaignError, Settings, graph_seed
-from gradcheck.campaign.statistics import (
-    HIST_BINS,
-    HIST_HI,
-    HIST_LO,
-    QUANTILES,
-    CampaignResult,
-    OpStats,
-    aggregate,
-    histogram_bin,
-)
-from gradcheck.campaign.validation import campaign_ops, load_adapter, scalar_ops, tensor_ops, validate
+import importlib
+
+_LAZY = {
+    "Backend": "gradcheck.campaign.pool",
+    "CampaignError": "gradcheck.campaign.settings",
+    "CampaignResult": "gradcheck.campaign.statistics",
+    "Checker": "gradcheck.campaign.pool",
+    "Corpus": "gradcheck.campaign.corpus",
+    "Failure": "gradcheck.campaign.records",
+    "FailureExplainer": "gradcheck.campaign.checking",
+    "FailureShrinker": "gradcheck.campaign.checking",
+    "GRAD_METRICS": "gradcheck.campaign.records",
+    "GraphChecker": "gradcheck.campaign.checking",
+    "GraphRecord": "gradcheck.campaign.records",
+    "HIST_BINS": "gradcheck.campaign.statistics",
+    "HIST_HI": "gradcheck.campaign.statistics",
+    "HIST_LO": "gradcheck.campaign.statistics",
+    "METRICS": "gradcheck.campaign.records",
+    "OpStats": "gradcheck.campaign.statistics",
+    "Progress": "gradcheck.campaign.phases",
+    "QUANTILES": "gradcheck.campaign.statistics",
+    "Settings": "gradcheck.campaign.settings",
+    "Shrinker": "gradcheck.campaign.pool",
+    "Unexplained": "gradcheck.campaign.accounting",
+    "aggregate": "gradcheck.campaign.statistics",
+    "campaign_ops": "gradcheck.campaign.validation",
+    "chunks": "gradcheck.campaign.pool",
+    "graph_seed": "gradcheck.campaign.settings",
+    "histogram_bin": "gradcheck.campaign.statistics",
+    "load_adapter": "gradcheck.campaign.validation",
+    "make_checker": "gradcheck.campaign.checking",
+    "make_shrinker": "gradcheck.campaign.checking",
+    "open_corpus": "gradcheck.campaign.corpus",
+    "real_backend": "gradcheck.campaign.checking",
+    "record_of": "gradcheck.campaign.records",
+    "run_campaign": "gradcheck.campaign.phases",
+    "save_failures": "gradcheck.campaign.corpus",
+    "scalar_ops": "gradcheck.campaign.validation",
+    "tensor_ops": "gradcheck.campaign.validation",
+    "unexplained": "gradcheck.campaign.accounting",
+    "validate": "gradcheck.campaign.validation",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gradcheck.campaign' has no attribute {name!r}")
+
 
 __all__ = [
     "GRAD_METRICS",

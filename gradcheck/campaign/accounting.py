@@ -10,6 +10,11 @@ corrupts its input costs one shrink, not one per graph. A graph that shrinking c
 (it does not fail its way again), or that is still waiting when the budget is spent, is one of
 the unexplained graphs: one entry of the report (how many, the smallest in full), never a
 finding of its own.
+
+Explaining and shrinking run engine code, so they go out as tasks (`pool.blame_batch`,
+`pool.shrink_batch`) to wherever the campaign runs it (`pool.Runner`: watched workers at any
+--jobs); a graph whose worker dies there is accounted for by its death's finding
+(`crashes.with_death`), and a graph whose checking died already has that finding.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
+from gradcheck.campaign.crashes import is_settled, with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
 from gradcheck.campaign.findings import Finding, graph_size
-from gradcheck.campaign.pool import Backend, Run, blame_batch, blame_batches, shrink_batch
+from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings, default_shrink_budget
+from gradcheck.campaign.supervisor import Work
 
 # (phase, done, total), as `phases.Progress`.
 Progress = Callable[[str, int, int], None]
@@ -40,22 +47,24 @@ def shrink_budget(settings: Settings) -> float:
 
 
 def account_for_failures(
-    settings: Settings,
-    backend: Backend,
-    run: Run,
+    runner: Runner,
+    engine: Campaign,
     records: dict[int, GraphRecord],
     known: Sequence[Finding],
     start: Callable[[str], None],
     progress: Progress,
 ) -> None:
     """Each failing record of `records` with the finding that explains it, or left unexplained
-    with the reason (see the module docstring); `records` updated in place. `start(phase)` starts
+    with the reason (see the module docstring), the engine code run by `runner` for `engine`;
+    `records` updated in place. `start(phase)` starts
     timing "explain" or "shrink"; `progress` reports each.
 
     The failing graphs come in two waves: the first `FIRST_WAVE` are explained, and those nothing
     explains shrunk, before the others, which then try the ops and culprits of the findings the
     first wave made before anything else (most graphs fail for a reason a few graphs show)."""
-    failing = sorted(i for i, r in records.items() if not r.passed and r.failure is not None)
+    settings, backend = engine.settings, engine.backend
+    assert backend is not None
+    failing = sorted(i for i, r in records.items() if not r.passed and not is_settled(r))
     budget = shrink_budget(settings)  # seconds of shrinking left (explaining is not counted)
     found, pending, waited = list(known), [], 0
     for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):
@@ -64,13 +73,13 @@ def account_for_failures(
         start("explain")
         if backend.make_blamer is not None:
             against = Explaining(distinct(found))
-            explain_all(settings, run, wave, records, against, progress, explained, len(failing))
+            explain_all(runner, engine, wave, records, against, progress, explained, len(failing))
             found += [f for i in wave if (f := _finding(records[i])) is not None]
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
         start("shrink")
         began = time.monotonic()
-        pending = _shrink(settings, backend, run, records, pending, found, began + budget, waited, progress)
+        pending = _shrink(runner, engine, records, pending, found, began + budget, waited, progress)
         budget -= time.monotonic() - began
     for i in pending:
         records[i] = _left(records[i], BUDGET_SPENT)
@@ -78,9 +87,8 @@ def account_for_failures(
 
 
 def _shrink(
-    settings: Settings,
-    backend: Backend,
-    run: Run,
+    runner: Runner,
+    engine: Campaign,
     records: dict[int, GraphRecord],
     pending: list[int],
     found: list[Finding],
@@ -90,28 +98,51 @@ def _shrink(
 ) -> list[int]:
     """The `pending` graphs shrunk smallest first until the deadline, each new finding with
     culprits tried on those still pending; the graphs still pending (`found` gets the findings;
-    `waited`: how many graphs have waited for shrinking, the progress's total)."""
+    `waited`: how many graphs have waited for shrinking, the progress's total).
+
+    The smallest `jobs` graphs are shrunk at once, but taken in turn as if shrunk one at a time: a
+    graph that an earlier one's culprits explain is that finding's, its own shrink discarded. So
+    the findings are the same for any --jobs (while the budget lasts)."""
+    settings = engine.settings
     if pending:
         progress("shrink", waited - len(pending), waited)
     while pending and time.monotonic() < deadline:
         pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
         seconds = deadline - time.monotonic()
-        new = []
-        for batch in run(shrink_batch, [(seconds, [records[i]]) for i in turn]):
-            for record in batch:
-                records[record.index] = _accounted(record, found)
-                f = _finding(records[record.index])
-                if f is not None and record.failure is not None and record.failure.shrunk_graph:
-                    new.append(f)
-        found += new
-        with_culprits = [f for f in new if f.extra.get("culprits")]
-        if with_culprits and pending and backend.make_blamer is not None:
-            by_culprits = Explaining(tuple(with_culprits), culprits_only=True)
-            explain_all(settings, run, pending, records, by_culprits)
-            pending = [i for i in pending if waiting(records[i])]
+        works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
+        shrunk = {
+            r.index: r for _, batch in runner.map(shrink_batch, engine, works, with_death) for r in batch
+        }
+        for k, i in enumerate(turn):
+            if not waiting(records[i]):  # explained by the culprits of one shrunk before it
+                continue
+            records[i] = _accounted(shrunk[i], found)
+            f, failure = _finding(records[i]), shrunk[i].failure
+            if f is None or failure is None or not failure.shrunk_graph:
+                continue
+            found.append(f)
+            later = [j for j in turn[k + 1 :] if waiting(records[j])] + pending
+            pending = _by_culprits(runner, engine, records, f, later, pending)
         progress("shrink", waited - len(pending), waited)
     return pending
+
+
+def _by_culprits(
+    runner: Runner,
+    engine: Campaign,
+    records: dict[int, GraphRecord],
+    finding: Finding,
+    later: list[int],
+    pending: list[int],
+) -> list[int]:
+    """The graphs of `later` (those of this turn still to take, then `pending`) tried against a new
+    finding's culprits; `pending` without the graphs they explain."""
+    backend = engine.backend
+    if not finding.extra.get("culprits") or not later or backend is None or backend.make_blamer is None:
+        return pending
+    explain_all(runner, engine, later, records, Explaining((finding,), culprits_only=True))
+    return [i for i in pending if waiting(records[i])]
 
 
 def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
@@ -127,8 +158,8 @@ def _finding(record: GraphRecord) -> Finding | None:
 
 
 def explain_all(
-    settings: Settings,
-    run: Run,
+    runner: Runner,
+    engine: Campaign,
     indices: Sequence[int],
     records: dict[int, GraphRecord],
     known: Explaining,
@@ -136,12 +167,15 @@ def explain_all(
     done: int = 0,
     total: int = 0,
 ) -> None:
-    """Records `indices` explained against `known` wherever `run` runs work, in batches; their
-    progress reported as the "explain" phase's (`done` of `total` before these), when given."""
-    batches = [(known, [records[i] for i in part]) for part in blame_batches(indices, settings.jobs)]
+    """Records `indices` explained against `known` where `runner` runs engine code, in batches
+    (a record whose worker died: with its death's finding); their progress reported as the
+    "explain" phase's (`done` of `total` before these), when given."""
+    works = [
+        Work(tuple(records[i] for i in part), known) for part in blame_batches(indices, engine.settings.jobs)
+    ]
     if progress is not None:
         progress("explain", done, total)
-    for batch in run(blame_batch, batches):
+    for _, batch in runner.map(blame_batch, engine, works, with_death):
         for record in batch:
             records[record.index] = record
         done += len(batch)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
+from gradcheck.campaign.json_input import read_json
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.graphs.surface import of_ops, release_ops, release_variants
 
@@ -35,6 +36,7 @@ SCHEMA_VERSION = 2
 SETTINGS_KEYS = ("engine", "graphs", "seed", "tensor", "points", "dtype")
 DTYPES = ("float64", "float32")
 NON_FINITE = ("nan", "inf", "-inf")  # how report.json writes non-finite figures
+MAX_BYTES = 32 * 2**20  # a baseline holds per-op figures and findings: a few hundred KB
 # The registry release current when baselines began to record their surface (26 Nov 2026): a
 # part without `surface` was recorded by it.
 LEGACY_RELEASE = 2
@@ -54,11 +56,9 @@ class BaselineShapeError(CampaignError):
 def load_baseline(path: Path, figures: Iterable[str]) -> dict:
     """The baseline at `path`, checked to hold every field the gate reads (`figures` per op)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "baseline", max_bytes=MAX_BYTES)  # size and nesting limited
     except FileNotFoundError:
         raise CampaignError(f"{path}: no baseline yet; create it with --update-baseline") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CampaignError(f"{path}: cannot read the baseline: {exc}") from exc
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         found = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
         raise CampaignError(

@@ -34,17 +34,27 @@ class GraphChecker:
         self.variants = campaign_variants(settings, self.adapter)
 
     def graph(self, index: int) -> Graph:
-        rng = np.random.default_rng(graph_seed(self.settings.seed, index))
-        sizes = graph_sizes(self.adapter.max_depth)
-        s = self.settings
-        return random_graph(
-            rng, ops=self.ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=self.variants
-        )
+        return campaign_graph(self.settings, self.ops, self.adapter.max_depth, index, self.variants)
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
         check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
+
+
+def campaign_graph(
+    settings: Settings,
+    ops: Sequence[str],
+    max_depth: int | None,
+    index: int,
+    variants: frozenset[str] | None = None,
+) -> Graph:
+    """Graph `index` of a campaign drawing `ops` in their `variants` (`validation.campaign_variants`)
+    for an engine taking graphs `max_depth` deep."""
+    rng = np.random.default_rng(graph_seed(settings.seed, index))
+    sizes = graph_sizes(max_depth)
+    s = settings
+    return random_graph(rng, ops=ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=variants)
 
 
 def graph_sizes(max_depth: int | None) -> Sizes:

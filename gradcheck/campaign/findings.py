@@ -40,6 +40,8 @@ _KIND_WORDS = {
     Kind.CONVENTION: "convention at a kink",
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",
+    Kind.CRASH: "ended the engine's process",
+    Kind.TIMEOUT: "timeout",
 }
 # The kinds of a rule breaking down (raising, nan/inf where torch has a number, or an answer that
 # is not a real number): at a special region they are one problem whichever check met them and
@@ -238,6 +240,8 @@ class Finding:
             phrase += f" ({self.extra['rate']})"
         if kind is Kind.EXCEPTION and self.raised:
             phrase += f" {self.raised}"
+        if kind in (Kind.CRASH, Kind.TIMEOUT) and self.extra.get("death"):
+            phrase += f": {self.extra['death']}"  # how: "called sys.exit(0)", "gave no answer within 60 s"
         if check == "second-derivative" and kind is not Kind.WRONG_SECOND_DERIVATIVE:
             phrase += " (second derivatives)"
         elif check == "forward" and kind is Kind.NONFINITE:

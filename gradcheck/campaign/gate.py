@@ -52,11 +52,13 @@ from gradcheck.campaign.baseline import (
 from gradcheck.campaign.checking import real_backend
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.phases import run_campaign
+from gradcheck.campaign.pool import Campaign, Inline, Runner
 from gradcheck.campaign.records import METRICS
 from gradcheck.campaign.report_json import build_report, encode_float, repeat_command
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.statistics import QUANTILES, CampaignResult, OpStats, aggregate
-from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter, validate
+from gradcheck.campaign.tasks import EngineFacts, describe
+from gradcheck.campaign.validation import validate
 from gradcheck.campaign.variants import surface_words
 from gradcheck.campaign.verdict import (
     FACTOR,
@@ -138,15 +140,15 @@ def part_for(
 # --- running -----------------------------------------------------------------------------------
 
 
-def figures(results: Mapping[str, CampaignResult]) -> dict:
+def figures(results: Mapping[str, CampaignResult], runner: Runner | None = None) -> dict:
     """The baseline's content for campaign results: per part, its settings, per-op figures and
-    failing findings."""
+    failing findings (the surface the engine offers asked where `runner` runs engine code)."""
     parts = {}
     for name, result in results.items():
         report = build_report(result)
-        adapter = load_adapter(result.settings.engine)
         # in registry order; an op left out for its adapter's fault too (its finding gates it)
-        drawn_from = campaign_ops(dataclasses.replace(result.settings, left_out=()), adapter)
+        facts = engine_facts(dataclasses.replace(result.settings, left_out=()), runner)
+        drawn_from = facts.ops
         parts[name] = {
             "settings": recorded_settings(result.settings),
             "totals": {k: report["totals"][k] for k in ("graphs", "failed")},
@@ -167,7 +169,7 @@ def figures(results: Mapping[str, CampaignResult]) -> dict:
             "surface": {  # what the campaign drew from, whatever it happened to draw
                 "release": CURRENT,
                 "ops": list(drawn_from),
-                "variants": sorted(of_ops(campaign_variants(result.settings, adapter), drawn_from)),
+                "variants": sorted(of_ops(facts.variants, drawn_from)),
             },
         }
     return {"schema_version": SCHEMA_VERSION, "factor": FACTOR, "floors": FLOORS, "parts": parts}
@@ -225,23 +227,31 @@ Announce = Callable[[str], None]
 
 
 def run_parts(
-    parts: Sequence[Part], jobs: int, announce: Announce | None = None
+    parts: Sequence[Part], jobs: int, announce: Announce | None = None, runner: Runner | None = None
 ) -> dict[str, CampaignResult]:
-    """Run each part's campaign, its edge-value phase included (deterministic: fixed seeds)."""
-    backend = real_backend()
+    """Run each part's campaign, its edge-value phase included (deterministic: fixed seeds), its
+    engine code on `runner` (this process when None)."""
     results = {}
     for part in parts:
         settings = part.settings(jobs)
-        validate(settings)
         if announce:
             announce(f"gate: {part.name}: {part.graphs} graphs on {part.engine}, seed {part.seed} ...")
-        results[part.name] = run_campaign(settings, backend)
+        results[part.name] = run_campaign(settings, real_backend(), runner=runner)
     return results
 
 
-def expected_ops(parts: Sequence[Part]) -> list[str]:
-    """Every op the parts' engines list (each must be drawn by the gate's campaign)."""
-    return sorted({op for part in parts for op in validate(part.settings())})
+def expected_ops(parts: Sequence[Part], runner: Runner | None = None) -> list[str]:
+    """Every op the parts' engines list (each must be drawn by the gate's campaign); CampaignError
+    for an engine that is unknown or does not fit its part (checked before the baseline is)."""
+    if runner is None:
+        return sorted({op for part in parts for op in validate(part.settings())})
+    return sorted({op for part in parts for op in engine_facts(part.settings(), runner).checked()})
+
+
+def engine_facts(settings: Settings, runner: Runner | None = None) -> EngineFacts:
+    """The engine's facts for a campaign of `settings` (`tasks.describe`), asked where `runner`
+    runs engine code (this process when None)."""
+    return (runner or Inline()).call(describe, Campaign(real_backend(), settings), None)
 
 
 def without_left_out(ops: Sequence[str], results: Mapping[str, CampaignResult]) -> list[str]:
@@ -251,14 +261,13 @@ def without_left_out(ops: Sequence[str], results: Mapping[str, CampaignResult]) 
     return [op for op in ops if op not in left_out]
 
 
-def gated(part: Part, recorded: Mapping[str, Any]) -> tuple[Part, list[str]]:
+def gated(part: Part, recorded: Mapping[str, Any], runner: Runner | None = None) -> tuple[Part, list[str]]:
     """`part` kept to the surface its baseline entry was recorded with: the ops its campaign drew
     from and their attribute variants, whatever a newer registry or engine adds (the same graphs
     as then); and a line naming what is left out, which --update-baseline brings in."""
-    adapter = load_adapter(part.engine)
-    settings = part.settings()
-    ops_now = campaign_ops(settings, adapter)
-    variants_now = of_ops(campaign_variants(settings, adapter), ops_now)
+    facts = engine_facts(part.settings(), runner)
+    ops_now = facts.checked()
+    variants_now = of_ops(facts.variants, ops_now)
     base_ops, base_variants = recorded_ops(recorded, ops_now), recorded_variants(recorded)
     ops = tuple(op for op in ops_now if op in base_ops)
     new_ops = [op for op in ops_now if op not in base_ops]
@@ -283,20 +292,23 @@ def run_gate(
     jobs: int,
     announce: Announce | None = None,
     subset: bool = False,
+    runner: Runner | None = None,
 ) -> GateResult:
-    """Load and check the baseline (CampaignError: bad input), run the parts, each kept to the
-    surface the baseline gates, compare. `subset`: the parts gate only their own entries of a
-    baseline that records more (the pytest plugin, whose engine is one of a baseline's)."""
+    """Load the baseline, check the engines (CampaignError: bad input) and that the baseline fits
+    them, run the parts, each kept to the surface the baseline gates, compare. `subset`: the parts
+    gate only their own entries of a baseline that records more (the pytest plugin, whose engine
+    is one of a baseline's). `runner`: where the engine code runs (this process when None)."""
     baseline = load_baseline(baseline_path, FLOORS)
+    expected_ops(parts, runner)  # an unknown engine is that, not a baseline of other settings
     if subset:
         names = {p.name for p in parts}
         baseline = {**baseline, "parts": {k: v for k, v in baseline["parts"].items() if k in names}}
     check_comparable(baseline, parts, baseline_path)
-    kept = [gated(part, baseline["parts"][part.name]) for part in parts]
+    kept = [gated(part, baseline["parts"][part.name], runner) for part in parts]
     parts = [part for part, _ in kept]
-    ops = expected_ops(parts)
+    ops = expected_ops(parts, runner)
     start = time.perf_counter()
-    results = run_parts(parts, jobs, announce)
+    results = run_parts(parts, jobs, announce, runner)
     seconds = time.perf_counter() - start
     # each op's evidence leaves out the ops the baseline had a finding for too, as it did then
     results = {
@@ -310,7 +322,7 @@ def run_gate(
         name: [dataclasses.replace(f, repro=repeat_command(result.settings)) for f in result.failing_findings]
         for name, result in results.items()
     }
-    current = figures(results)
+    current = figures(results, runner)
     for name, part in current["parts"].items():
         read_at_baseline_ranks(part["ops"], baseline["parts"][name]["ops"], results[name].ops)
     outcome = compare(baseline, current, without_left_out(ops, results), findings_of)
@@ -356,14 +368,15 @@ def update_baseline(
     jobs: int,
     accept_findings: bool = True,
     announce: Announce | None = None,
+    runner: Runner | None = None,
 ) -> Update:
     """Run the parts and record their figures at `path`; refused when an op the engine lists is
     never drawn, or (unless `accept_findings`) when a finding fails."""
-    ops = expected_ops(parts)
+    ops = expected_ops(parts, runner)
     start = time.perf_counter()
-    results = run_parts(parts, jobs, announce)
+    results = run_parts(parts, jobs, announce, runner)
     seconds = time.perf_counter() - start
-    current = figures(results)
+    current = figures(results, runner)
     accepted = [f for r in results.values() for f in r.failing_findings]
     failing = {name: len(r.failures) for name, r in results.items() if not r.passed}
     drawn = {op for part in current["parts"].values() for op in part["ops"]}

@@ -5,9 +5,15 @@ that fails for the same reason joins it. Per op: a few one-op graphs at random p
 attribute choice drawn) and each registry kink case (checked against torch's convention there,
 without central differences, which are meaningless exactly at a kink). The one-op graphs at
 random points are also the first evidence about each op's figures (`statistics.aggregate`).
+
+The pass is a list of cases (`isolation_cases`), each checked on its own (`check_case`), so that
+a campaign sends them as tasks to the workers that run engine code (`campaign.tasks.isolation`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +26,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import ORDINARY
+from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.surface import graph_allowed
 from gradcheck.parity.compare import kink_graphs
 from gradcheck.parity.result import GraphCheck
@@ -32,6 +39,73 @@ REDRAWS = 8  # further draws of a one-op graph when a draw holds no node
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 
 
+@dataclass(frozen=True)
+class IsolationCase:
+    """One case of the pass: one-op graph `number` of `op` at random points, or its kink case
+    `number` (`kink`), checked against torch's convention there."""
+
+    op: str
+    number: int
+    kink: bool = False
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One case's findings, and for a one-op graph at random points that is evidence about its
+    op's figures, its record (index 0 here: `isolate` numbers the pass's records)."""
+
+    findings: list[Finding]
+    record: GraphRecord | None = None
+
+
+def isolation_cases(ops: Sequence[str]) -> list[IsolationCase]:
+    """Every case of the pass for `ops`, in the order the pass checks them."""
+    cases = [IsolationCase(op, k) for op in ops for k in range(GRAPHS_PER_OP)]
+    return cases + [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
+
+
+def case_graph(
+    case: IsolationCase, settings: Settings, ops: Sequence[str], variants: frozenset[str]
+) -> Graph | None:
+    """The case's graph within the surface `variants` (None: it has none here, as a tensor kink
+    case in a scalar campaign, or a kink case of a variant the campaign does not draw)."""
+    if case.kink:
+        graph = kink_graphs([case.op])[case.number]
+        if (graph.is_tensor and not settings.tensor) or not graph_allowed(graph, variants):
+            return None
+        return graph
+    graph = _one_op_graph(settings, list(ops).index(case.op), case.op, case.number, variants)
+    return graph if graph.nodes else None
+
+
+def check_case(
+    case: IsolationCase,
+    settings: Settings,
+    ops: Sequence[str],
+    adapter: EngineAdapter,
+    variants: frozenset[str] | None = None,
+) -> CaseOutcome:
+    """The findings of one case (none when it passes), and its record when it is evidence."""
+    if variants is None:
+        variants = campaign_variants(settings, adapter)
+    graph = case_graph(case, settings, ops, variants)
+    found: list[Finding] = []
+    if graph is None:
+        return CaseOutcome(found)
+    if not case.kink:
+        check = _check(graph, adapter, seed=case.number, where="", found=found)
+        # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
+        # and the pass checks in float64: no evidence about an op computed in float32
+        evidence = settings.dtype == "float64" and all(f.region in (ORDINARY, "") for f in found)
+        return CaseOutcome(found, record_of(0, check) if check is not None and evidence else None)
+    # a scalar kink names its place ("relu at 0"); a tensor's values name no cause (its region
+    # does: "amax at a tie")
+    tensor = any(isinstance(inp.value, np.ndarray) for inp in graph.inputs)
+    where = "" if tensor else "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
+    _check(graph, adapter, seed=0, where=where, found=found, numeric=False, second_order=False)
+    return CaseOutcome(found)
+
+
 def isolation_findings(settings: Settings, adapter: EngineAdapter | None = None) -> list[Finding]:
     """Every finding of the pass, ungrouped (one per failing one-op graph or kink case)."""
     return isolate(settings, adapter)[0]
@@ -41,34 +115,20 @@ def isolate(
     settings: Settings, adapter: EngineAdapter | None = None
 ) -> tuple[list[Finding], list[GraphRecord]]:
     """The pass's findings (ungrouped) and the records of its one-op graphs at random points
-    (indexed from -1 down: they are no random graph of the campaign), but for those failing at a
-    special region, and none in a float32 campaign (the pass checks in float64)."""
+    (`gathered`), in this process."""
     adapter = adapter or load_adapter(settings.engine)
     ops = campaign_ops(settings, adapter)
     variants = campaign_variants(settings, adapter)
-    found: list[Finding] = []
-    records: list[GraphRecord] = []
-    for op in ops:
-        for k in range(GRAPHS_PER_OP):
-            graph = _one_op_graph(settings, ops.index(op), op, k, variants)
-            if not graph.nodes:
-                continue
-            before = len(found)
-            check = _check(graph, adapter, seed=k, where="", found=found)
-            # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
-            # and the pass checks in float64: no evidence about an op computed in float32
-            evidence = settings.dtype == "float64" and all(f.region in (ORDINARY, "") for f in found[before:])
-            if check is not None and evidence:
-                records.append(record_of(-1 - len(records), check))
-    for graph in kink_graphs(ops):
-        if (graph.is_tensor and not settings.tensor) or not graph_allowed(graph, variants):
-            continue
-        # a scalar kink names its place ("relu at 0"); a tensor's values name no cause (its
-        # region does: "amax at a tie")
-        tensor = any(isinstance(inp.value, np.ndarray) for inp in graph.inputs)
-        where = "" if tensor else "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
-        _check(graph, adapter, seed=0, where=where, found=found, numeric=False, second_order=False)
-    return found, records
+    return gathered([check_case(case, settings, ops, adapter, variants) for case in isolation_cases(ops)])
+
+
+def gathered(outcomes: Sequence[CaseOutcome]) -> tuple[list[Finding], list[GraphRecord]]:
+    """The cases' findings, and the records of their one-op graphs at random points, indexed from
+    -1 down (they are no random graph of the campaign), but for those failing at a special
+    region, and none in a float32 campaign (the pass checks in float64)."""
+    findings = [f for outcome in outcomes for f in outcome.findings]
+    evidence = [outcome.record for outcome in outcomes if outcome.record is not None]
+    return findings, [replace(record, index=-1 - k) for k, record in enumerate(evidence)]
 
 
 def _one_op_graph(settings: Settings, index: int, op: str, k: int, variants: frozenset[str]) -> Graph:

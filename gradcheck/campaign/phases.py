@@ -16,72 +16,129 @@
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
 `gradcheck run`, `gradcheck gate` and the pytest plugin (`gradcheck.suite`) run the phases from
-here. Phases 1, 2 and 5-8 run in this process; 3 and 4 wherever `pool.Pool` runs work.
+here. Engine code runs as tasks (`tasks`) on a runner (`pool`: watched worker processes, this
+process, or a Dask cluster for 3 and 4); the engine's facts, the findings of a value class's
+inspection among them, come from it first (`tasks.describe`). Grouping, folding the edge phase's
+findings in, the per-op figures and saving run here.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from typing import Any
 
+from gradcheck.campaign import tasks
 from gradcheck.campaign.accounting import account_for_failures
+from gradcheck.campaign.checking import campaign_graph
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
+from gradcheck.campaign.crashes import dead_structure, death_finding, death_record
 from gradcheck.campaign.edges import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding, group_findings
-from gradcheck.campaign.inspection import inspection_findings
-from gradcheck.campaign.isolation import isolate
-from gradcheck.campaign.pool import Backend, Pool, Run, check_chunk, chunks
+from gradcheck.campaign.isolation import (
+    CaseOutcome,
+    IsolationCase,
+    case_graph,
+    gathered,
+    isolate,
+    isolation_cases,
+)
+from gradcheck.campaign.pool import (
+    Backend,
+    Campaign,
+    Cluster,
+    Inline,
+    Runner,
+    check_chunk,
+    chunks,
+    ordered,
+)
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.settling import fold_into_build_order, settle_findings, with_rates
+from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
+from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
+from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
-from gradcheck.campaign.validation import campaign_ops, load_adapter
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.parity.edges import check_edges
+from gradcheck.graphs.ir import Graph
+from gradcheck.parity.edges import check_edges, edge_cases
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
 # structure, isolate, check, explain, shrink, group, settle, edges, save.
 Progress = Callable[[str, int, int], None]
+# Isolation cases per task (each a few one-op checks).
+ISOLATION_CHUNK = 8
 
 
 def run_campaign(
-    settings: Settings, backend: Backend, progress: Progress | None = None, corpus: Corpus | None = None
+    settings: Settings,
+    backend: Backend,
+    progress: Progress | None = None,
+    corpus: Corpus | None = None,
+    runner: Runner | None = None,
 ) -> CampaignResult:
     """Every phase in order (see the module docstring); the settings turn the structural phase,
-    the isolation and the edge phase on or off, and a `corpus` saves the failures into it."""
+    the isolation and the edge phase on or off, and a `corpus` saves the failures into it.
+    `runner` runs the engine code (watched workers: `supervisor.Supervisor`); by default this
+    process does, unwatched (`pool.Inline`), or `settings.jobs` watched workers when it is more
+    than one."""
+    with ExitStack() as stack:
+        if runner is None:
+            many = settings.jobs > 1 and settings.scheduler is None
+            runner = stack.enter_context(Supervisor(settings.jobs) if many else Inline())
+        graphs_on: Runner = runner
+        if settings.scheduler is not None:
+            cluster = Cluster(settings.scheduler)
+            stack.callback(cluster.close)
+            graphs_on = cluster
+        return _phases(settings, backend, progress, corpus, runner, graphs_on)
+
+
+def _phases(
+    settings: Settings,
+    backend: Backend,
+    progress: Progress | None,
+    corpus: Corpus | None,
+    runner: Runner,
+    graphs_on: Runner,
+) -> CampaignResult:
     clock = _Clock(progress)
+    engine = Campaign(backend, settings)
+    facts: EngineFacts = runner.call(tasks.describe, engine, None)
+    ops = facts.checked()
+    inspected = facts.inspected  # of every op asked for, those left out below included
     structure, isolated, one_op = None, [], []
-    adapter = load_adapter(settings.engine)
-    inspected = inspection_findings(adapter, campaign_ops(settings, adapter))
     if settings.structure:
         with clock.step("structure"):
-            structure = structure_phase(adapter)
+            structure = structure_of(runner, engine)
     if settings.isolation:
         with clock.step("isolate"):
-            isolated, one_op = isolation_phase(settings)
+            isolated, one_op = isolation_of(runner, engine, facts)
         settings = without_adapter_faults(settings, isolated)
-        one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
+        if settings != engine.settings:  # the workers' engine state and the ops follow the settings
+            engine = Campaign(backend, settings)
+            facts = runner.call(tasks.describe, engine, None)
+            ops = facts.checked()
+            one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
-    parts = chunks(settings.graphs, settings.jobs)
-    with Pool(backend, settings, len(parts)) as run:
-        records = random_graphs(settings, run, parts, clock.report)
-        accounting_phase(settings, backend, run, records, earlier, clock)
-    ordered = [records[i] for i in sorted(records)]
+    records = random_graphs(settings, graphs_on, engine, facts, clock.report)
+    accounting_phase(graphs_on, engine, records, earlier, clock)
+    ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
-        findings = grouping(ordered, earlier)
+        findings = grouping(ordered_records, earlier)
     with clock.step("settle"):
-        findings = settling(settings, findings)
+        findings = settling(runner, engine, findings)
     if inspected:  # facts of the class, not of a graph the engine is re-run on: nothing to settle
         findings = group_findings([*inspected, *findings])
     result = CampaignResult(
         settings=settings,
-        records=ordered,
-        ops=aggregate(ordered, findings, one_op),
+        records=ordered_records,
+        ops=aggregate(ordered_records, findings, one_op),
         seconds=clock.elapsed(),
         check_seconds=clock.timings["check"],
         findings=findings,
@@ -92,7 +149,7 @@ def run_campaign(
     )
     if settings.edges:
         with clock.step("edges"):
-            result = with_edges(result)
+            result = with_edges(result, runner, engine, ops)
     if corpus is not None:
         with clock.step("save"):
             result = save(result, corpus)
@@ -104,8 +161,17 @@ def run_campaign(
 
 def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
     """The engine's graph code checked apart from its ops (shared nodes, backward twice, resets,
-    interior gradients, deep chains) on its simplest ops, or on those of `ops`."""
+    interior gradients, deep chains) on its simplest ops, or on those of `ops`; in this process."""
     return run_structure(adapter, ops)
+
+
+def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
+    """The structural phase where `runner` runs engine code (lost with its worker: one finding)."""
+    work = [Work((None,))]
+    ((report,),) = (
+        batch for _, batch in runner.map(tasks.structure, engine, work, lambda _, d: dead_structure(d))
+    )
+    return report
 
 
 # --- 2. isolation -------------------------------------------------------------------------------
@@ -113,8 +179,23 @@ def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) ->
 
 def isolation_phase(settings: Settings) -> tuple[list[Finding], list[GraphRecord]]:
     """Each op the campaign draws, alone at random points and at its kink cases: the findings
-    (ungrouped) and the one-op graphs' records (evidence for the per-op figures)."""
+    (ungrouped) and the one-op graphs' records (evidence for the per-op figures); in this process."""
     return isolate(settings)
+
+
+def isolation_of(
+    runner: Runner, engine: Campaign, facts: EngineFacts
+) -> tuple[list[Finding], list[GraphRecord]]:
+    """The isolation pass where `runner` runs engine code, a few cases per task (a case whose
+    worker died: its death's finding, and no evidence)."""
+    settings, ops = engine.settings, facts.ops
+
+    def lost(case: IsolationCase, death: Death) -> CaseOutcome:
+        graph = case_graph(case, settings, ops, facts.variants)
+        return CaseOutcome([death_finding(death, graph, "isolation")])
+
+    works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
+    return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
 def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> Settings:
@@ -128,12 +209,19 @@ def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> S
 
 
 def random_graphs(
-    settings: Settings, run: Run, parts: Sequence[range], progress: Progress
+    settings: Settings, runner: Runner, engine: Campaign, facts: EngineFacts, progress: Progress
 ) -> dict[int, GraphRecord]:
-    """Graph i of the campaign, for every i, checked three ways: its record by index."""
+    """Graph i of the campaign, for every i, checked three ways: its record by index (a graph
+    whose worker died: its death's finding)."""
+
+    def lost(index: int, death: Death) -> GraphRecord:
+        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants)
+        return death_record(index, graph, death)
+
     records: dict[int, GraphRecord] = {}
     progress("check", 0, settings.graphs)
-    for batch in run(check_chunk, parts):
+    works = [Work(tuple(part), None, part.start) for part in chunks(settings.graphs, settings.jobs)]
+    for _, batch in runner.map(check_chunk, engine, works, lost):
         for record in batch:
             records[record.index] = record
         progress("check", len(records), settings.graphs)
@@ -144,16 +232,17 @@ def random_graphs(
 
 
 def accounting_phase(
-    settings: Settings,
-    backend: Backend,
-    run: Run,
+    runner: Runner,
+    engine: Campaign,
     records: dict[int, GraphRecord],
     known: Sequence[Finding],
     clock: _Clock,
 ) -> None:
     """Each failing graph explained by the `known` findings or those shrunk since, or left among
-    the unexplained graphs (`gradcheck.campaign.accounting`); `records` updated in place."""
-    account_for_failures(settings, backend, run, records, known, clock.start, clock.report)
+    the unexplained graphs (`gradcheck.campaign.accounting`), explaining and shrinking where
+    `runner` runs engine code; `records` updated in place. Graphs whose worker died have their
+    finding already."""
+    account_for_failures(runner, engine, records, known, clock.start, clock.report)
 
 
 # --- 5. grouping --------------------------------------------------------------------------------
@@ -168,10 +257,17 @@ def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list
 # --- 6. settling --------------------------------------------------------------------------------
 
 
-def settling(settings: Settings, findings: Sequence[Finding]) -> list[Finding]:
+def settling(runner: Runner, engine: Campaign, findings: Sequence[Finding]) -> list[Finding]:
     """The findings re-checked on fresh builds and folded into the graph-code finding that
-    explains them (`gradcheck.campaign.settling`)."""
-    return settle_findings(findings, load_adapter(settings.engine), settings.dtype)
+    explains them (`gradcheck.campaign.settling`); lost with its worker, they stay as they were,
+    with the death's finding beside them."""
+
+    def lost(_: Any, death: Death) -> list[Finding]:
+        return group_findings([*findings, death_finding(death, None, "random", where="settling")])
+
+    work = [Work((list(findings),))]
+    ((settled,),) = (batch for _, batch in runner.map(tasks.settle, engine, work, lost))
+    return settled
 
 
 # --- 7. edges -----------------------------------------------------------------------------------
@@ -179,17 +275,38 @@ def settling(settings: Settings, findings: Sequence[Finding]) -> list[Finding]:
 
 def edge_phase(adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64") -> EdgeReport:
     """Each of `ops` at its edge values against torch: the differing cases and their findings,
-    each re-checked on fresh builds (one that does not always fail is nondeterministic)."""
+    each re-checked on fresh builds (one that does not always fail is nondeterministic); in this
+    process."""
     problems = check_edges(adapter, ops)
     return EdgeReport(problems, with_rates(findings_of(problems, adapter), adapter, dtype))
 
 
-def with_edges(result: CampaignResult) -> CampaignResult:
+class _Lost:
+    """An edge case whose worker died: its death's finding, apart from the cases' problems."""
+
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+
+
+def with_edges(
+    result: CampaignResult, runner: Runner, engine: Campaign, ops: Sequence[str]
+) -> CampaignResult:
     """`result` with the edge phase over the ops it drew, its findings merged with the campaign's."""
     started = time.perf_counter()
-    settings = result.settings
-    adapter = load_adapter(settings.engine)
-    report = edge_phase(adapter, campaign_ops(settings, adapter), settings.dtype)
+    graphs = edge_cases(ops, result.settings.tensor)
+
+    def lost(graph: Graph, death: Death) -> _Lost:
+        return _Lost(death_finding(death, graph, "edges"))
+
+    outcomes = ordered(runner.map(tasks.edge_cases, engine, works_of(graphs, 16), lost))
+    problems = [p for o in outcomes if not isinstance(o, _Lost) for p in o]
+    dead = [o.finding for o in outcomes if isinstance(o, _Lost)]
+
+    def unsettled(_: Any, death: Death) -> EdgeReport:
+        return EdgeReport(problems, [death_finding(death, None, "edges", where="settling")])
+
+    ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
+    report.findings = group_findings([*report.findings, *dead])
     findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started

@@ -1,5 +1,13 @@
-"""Where a campaign's graphs are checked, shrunk and blamed: in this process, a spawned process
-pool or on a Dask cluster (`gradcheck.campaign.cluster`), in chunks.
+"""Where a campaign's engine code runs, and the tasks it runs there.
+
+A task is `func(state, units, extra)` -> one result per unit, on the `EngineState` of a campaign
+(its adapter, checker, shrinker and explainer, made once per process). Every phase that runs engine
+code sends its work as tasks: the engine's facts (`describe`), the structural phase, the
+isolation cases, the random graphs in chunks, explaining and shrinking the failing graphs
+(`campaign.accounting`), settling and the edge cases.
+They run on a runner: watched worker processes (`gradcheck.campaign.supervisor.Supervisor`, what
+the command line uses at any --jobs), this process (`Inline`: the library's default, with no
+watch) or a Dask cluster (`Cluster`, `--scheduler`; the other phases still run on the runner).
 
 Graph `i` of a campaign is drawn from an RNG derived from `(seed, i)` alone, and results are
 gathered by index, so the figures never depend on how the run was split across processes. The
@@ -9,24 +17,21 @@ order of the work is the campaign's (`gradcheck.campaign.phases`); here is only 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Any
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any, Protocol
 
 from gradcheck.campaign.cluster import DaskCluster
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import CampaignError, Settings
-from gradcheck.campaign.workers import worker_count
-from gradcheck.parity.torch_reference import set_torch_threads
+from gradcheck.campaign.supervisor import Death, OnDeath, Work
+from gradcheck.engines import tracing
 
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
 Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
 Blamer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
-# A task (one of check_chunk, shrink_batch, blame_batch) over work items, results yielded as done.
-Run = Callable[[Callable[[Any], list[GraphRecord]], Sequence[Any]], Iterator[list[GraphRecord]]]
+Task = Callable[[Any, Sequence[Any], Any], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -43,46 +48,181 @@ class Backend:
     make_blamer: Callable[[Settings], Blamer] | None = None
 
 
-_worker_state: dict[str, Any] = {}
+@dataclass(frozen=True)
+class Campaign:
+    """What a process needs to run a campaign's tasks (picklable): its state is made from this."""
+
+    backend: Backend | None
+    settings: Settings
+
+    def state(self) -> EngineState:
+        return EngineState(self.backend, self.settings)
+
+    @property
+    def quarantine_key(self) -> Campaign:
+        """This campaign whatever ops it left out for the adapter's fault: an op that ended a
+        worker before they were left out stays quarantined after (`supervisor.Supervisor`)."""
+        return replace(self, settings=replace(self.settings, left_out=()))
 
 
-def _worker_init(backend: Backend, settings: Settings, worker: bool = True) -> None:
-    if worker:
-        set_torch_threads(1)  # the pool already uses every core
-    _worker_state["checker"] = backend.make_checker(settings)
-    _worker_state["shrinker"] = backend.make_shrinker(settings)
-    if backend.make_blamer is not None:
-        _worker_state["blamer"] = backend.make_blamer(settings)
+class EngineState:
+    """A campaign's engine in one process: the adapter, loaded at once (the engine's import runs
+    here), and the checker, shrinker and blamer, made on first use."""
+
+    def __init__(self, backend: Backend | None, settings: Settings) -> None:
+        from gradcheck.campaign.validation import load_adapter
+
+        self.backend, self.settings = backend, settings
+        self.adapter = load_adapter(settings.engine)
+
+    @cached_property
+    def checker(self) -> Checker:
+        assert self.backend is not None
+        return self.backend.make_checker(self.settings)
+
+    @cached_property
+    def shrinker(self) -> Shrinker:
+        assert self.backend is not None
+        return self.backend.make_shrinker(self.settings)
+
+    @cached_property
+    def blamer(self) -> Blamer:
+        assert self.backend is not None and self.backend.make_blamer is not None
+        return self.backend.make_blamer(self.settings)
 
 
-def _on_cluster_worker(backend: Backend, settings: Settings, func: Callable[[Any], Any], item: Any) -> Any:
-    """A task on a Dask worker, which runs no initializer: set up its checker once per campaign."""
-    if _worker_state.get("campaign") != (backend, settings):
-        _worker_init(backend, settings)
-        _worker_state["campaign"] = (backend, settings)
-    return func(item)
+class Runner(Protocol):
+    """Runs tasks over works (`Supervisor`, `Inline`)."""
+
+    def map(
+        self, func: Task, engine: Campaign, works: Sequence[Work], on_death: OnDeath
+    ) -> Iterator[tuple[int, list[Any]]]: ...
+
+    def call(self, func: Task, engine: Campaign, unit: Any, extra: Any = None) -> Any: ...
 
 
-def check_chunk(indices: Sequence[int]) -> list[GraphRecord]:
-    """The task of the random graphs: check graphs `indices`."""
-    checker = _worker_state["checker"]
-    return [checker(i) for i in indices]
+class Inline:
+    """Tasks in this process, in order, unwatched: an engine that exits or hangs takes this
+    process with it. `gradcheck.campaign.run_campaign`'s default (tests, the pytest plugin)."""
+
+    def __init__(self) -> None:
+        self.states: dict[Campaign, EngineState] = {}
+        self.threads: int | None = None
+
+    def __enter__(self) -> Inline:
+        from gradcheck.parity.torch_reference import set_torch_threads
+
+        self.threads = set_torch_threads(1)  # tiny tensors: extra threads only cost CPU
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.threads is not None:
+            from gradcheck.parity.torch_reference import set_torch_threads
+
+            set_torch_threads(self.threads)
+            self.threads = None
+        self.states.clear()
+
+    def state(self, engine: Campaign) -> EngineState:
+        if engine not in self.states:
+            self.states[engine] = engine.state()
+        return self.states[engine]
+
+    def map(
+        self, func: Task, engine: Campaign, works: Sequence[Work], on_death: OnDeath
+    ) -> Iterator[tuple[int, list[Any]]]:
+        state = self.state(engine)
+        for work in works:
+            yield work.first, list(func(state, work.units, work.extra))
+
+    def call(self, func: Task, engine: Campaign, unit: Any, extra: Any = None) -> Any:
+        return func(self.state(engine), (unit,), extra)[0]
 
 
-def shrink_batch(item: tuple[float | None, Sequence[GraphRecord]]) -> list[GraphRecord]:
-    """The task of shrinking: each failing record shrunk to a small graph with its finding, within
-    `item[0]` seconds (None: no limit)."""
-    seconds, records = item
-    shrinker = _worker_state["shrinker"]
-    return [shrinker(r, seconds) for r in records]
+class Cluster:
+    """The random graphs, explaining and shrinking on a Dask cluster's workers (no initializer runs
+    there: each task sets its process's state up the first time it meets the campaign)."""
+
+    def __init__(self, address: str) -> None:
+        self.cluster = DaskCluster(address)
+
+    def close(self) -> None:
+        self.cluster.close()
+
+    def map(
+        self, func: Task, engine: Campaign, works: Sequence[Work], on_death: OnDeath
+    ) -> Iterator[tuple[int, list[Any]]]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        executor = self.cluster.executor
+        pending = {
+            executor.submit(_on_cluster_worker, engine, func, w.units, w.extra): w.first for w in works
+        }
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                first = pending.pop(future)
+                try:
+                    yield first, future.result()
+                except Exception as exc:
+                    if type(exc).__name__ == "KilledWorker":
+                        raise CampaignError(f"a Dask worker died on this campaign's work: {exc}") from None
+                    raise
 
 
-def blame_batch(item: tuple[Any, Sequence[GraphRecord]]) -> list[GraphRecord]:
-    """The task of explaining: each failing record with the finding that explains it, against what
-    `item[0]` holds (`campaign.explain.Explaining`)."""
-    known, records = item
-    blamer = _worker_state["blamer"]
-    return [blamer(r, known) for r in records]
+_cluster_states: dict[Campaign, EngineState] = {}
+
+
+def _on_cluster_worker(engine: Campaign, func: Task, units: Sequence[Any], extra: Any) -> list[Any]:
+    """A task on a Dask worker: its campaign's state made once per worker process."""
+    if engine not in _cluster_states:
+        from gradcheck.parity.torch_reference import set_torch_threads
+
+        set_torch_threads(1)
+        _cluster_states.clear()
+        _cluster_states[engine] = engine.state()
+    return func(_cluster_states[engine], units, extra)
+
+
+def ordered(results: Iterator[tuple[int, list[Any]]]) -> list[Any]:
+    """Every unit's result, in the order the units were given (however the work was split)."""
+    by_position: dict[int, Any] = {}
+    for first, batch in results:
+        for k, result in enumerate(batch):
+            by_position[first + k] = result
+    return [by_position[p] for p in sorted(by_position)]
+
+
+def marked(units: Sequence[Any]) -> Iterator[Any]:
+    """The units in turn, each marked begun on the beacon (its position in the task)."""
+    for position, unit in enumerate(units):
+        tracing.unit(position)
+        yield unit
+
+
+# --- the tasks ------------------------------------------------------------------------------------
+
+
+def check_chunk(state: EngineState, indices: Sequence[int], extra: Any = None) -> list[GraphRecord]:
+    """The random graphs: check graphs `indices`."""
+    return [state.checker(i) for i in marked(indices)]
+
+
+def shrink_batch(
+    state: EngineState, records: Sequence[GraphRecord], seconds: float | None = None
+) -> list[GraphRecord]:
+    """Shrinking: each failing record shrunk to a small graph with its finding, within `seconds`
+    (None: no limit)."""
+    return [state.shrinker(r, seconds) for r in marked(records)]
+
+
+def blame_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:
+    """Explaining: each failing record with the finding that explains it, against what `known`
+    holds (`campaign.explain.Explaining`)."""
+    return [state.blamer(r, known) for r in marked(records)]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:
@@ -97,63 +237,6 @@ def blame_batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
     return [list(indices[i : i + size]) for i in range(0, len(indices), size)]
 
 
-class Pool:
-    """Run work items in this process (jobs == 1), a spawned process pool, or on a Dask cluster
-    (`settings.scheduler`), yielding as done."""
-
-    def __init__(self, backend: Backend, settings: Settings, items: int) -> None:
-        self.backend, self.settings = backend, settings
-        self.workers = worker_count(settings.jobs, items)
-        self.executor: Executor | None = None
-        self.cluster: DaskCluster | None = None
-        self.threads: int | None = None
-
-    def __enter__(self) -> Run:
-        if self.settings.scheduler is not None:
-            self.cluster = DaskCluster(self.settings.scheduler)
-            self.executor = self.cluster.executor
-            return self._parallel
-        if self.workers <= 1:
-            _worker_init(self.backend, self.settings, worker=False)
-            self.threads = set_torch_threads(1)  # tiny tensors: extra threads only cost CPU
-            return self._serial
-        self.executor = ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=get_context("spawn"),
-            initializer=_worker_init,
-            initargs=(self.backend, self.settings),
-        )
-        return self._parallel
-
-    def __exit__(self, *exc: object) -> None:
-        if self.cluster is not None:
-            self.cluster.close()
-        elif self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-        if self.threads is not None:
-            set_torch_threads(self.threads)
-        _worker_state.clear()
-
-    @staticmethod
-    def _serial(func: Callable[[Any], list[GraphRecord]], items: Sequence[Any]) -> Iterator:
-        for item in items:
-            yield func(item)
-
-    def _parallel(self, func: Callable[[Any], list[GraphRecord]], items: Sequence[Any]) -> Iterator:
-        assert self.executor is not None
-        if self.cluster is not None:
-            submit = lambda item: self.executor.submit(
-                _on_cluster_worker, self.backend, self.settings, func, item
-            )
-        else:
-            submit = lambda item: self.executor.submit(func, item)
-        pending: set[Future] = {submit(item) for item in items}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                try:
-                    yield future.result()
-                except BrokenProcessPool as exc:
-                    raise CampaignError(
-                        f"a worker process died ({exc}); rerun with --jobs 1 to see the engine's error"
-                    ) from exc
+def on_first_death(unit: Any, death: Death) -> Any:
+    """For tasks whose every unit must succeed: a death is bad input (exit status 2)."""
+    raise CampaignError(f"the engine's worker process {death.describe}")

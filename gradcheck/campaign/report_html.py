@@ -130,7 +130,19 @@ values against torch's. {t.get("points_checked", 0)} graph instances checked,
 {t.get("points_skipped", 0)} skipped (the oracle could not vouch for the point),
 {t.get("points_settled", 0)} settled by a precise oracle (mpmath).</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict_text(report))}</p>
+{_run_line(report)}
 """
+
+
+def _run_line(report: dict) -> str:
+    """Which run this page shows: report.json of the same run carries the same id."""
+    run_id = (report.get("run") or {}).get("run_id")
+    if not run_id:
+        return ""
+    return (
+        f'<p class="run">Run <code id="run-id">{escape(run_id)}</code>: the report.json written '
+        "with this page carries the same run id.</p>"
+    )
 
 
 def _tier(tier: str) -> str:
@@ -448,6 +460,7 @@ def _failures(report: dict) -> str:
 def _settings(report: dict) -> str:
     s, run = report["settings"], report["run"]
     rows = [
+        ("run id", run.get("run_id") or "–"),
         ("command as typed", run.get("command") or "–"),
         ("engine", s["engine"]),
         ("graphs", s["graphs"]),

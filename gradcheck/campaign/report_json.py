@@ -3,8 +3,9 @@
 Layout (schema_version 1):
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
   shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64).
-- `run`: how this run happened (command line as typed, `repeat_command` with every setting
-  explicit, jobs, timing, versions); differs between reruns.
+- `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
+  as typed, `repeat_command` with every setting explicit, jobs, timing, versions); differs
+  between reruns.
 - `totals`, `ops` (per op, over the evidence about it, `statistics.aggregate`: graphs,
   failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
   error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
@@ -143,8 +144,14 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def build_report(result: CampaignResult, command: list[str] | None = None, extra: dict | None = None) -> dict:
-    """The report dictionary of a finished campaign (see the module docstring for the layout)."""
+def build_report(
+    result: CampaignResult,
+    command: list[str] | None = None,
+    extra: dict | None = None,
+    run_id: str | None = None,
+) -> dict:
+    """The report dictionary of a finished campaign (see the module docstring for the layout);
+    `run_id`: the run's id, which report.html of the same run shows too."""
     s = result.settings
     failures = result.failures
     finding_of = {i: k for k, f in enumerate(result.findings) for i in f.graph_indices}
@@ -200,6 +207,7 @@ def build_report(result: CampaignResult, command: list[str] | None = None, extra
         "unexplained": json_safe(left.to_dict()) if (left := unexplained(failures)) is not None else None,
         "failures": [_failure(r, finding_of) for r in failures],
         "run": {
+            "run_id": run_id,
             "command": shlex.join(command) if command else None,
             "repeat_command": repeat_command(s),
             "argv": command,
@@ -235,10 +243,15 @@ def figures_only(report: dict) -> dict:
     return {k: v for k, v in report.items() if k != "run"}
 
 
+def report_text(report: dict) -> str:
+    """`report` as report.json holds it: indented JSON, strict (no NaN literals)."""
+    return json.dumps(report, indent=1, allow_nan=False) + "\n"
+
+
 def write_report(report: dict, path: Path) -> Path:
-    """Write `report` as indented JSON (strict: no NaN literals), atomically; return the path."""
+    """Write `report` as report.json, atomically; return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text(path, json.dumps(report, indent=1, allow_nan=False) + "\n")
+    return write_text(path, report_text(report))
 
 
 def load_report(path: Path) -> dict:

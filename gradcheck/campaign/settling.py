@@ -65,10 +65,11 @@ def rebuild_failures(
 
 def with_rates(findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64") -> list[Finding]:
     """Each finding's minimal graph rebuilt and re-checked `REBUILDS` times: one that does not always
-    fail becomes `nondeterministic`, with its rate (the structural phase's are rated already)."""
+    fail becomes `nondeterministic`, with its rate (the structural phase's are rated already, and
+    a unit whose worker died is not run again)."""
     out = []
     for f in findings:
-        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC:
+        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC and "death" not in f.extra:
             fails = rebuild_failures(Graph.from_dict(f.graph), adapter, dtype=dtype)
             if fails < REBUILDS:
                 rate = f"fails {fails} of {REBUILDS} rebuilds"
@@ -163,7 +164,12 @@ def fold_into_sharing(
     target = next((f for f in findings if f.phase == "structure" and f.extra.get("cause") == "sharing"), None)
     if target is None:
         return list(findings)
-    folded = [f for f in findings if f.phase != "structure" and explained_by_sharing(f, adapter, dtype)]
+    # a unit whose worker died (`campaign.crashes`) is not run again: it would die again
+    folded = [
+        f
+        for f in findings
+        if f.phase != "structure" and "death" not in f.extra and explained_by_sharing(f, adapter, dtype)
+    ]
     return _folded_into(target, folded, findings)
 
 

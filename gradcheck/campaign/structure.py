@@ -35,6 +35,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.origin import ENGINE_RAISED, adapter_frame, raised
 from gradcheck.engines.torch_engine import TorchRetaining
+from gradcheck.engines.tracing import applying, stage
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
@@ -326,6 +327,7 @@ def _chain_attempt(adapter: EngineAdapter, combine: str, depth: int) -> tuple[st
     step = adapter.program(chain_graph(combine, 1)).steps[0][0]  # the adapter's apply of `combine`
     one = Constant(1, 1.0)
     y = x0
+    applying(combine)
     for _ in range(depth):
         y = step([y, adapter.operand(one)], {})
     (g,) = adapter.gradients([y], [x0], [1.0])
@@ -411,9 +413,15 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
         )
         return StructureReport([case], [], time.perf_counter() - started)
     base, combine = simplest
-    cases = [sharing_case(adapter, name, graph) for name, graph in sharing_graphs(base, combine).items()]
+    cases = []
+    for name, graph in sharing_graphs(base, combine).items():
+        stage(name)  # each check is progress for a watching supervisor
+        cases.append(sharing_case(adapter, name, graph))
     tree = tree_graph(base, combine)
-    cases += [object_case(adapter, name, tree) for name in OBJECT_CHECKS]
+    for name in OBJECT_CHECKS:
+        stage(name)
+        cases.append(object_case(adapter, name, tree))
+    stage("deep chains")
     cases.append(depth_case(adapter, combine))
     findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
     return StructureReport(cases, findings, time.perf_counter() - started)

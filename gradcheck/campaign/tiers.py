@@ -14,7 +14,9 @@ its exception was raised, and the numbers at its failing point (`decide_tier`):
 |              | overflows), or torch's own value or gradient there is inf or nan, or its value    |
 |              | underflows (subnormal, or 0 where the exact value is not: sigmoid(-710)), or at a |
 |              | pole torch's finite gradient is a convention at a singularity (atan2 at (0, 0))   |
-| `bug`        | everything else: finite, normal arguments where torch's answer is finite, and the |
+| `bug`        | kind crash or timeout, wherever: the engine ended the process checking it or gave |
+|              | no answer, which no input excuses (torch answers at inf and nan too); and         |
+|              | everything else: finite, normal arguments where torch's answer is finite, and the |
 |              | engine differs (a wrong number, an exception, a non-number, lost accuracy at tiny |
 |              | normal magnitudes, a pole where torch's answer is finite such as `x ** 0` at 0)    |
 """
@@ -39,6 +41,8 @@ CONVENTION = "convention"
 ADAPTER = "adapter"
 # In the order a report leads with them.
 TIERS = (BUG, GRAPH_CODE, ADAPTER, EDGE, CONVENTION)
+# The kinds that are bugs whatever the input: the engine's process ended, or it never answered.
+_ALWAYS_BUGS = frozenset({Kind.CRASH, Kind.TIMEOUT})
 
 # An argument this large is at float overflow: its square overflows float64 (2 ** 512 ~ 1.3e154).
 OVERFLOW_MAGNITUDE = 2.0**512
@@ -69,7 +73,10 @@ class EdgeFacts:
 def decide_tier(kind: Kind, adapter_fault: bool, facts: EdgeFacts | None) -> str:
     """The tier of a difference of `kind` (see the module's table): graph-code and convention by
     the kind, adapter when the exception was the adapter's (`adapter_fault`), edge when the facts
-    at the failing point say so, else bug (no facts: nothing shows an edge)."""
+    at the failing point say so, else bug (no facts: nothing shows an edge); a crash or a timeout
+    is a bug wherever it happened."""
+    if kind in _ALWAYS_BUGS:
+        return BUG
     if kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC):
         return GRAPH_CODE
     if kind is Kind.CONVENTION:
@@ -80,8 +87,10 @@ def decide_tier(kind: Kind, adapter_fault: bool, facts: EdgeFacts | None) -> str
 
 
 def tier_by_kind(kind: Kind, problems: Iterable[str]) -> str | None:
-    """The tier when the kind or the problems decide it (graph-code, convention, adapter);
-    None when it depends on the numbers at the failing point (edge or bug)."""
+    """The tier when the kind or the problems decide it (graph-code, convention, adapter; bug for
+    a crash or a timeout); None when it depends on the numbers at the failing point (edge or bug)."""
+    if kind in _ALWAYS_BUGS:
+        return BUG
     adapter_fault = any(ADAPTER_RAISED in p for p in problems)
     tier = decide_tier(kind, adapter_fault, None)
     return None if tier == BUG else tier

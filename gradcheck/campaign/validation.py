@@ -93,13 +93,13 @@ def surface_note(settings: Settings, adapter: EngineAdapter) -> str | None:
     )
 
 
-def validate(settings: Settings) -> tuple[str, ...]:
+def validate(settings: Settings, adapter: EngineAdapter | None = None) -> tuple[str, ...]:
     """Check engine, ops and graph kind before any work; return the ops. Raises CampaignError.
 
     Only what is surely the adapter's fault is refused: it cannot be imported or built, or it
     lacks a method it needs. An exception or a non-number while evaluating is a finding.
     """
-    adapter = load_adapter(settings.engine)
+    adapter = adapter or load_adapter(settings.engine)
     if settings.tensor and not getattr(adapter, "tensor", False):
         raise CampaignError(
             f"engine {settings.engine!r} evaluates scalar graphs only; drop --tensor "

@@ -7,11 +7,29 @@ names the value given and what is expected.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import textwrap
 from pathlib import Path
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.outputs import check_free_space
+from gradcheck.campaign.pool import Inline
 from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
+
+
+def exit_statuses(fails: str, passed: str = "every check passed") -> str:
+    """The exit statuses, for a command's --help; `passed` and `fails`: what 0 and 1 mean for it."""
+    text = (
+        f"Exit status: 0 {passed}; 1 {fails}; 2 bad input or a file that cannot be read "
+        "or written (an unknown engine or op, an engine that cannot be imported or ends its process "
+        "while loading, a malformed or too deeply nested file, a full disk, a directory or read-only "
+        "path where a file is wanted); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). Every "
+        "status but 0 and 1 ends with one line on stderr (gradcheck: error: ..., interrupted, "
+        "terminated), never a traceback."
+    )
+    return textwrap.fill(text, 96) + "\n"
 
 # How --engine is named, for every command that takes one.
 ENGINE_HELP = (
@@ -68,6 +86,22 @@ def _integer(text: str, minimum: int, expected: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a positive number of seconds (a time limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def index_int(text: str) -> int:
+    """An argparse type: an index into a list, from 0."""
+    return _integer(text, 0, "an index from 0 (0 is the first)")
+
+
 def op_list(text: str) -> tuple[str, ...]:
     """An argparse type: a comma-separated list of op names."""
     ops = tuple(op.strip() for op in text.split(",") if op.strip())
@@ -87,6 +121,32 @@ def conventions_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+UNSUPERVISED = "GRADCHECK_UNSUPERVISED"
+
+
+def engine_workers(jobs: int, timeout: float | None) -> Supervisor | Inline:
+    """The watched worker processes a command runs engine code in (at any --jobs): the engine's
+    exit, crash or hang is then a finding or one line, never the end of gradcheck. With
+    GRADCHECK_UNSUPERVISED=1, this process instead (`Inline`: to step into the engine with a
+    debugger; an engine that exits or hangs then takes gradcheck with it). The tests of what the
+    commands print swap `Inline` in too."""
+    if os.environ.get(UNSUPERVISED) == "1":
+        return Inline()
+    return Supervisor(jobs, timeout)
+
+
+def graph_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """--graph-timeout, shared by `run` and `gate`."""
+    parser.add_argument(
+        "--graph-timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"the longest one graph (or case) may run in the engine before it is a timeout finding "
+        f"(default {DEFAULT_TIMEOUT:g})",
+    )
+
+
 def ci_output_options(parser: argparse.ArgumentParser) -> None:
     """--junit-xml and --summary-md, shared by `run` and `gate`."""
     parser.add_argument(
@@ -102,7 +162,19 @@ def ci_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check_output_files(*paths: Path | None) -> None:
-    """Fail before the campaign, not after it, when an output file's directory does not exist."""
+    """Fail before the campaign, not after it, when an output file cannot be written: its
+    directory is missing or not writable (the file is written beside it, then renamed), or the
+    path is a directory or a file that is not writable."""
     for path in paths:
-        if path is not None and not path.parent.is_dir():
-            raise CampaignError(f"cannot write {path}: its directory {path.parent} does not exist")
+        if path is None:
+            continue
+        parent = path.parent
+        if not parent.is_dir():
+            raise CampaignError(f"cannot write {path}: its directory {parent} does not exist")
+        if path.is_dir():
+            raise CampaignError(f"cannot write {path}: it is a directory")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise CampaignError(f"cannot write {path}: permission denied")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CampaignError(f"cannot write {path}: its directory {parent} is not writable")
+        check_free_space(parent, "the directory of")

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from gradcheck.campaign.corpus import add_to_corpus
-from gradcheck.cli.arguments import Subparser
+from gradcheck.cli.arguments import Subparser, exit_statuses
 
 # Where `corpus add` writes without --to: ./corpus (made when missing), the directory
 # `pytest --pyargs gradcheck.suite --gradcheck-corpus corpus` replays.
@@ -26,6 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Validate each graph file and copy it into a regression corpus directory (one "
         "file per distinct graph): --to DIR, or ./corpus in the current directory. Nothing is written "
         "if any file is malformed.",
+        epilog=exit_statuses("is not used (a malformed file: 2, nothing written)", "every file added"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add.add_argument("files", type=Path, nargs="+", help="graph JSON files")
     add.add_argument(

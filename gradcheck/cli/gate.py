@@ -18,11 +18,22 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from gradcheck.atomic import write_text
 from gradcheck.campaign.gate import Part, part_for, run_gate, update_baseline
 from gradcheck.campaign.report_junit import gate_suites, write_junit
 from gradcheck.campaign.report_markdown import gate_markdown
+from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT
 from gradcheck.campaign.workers import capped_jobs
-from gradcheck.cli.arguments import ENGINE_HELP, check_output_files, ci_output_options, positive_int, seed_int
+from gradcheck.cli import arguments
+from gradcheck.cli.arguments import (
+    ENGINE_HELP,
+    check_output_files,
+    ci_output_options,
+    exit_statuses,
+    graph_timeout_option,
+    positive_int,
+    seed_int,
+)
 from gradcheck.cli.console import print_outcome
 
 DESCRIPTION = """\
@@ -35,13 +46,20 @@ Ops and attribute variants the baseline did not cover (a newer gradcheck, an eng
 an op) are left out and named as new coverage: --update-baseline includes them.
 """
 
-EPILOG = """\
-Exit status: 0 pass; 1 worse (or --update-baseline refused); 2 bad input (missing or malformed
-baseline, unknown engine, a baseline recorded for another engine or other options).
+EPILOG = (
+    exit_statuses(
+        "worse: a figure, an op's coverage or failing graphs, or a new finding (an engine that "
+        "crashes or hangs is one); or --update-baseline refused"
+    )
+    + """
+(A missing or malformed baseline, or one recorded for another engine or other options, is
+status 2, found before any campaign runs.) The engine runs in watched worker processes, as for
+`gradcheck run`.
 
 Record the baseline once with --update-baseline (the engine's known findings are recorded as
 accepted), review and commit it; regenerate it the same way after an intended change.
 """
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -72,6 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--seed", type=seed_int, default=None, help="campaign seed instead of the fixed one")
     gate.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    graph_timeout_option(gate)
     gate.add_argument(
         "--refuse-findings",
         action="store_true",
@@ -92,6 +111,7 @@ def command(args: argparse.Namespace, console: Console) -> int:
         accept_findings=not args.refuse_findings,
         junit_xml=args.junit_xml,
         summary_md=args.summary_md,
+        graph_timeout=args.graph_timeout,
     )
 
 
@@ -105,24 +125,29 @@ def run_parts_gate(
     accept_findings: bool = True,
     junit_xml: Path | None = None,
     summary_md: Path | None = None,
+    graph_timeout: float | None = DEFAULT_TIMEOUT,
 ) -> int:
     """Gate `parts` against `baseline`, print the verdict and write the CI files; or, with
-    `update`, record the baseline (no CI files: nothing is compared)."""
+    `update`, record the baseline (no CI files: nothing is compared). The engines run in watched
+    worker processes (`gradcheck.campaign.supervisor`)."""
     jobs, note = capped_jobs(jobs)
     if note:
         print(f"gate: {note}", file=sys.stderr)
     announce = lambda text: print(text, file=sys.stderr, flush=True)
     check_output_files(junit_xml, summary_md, baseline if update else None)
+    with arguments.engine_workers(jobs, graph_timeout) as workers:
+        if update:
+            done = update_baseline(parts, baseline, jobs, accept_findings, announce, runner=workers)
+        else:
+            outcome = run_gate(parts, baseline, jobs, announce, runner=workers)
     if update:
-        done = update_baseline(parts, baseline, jobs, accept_findings, announce)
         for finding in done.accepted if done.written else ():
             console.print(Text(f"accepted finding: {finding.title} ({finding.count_text})"))
         console.print(Text(f"gate: {done.message}"))
         return 0 if done.written else 1
-    outcome = run_gate(parts, baseline, jobs, announce)
     print_outcome(outcome, console)
     if summary_md is not None:
-        summary_md.write_text(gate_markdown(outcome), encoding="utf-8")
+        write_text(summary_md, gate_markdown(outcome))
     if junit_xml is not None:
         write_junit(gate_suites(outcome), junit_xml)
     return 0 if outcome.passed else 1

@@ -12,7 +12,10 @@ structural phase is replayed by running that phase again. Exit 1 while the engin
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,14 +26,19 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign.findings import CONVENTIONS
+from gradcheck.campaign.json_input import read_json
 from gradcheck.campaign.phases import structure_phase
-from gradcheck.campaign.settings import CampaignError
+from gradcheck.campaign.pool import Campaign, marked
+from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.structure import REBUILDS, retaining
+from gradcheck.campaign.supervisor import Death, Work
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.checker.flat import flat_vector
-from gradcheck.cli.arguments import conventions_option, seed_int
+from gradcheck.cli import arguments
+from gradcheck.cli.arguments import conventions_option, exit_statuses, graph_timeout_option, index_int
 from gradcheck.cli.console import numbers_table as render_numbers
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import canonical_spec
 from gradcheck.graphs import corpus
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.classify import classify_check, torch_at
@@ -46,19 +54,60 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "replay",
         help="re-run a saved graph: engine, torch and oracle side by side",
         description="Re-run a corpus file, or finding N of a report.json, and print the engine's, "
-        "torch's and the oracle's numbers side by side. Exit 1 while it still fails, 0 once fixed.",
+        "torch's and the oracle's numbers side by side. The engine runs in a watched worker process.",
+        epilog=exit_statuses("it still fails (a crash or a timeout too)", "it agrees now (fixed)"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("file", type=Path, help="a corpus graph file or a report.json")
     replay.add_argument("--engine", default=None, help="engine to run (default: the one the file names)")
     replay.add_argument(
-        "--finding", type=seed_int, default=None, help="which finding of a report.json (default 0)"
+        "--finding", type=index_int, default=None, help="which finding of a report.json (default 0)"
     )
     conventions_option(replay)
+    graph_timeout_option(replay)
 
 
 def command(args: argparse.Namespace, console: Console) -> int:
-    """The `replay` subcommand; returns the exit status."""
-    return replay(load_saved(args.file, args.finding), args.engine, console, args.conventions)
+    """The `replay` subcommand, the engine in a watched worker process; returns the exit status."""
+    saved = load_saved(args.file, args.finding)
+    if args.conventions not in CONVENTIONS:
+        raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {args.conventions!r}")
+    engine = Campaign(None, Settings(engine=canonical_spec(args.engine or saved.engine or "minigrad")))
+    looks = (console.width, console.is_terminal, console.color_system)
+    outcome: list[tuple[str, int]] = []
+
+    def lost(_: Saved, death: Death) -> tuple[str, int]:
+        line = f"replaying {printable(saved.label)}: the engine's worker process {death.describe}"
+        return f"{line}\nstill fails: {_KIND_WORDS[death.kind]}\n", 1
+
+    with arguments.engine_workers(1, args.graph_timeout) as workers:
+        for _, batch in workers.map(replay_task, engine, [Work((saved,), (args.conventions, looks))], lost):
+            outcome += batch
+    ((text, status),) = outcome
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return status
+
+
+_KIND_WORDS = {"crash": "crash", "timeout": "timeout", "raised": "exception"}
+
+
+Looks = tuple[int, bool, "str | None"]  # a console's width, whether a terminal, its colours
+
+
+def replay_task(state: Any, units: Sequence[Saved], extra: tuple[str, Looks]) -> list[tuple[str, int]]:
+    """In a worker: each saved graph replayed on the campaign's engine, rendered as the main
+    process's console would (width, terminal, colours): (text, exit status)."""
+    conventions, (width, terminal, colors) = extra
+    out = []
+    for saved in marked(units):
+        buffer = io.StringIO()
+        console = Console(
+            file=buffer, width=width, force_terminal=terminal, color_system=colors, highlight=False
+        )
+        status = replay(saved, state.adapter, console, conventions)
+        out.append((buffer.getvalue(), status))
+    return out
 
 
 @dataclass(frozen=True)
@@ -74,19 +123,15 @@ class Saved:
 def load_saved(path: Path, finding: int | None = None) -> Saved:
     """The graph in a corpus file, or finding `finding` of a report.json; CampaignError if unusable."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise CampaignError(f"{path}: cannot be read: {e}") from None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise CampaignError(f"{path}: not valid JSON: {e}") from None
+        data = read_json(path, "file to replay")  # size and nesting limited
+    except FileNotFoundError:
+        raise CampaignError(f"{path}: cannot be read: no such file") from None
     if isinstance(data, dict) and data.get("tool") == "gradcheck":
         return _from_report(path, data, finding)
     if finding is not None:
         raise CampaignError(f"{path}: --finding needs a report.json; this is a graph file")
     try:
-        graph = corpus.parse(text)
+        graph = corpus.parse(json.dumps(data))
     except GraphFormatError as e:
         raise CampaignError(f"corpus file {path}: {e}") from None
     return Saved(graph, graph.meta.get("engine"), str(path))
@@ -112,11 +157,17 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
     return Saved(graph, engine, label, cause)
 
 
-def replay(saved: Saved, engine: str | None, console: Console, conventions: str = "torch") -> int:
-    """Check the saved graph with `engine`, print the numbers side by side; the exit status."""
+def replay(
+    saved: Saved, engine: str | EngineAdapter | None, console: Console, conventions: str = "torch"
+) -> int:
+    """Check the saved graph with `engine` (a name or an adapter; the file's by default), print the
+    numbers side by side; the exit status. In this process: `command` runs it in a worker."""
     if conventions not in CONVENTIONS:
         raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {conventions!r}")
-    adapter = load_adapter(engine or saved.engine or "minigrad")
+    if isinstance(engine, EngineAdapter):
+        adapter = engine
+    else:
+        adapter = load_adapter(engine or saved.engine or "minigrad")
     missing = sorted(set(saved.graph.ops()) - set(adapter.ops))
     if missing:
         raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,20 +12,25 @@ from rich.console import Console
 from rich.text import Text
 
 from gradcheck import campaign
+from gradcheck.atomic import write_text
 from gradcheck.campaign import CampaignError, CampaignResult, Settings
 from gradcheck.campaign.corpus import check_corpus_directory
 from gradcheck.campaign.findings import replay_command
-from gradcheck.campaign.report_html import write_html
-from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
+from gradcheck.campaign.pool import Campaign
+from gradcheck.campaign.report_json import build_report
 from gradcheck.campaign.report_junit import run_suite, write_junit
 from gradcheck.campaign.report_markdown import run_markdown
-from gradcheck.campaign.validation import surface_note
+from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.workers import capped_jobs
+from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     ENGINE_HELP,
     check_output_files,
     ci_output_options,
     conventions_option,
+    exit_statuses,
+    graph_timeout_option,
     op_list,
     positive_int,
     seconds,
@@ -42,9 +46,7 @@ from gradcheck.cli.console import (
     print_verdict,
     progress_bars,
 )
-from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec, import_root
-from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.launcher import command_line, launcher
 
 DESCRIPTION = """\
@@ -57,13 +59,23 @@ first. Writes report.json and report.html to --out, and each finding's graph to 
 (or --corpus DIR); `gradcheck corpus add FILE` puts one into the regression corpus on purpose.
 """
 
-EPILOG = """\
-Graph i is drawn from (seed, i) alone: the figures are the same for any --jobs.
+EPILOG = (
+    """\
+The engine runs in worker processes gradcheck watches, at any --jobs: an op that calls sys.exit,
+ends or crashes its process is a finding (kind crash), one that runs past --graph-timeout a
+finding (kind timeout), and the campaign goes on with a fresh worker.
 
-Exit status: 0 nothing fails (under --conventions subgradient a convention at a kink is only a
-note); 1 some finding fails; 2 bad input (unknown engine or op, malformed corpus file, an unusable
---out or --corpus, an engine adapter that raises).
+Graph i is drawn from (seed, i) alone: for an engine that computes the same numbers every time,
+report.json is the same for any --jobs and any rerun, its "run" section aside (run id, times).
+An engine whose results depend on object addresses, threads or randomness (a set of nodes summed
+in address order) changes the last bits of figures from run to run; micrograd's order is fixed.
 
+"""
+    + exit_statuses(
+        "some finding fails or some failing graph is unexplained (a convention at a kink is a note "
+        "under --conventions subgradient)"
+    )
+    + """
 Outgrowing one machine: --jobs uses the cores of this machine; --scheduler ADDRESS runs the
 campaign on the workers of a Dask cluster (pip install 'minigrad[cluster]'; dask scheduler,
 dask worker ADDRESS on each machine). The pytest parity suite spreads with pytest-xdist:
@@ -73,6 +85,7 @@ dask worker ADDRESS on each machine). The pytest parity suite spreads with pytes
 Remote hosts need the same checkout (same commit) and the same numpy and torch versions; see
 docs/campaign.md.
 """
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -107,6 +120,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
     )
     run.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    graph_timeout_option(run)
     run.add_argument(
         "--scheduler",
         default=None,
@@ -186,63 +200,59 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         scheduler=args.scheduler,
         dtype=args.dtype,
     )
-    adapter = campaign.load_adapter(settings.engine)
-    if isinstance(adapter, ValueClassAdapter):
-        console.print(Text(adapter.report()))
-    if args.print_adapter is not None:
-        return print_adapter(adapter, args.print_adapter, console)
-    ops = campaign.validate(settings)
-    corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
-    corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
-    _check_writable(args.out)
-    check_output_files(args.junit_xml, args.summary_md)
-    if corpus is not None:
-        check_corpus_directory(corpus_dir)
-    console.print(header(settings, ops))
-    if not campaign.load_adapter(settings.engine).create_graph:
-        console.print("Second derivatives: not checked (the adapter has create_graph = False).")
-    surface = surface_note(settings, adapter)
-    if surface is not None:
-        console.print(Text(surface))
-    with progress_bars(console) as progress:
-        result = campaign.run_campaign(settings, campaign.real_backend(), progress, corpus)
-    for phase in (result.structure, result.edges):
-        if phase is not None:
-            console.print(Text(phase.summary()))
-    saved = with_repros(result, args.out / "report.json")
-    report = build_report(saved, command=[*launcher(), *argv])
-    unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
-    print_summary(saved, console, unexplained)
-    print_findings(saved, console)
-    print_unexplained(saved, console)
-    console.print(op_table(saved, console.width))
-    print_graphs(saved, console)
-    written = write_report(report, args.out / "report.json"), write_html(report, args.out / "report.html")
+    backend = campaign.real_backend()
+    with arguments.engine_workers(jobs, args.graph_timeout) as workers:
+        facts: EngineFacts = workers.call(describe, Campaign(backend, settings), None)
+        if facts.inspection is not None:
+            console.print(Text(facts.inspection))
+        if args.print_adapter is not None:
+            return print_adapter(facts, args.print_adapter, console)
+        ops = facts.checked()
+        corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
+        corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
+        with ReportDirectory(args.out) as out:
+            check_output_files(args.junit_xml, args.summary_md)
+            if corpus is not None:
+                check_corpus_directory(corpus_dir)
+            console.print(header(settings, ops))
+            if not facts.create_graph:
+                console.print("Second derivatives: not checked (the adapter has create_graph = False).")
+            if facts.surface_note is not None:
+                console.print(Text(facts.surface_note))
+            with progress_bars(console) as progress:
+                result = campaign.run_campaign(settings, backend, progress, corpus, runner=workers)
+            workers.close()  # nothing runs the engine any more: free its memory now
+            for phase in (result.structure, result.edges):
+                if phase is not None:
+                    console.print(Text(phase.summary()))
+            saved = with_repros(result, out.path / "report.json")
+            report = build_report(saved, command=[*launcher(), *argv], run_id=out.run_id)
+            unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
+            print_summary(saved, console, unexplained)
+            print_findings(saved, console)
+            print_unexplained(saved, console)
+            console.print(op_table(saved, console.width))
+            print_graphs(saved, console)
+            written = write_report_pair(report, out.path)
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
-        args.summary_md.write_text(run_markdown(saved, unexplained), encoding="utf-8")
+        write_text(args.summary_md, run_markdown(saved, unexplained))
     print_verdict(saved, console, unexplained)
     console.print(Text(f"Reports: {written[0]}, {written[1]}"), soft_wrap=True)
     return 0 if saved.passed else 1
 
 
-def print_adapter(adapter: EngineAdapter, path: Path, console: Console) -> int:
+def print_adapter(facts: EngineFacts, path: Path, console: Console) -> int:
     """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
-    if not isinstance(adapter, ValueClassAdapter):
+    if facts.adapter_source is None:
         raise CampaignError(
             f"--print-adapter writes the adapter built for a micrograd-style value class; engine "
-            f"{adapter.spec or adapter.name!r} is an adapter already ({type(adapter).__name__})"
+            f"{facts.spec or facts.name!r} is an adapter already"
         )
-    class_name = f"{adapter.value_class.__name__}Adapter"
-    try:
-        path.write_text(adapter_source(adapter, class_name), encoding="utf-8")
-    except OSError as exc:
-        raise CampaignError(f"--print-adapter: cannot write {path}: {exc}") from None
-    console.print(
-        Text(f"wrote {path}; edit it, then run: {command_line('run', '--engine', f'{path}:{class_name}')}"),
-        soft_wrap=True,
-    )
+    write_text(path, facts.adapter_source)
+    command = command_line("run", "--engine", f"{path}:{facts.adapter_class}")
+    console.print(Text(f"wrote {path}; edit it, then run: {command}"), soft_wrap=True)
     return 0
 
 
@@ -256,13 +266,3 @@ def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)
-
-
-def _check_writable(out: Path) -> None:
-    """Fail before the campaign, not after it, when the reports cannot be written."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CampaignError(f"cannot create the report directory --out {out}: {exc}") from None
-    if not os.access(out, os.W_OK):
-        raise CampaignError(f"cannot write reports to --out {out}: not writable")

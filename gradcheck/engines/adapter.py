@@ -37,8 +37,9 @@ import numpy as np
 
 from gradcheck.engines.network import NetworkAdapter
 from gradcheck.engines.snippets import adapter_snippet
+from gradcheck.engines.tracing import stage, traced
 from gradcheck.graphs.ir import Constant, Graph
-from gradcheck.graphs.program import Program
+from gradcheck.graphs.program import Program, registry_apply
 from gradcheck.graphs.registry import REGISTRY
 
 
@@ -128,6 +129,7 @@ class EngineAdapter:
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""
+        stage("backward")
         loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
             loss = loss + self.weighted(out, c)
@@ -209,8 +211,8 @@ class EngineAdapter:
         """`graph` compiled for this engine: each node's op resolved once to this adapter's `apply`
         (straight to the registry's spelling when `apply` is not overridden)."""
         if type(self).apply is EngineAdapter.apply:
-            return Program(graph)
-        return Program(graph, lambda op: partial(self.apply, op))
+            return Program(graph, traced(registry_apply))
+        return Program(graph, traced(lambda op: partial(self.apply, op)))
 
     def build(
         self, graph: Graph, values: Sequence[Any], program: Program | None = None
@@ -234,6 +236,7 @@ class EngineAdapter:
         self, graph: Graph, values: Sequence[Any], cotangent: Sequence[Any], direction: Sequence[Any]
     ) -> list[Any]:
         leaves, outputs = self.build(graph, values)
+        stage("second derivatives")
         return [_zero_if_none(g, v) for g, v in zip(self.hvp(outputs, leaves, cotangent, direction), values)]
 
     def run_points(

@@ -12,7 +12,15 @@ from gradcheck.graphs.surface import LATEST
 
 
 class MicrogradAdapter(EngineAdapter):
-    """micrograd.engine.Value: + - * / ** with number exponents, neg and relu."""
+    """micrograd.engine.Value: + - * / ** with number exponents, neg and relu.
+
+    micrograd keeps each node's inputs in a set and sums gradients in the order its topological
+    sort walks those sets, an order that follows the nodes' addresses: the same graph's gradients
+    then differ in their last bits from one run (or one --jobs split) to the next, and so would
+    the report's figures. Every order is a correct sum, so the adapter fixes one: nodes hash by
+    their value (`value_hash`; equality stays identity), which makes the walk, and the report,
+    the same in every run. micrograd's code is otherwise what runs, sets included.
+    """
 
     name = "micrograd"
     registry_release = LATEST  # a built-in adapter handles every form of its ops
@@ -22,11 +30,20 @@ class MicrogradAdapter(EngineAdapter):
     def leaf(self, value: Any) -> Any:
         from micrograd.engine import Value
 
+        if Value.__hash__ is not value_hash:
+            Value.__hash__ = value_hash  # type: ignore[method-assign]
         return Value(float(value))
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
         """micrograd's own spelling (it has no second derivatives, so never second order)."""
         return micrograd_snippet(graph)
+
+
+def value_hash(node: Any) -> int:
+    """A micrograd node's hash from its value, the same in every process (nan: 0, since a nan's
+    own hash follows its address): what orders micrograd's sets of nodes."""
+    data = node.data
+    return hash(data) if data == data else 0
 
 
 class MicrogradFixedAdapter(MicrogradAdapter):

@@ -115,6 +115,14 @@ def _check_inputs(inputs: list[Any], non_finite: bool) -> None:
         if "value" not in inp:
             raise GraphFormatError(f"inputs[{k}].value: missing")
         _check_finite(f"inputs[{k}].value", inp["value"], non_finite)
+        shape = inp.get("shape", [])
+        if not isinstance(shape, list) or not all(_is_size(s) for s in shape):
+            raise GraphFormatError(f"inputs[{k}].shape: expected a list of sizes from 1, got {shape!r}")
+
+
+def _is_size(value: Any) -> bool:
+    """A tensor dimension's size as a graph file spells it: an integer from 1 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _check_points(points: Any, n_inputs: int, non_finite: bool) -> None:

@@ -232,7 +232,7 @@ def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     try:
         fwd = np.array([f for f, _ in results], dtype=np.float64)
         grads = np.array([g for _, g in results], dtype=np.float64)
-    except (TypeError, ValueError):
+    except Exception:  # an answer numpy cannot read (its __float__ may raise): checked one by one
         return None
     if fwd.ndim != 2 or grads.ndim != 2 or _any_nan(fwd) or _any_nan(grads):
         return None

@@ -97,7 +97,7 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
     try:
         value_e = np.asarray(forward[0], dtype=np.float64)
         grads_e = [np.asarray(g, dtype=np.float64) for g in grads]
-    except (TypeError, ValueError) as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number
+    except Exception as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number; a raising __float__
         text = f"{WRONG_TYPE}: the engine gave a result that is not a real number: {e}"
         return [EdgeProblem(op, graph, Kind.WRONG_TYPE, "forward", text)]
     with np.errstate(all="ignore"):

@@ -42,6 +42,13 @@ class Kind(str, Enum):
     NONDETERMINISTIC = "nondeterministic"
     """A difference that some rebuilds of the same graph show and others do not."""
 
+    CRASH = "crash"
+    """The engine ended the process checking it (sys.exit, os._exit, a segmentation fault, a
+    signal): the worker process running it died there (`gradcheck.campaign.supervisor`)."""
+
+    TIMEOUT = "timeout"
+    """The engine gave no answer within the time limit (`--graph-timeout`): its worker was killed."""
+
     def __str__(self) -> str:
         return self.value
 

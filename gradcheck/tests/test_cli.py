@@ -49,16 +49,6 @@ BROKEN_ENGINE = textwrap.dedent(
             return super().apply(op, args, attrs)
 
 
-    class DiesInAWorker(MinigradValue):
-        def apply(self, op, args, attrs):
-            import multiprocessing
-            import os
-
-            if multiprocessing.parent_process() is not None:
-                os._exit(3)  # as a segfaulting engine would
-            return super().apply(op, args, attrs)
-
-
     class RaisesWhenBuilt(MinigradValue):
         def __init__(self):
             raise RuntimeError("cannot find the engine's shared library")
@@ -113,6 +103,7 @@ def test_the_header_names_the_ops_an_engine_supports(tmp_path, capsys):
     assert "all 7 scalar ops the engine supports (add, sub, mul, div, pow_const, neg, relu)" in header
 
 
+@pytest.mark.supervised
 def test_figures_do_not_depend_on_how_the_run_was_split_across_jobs(tmp_path, capsys):
     reports = []
     for jobs in ("1", "2"):
@@ -269,13 +260,6 @@ def test_an_adapter_that_raises_when_built(engines, tmp_path, capsys):
     )
     assert status == 2
     assert "loading its adapter raised RuntimeError: cannot find the engine's shared library" in err
-
-
-def test_an_engine_that_kills_its_worker_process(engines, tmp_path, capsys):
-    argv = ["run", "--engine", "test_engines:DiesInAWorker", "--jobs", "2", "--graphs", "4"]
-    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "o"))
-    assert status == 2
-    assert "a worker process died" in err and "rerun with --jobs 1" in err
 
 
 def test_an_output_directory_that_cannot_be_created_fails_before_the_campaign(tmp_path, capsys):

@@ -24,6 +24,16 @@ def test_an_unknown_flag_before_the_subcommand_still_gets_the_top_level_usage(ca
     assert capsys.readouterr().err.startswith("usage: gradcheck [-h]")
 
 
+@pytest.mark.parametrize("command", [["run"], ["gate"], ["replay"], ["corpus", "add"]])
+def test_each_commands_help_gives_every_exit_status(command, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for status in ("Exit status: 0 ", "; 1 ", "; 2 bad input", "130 interrupted", "143 terminated"):
+        assert status in text
+
+
 def test_max_shrink_is_refused_with_what_replaced_it(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["run", "--max-shrink", "10"])

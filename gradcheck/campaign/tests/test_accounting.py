@@ -29,7 +29,7 @@ from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
 from gradcheck.campaign.blame import Diagnosed, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain, variant
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import Pool
+from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.cli import main
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -121,10 +121,9 @@ def flaky_accounting(known):
 
     backend = Backend(make_checker=lambda s: record, make_shrinker=lambda s: passes_again)
     records = {i: record(i) for i in range(10)}
-    with Pool(backend, Settings(graphs=10), 1) as run:
-        account_for_failures(
-            Settings(graphs=10), backend, run, records, known, lambda phase: None, lambda *a: None
-        )
+    engine = Campaign(backend, Settings(graphs=10))
+    with Inline() as runner:
+        account_for_failures(runner, engine, records, known, lambda phase: None, lambda *a: None)
     return list(records.values())
 
 

@@ -28,7 +28,7 @@ from gradcheck.campaign import (
 )
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import Pool
+from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.graphs import corpus as graph_corpus
 from gradcheck.graphs.ir import Graph
@@ -123,8 +123,10 @@ def fake_accounting(settings: Settings) -> tuple[dict[int, GraphRecord], list[tu
     """Graphs 0..N-1 of the stand-in checker, accounted for with its shrinker and no explainer."""
     calls: list[tuple] = []
     records = {i: fake_record(i) for i in range(settings.graphs)}
-    with Pool(FAKE, settings, 1) as run:
-        account_for_failures(settings, FAKE, run, records, [], lambda phase: None, lambda *a: calls.append(a))
+    with Inline() as runner:
+        account_for_failures(
+            runner, Campaign(FAKE, settings), records, [], lambda phase: None, lambda *a: calls.append(a)
+        )
     return records, calls
 
 

@@ -129,7 +129,7 @@ def test_more_jobs_than_cpus_are_lowered_with_a_note(monkeypatch, tmp_path, caps
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     used = []
 
-    def record_jobs(parts, jobs, announce=None):
+    def record_jobs(parts, jobs, announce=None, runner=None):
         used.append(jobs)
         raise gate.CampaignError("stop here")
 

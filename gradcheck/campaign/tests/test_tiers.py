@@ -26,6 +26,10 @@ NO_EDGE = EdgeFacts(special_argument=False, torch_special=False)
         (Kind.NONFINITE, False, EdgeFacts(False, True), "edge"),
         (Kind.WRONG_GRADIENT, False, NO_EDGE, "bug"),
         (Kind.WRONG_TYPE, False, None, "bug"),
+        (Kind.CRASH, False, NO_EDGE, "bug"),
+        (Kind.TIMEOUT, False, NO_EDGE, "bug"),
+        (Kind.CRASH, False, EdgeFacts(True, True), "bug"),
+        (Kind.TIMEOUT, False, EdgeFacts(True, False), "bug"),
     ],
 )
 def test_the_tier_table(kind, adapter_fault, facts, tier):
@@ -115,3 +119,15 @@ def test_bugs_come_first_then_graph_code_then_the_rest():
     bug = finding(Kind.WRONG_GRADIENT, one_op("tanh", 0.5), "gradient of x0: engine 1, torch 0.78")
     assert [f.tier for f in group_findings([edge, code, bug])] == ["bug", "graph-code", "edge"]
     assert tiers.TIERS[:2] == ("bug", "graph-code")
+
+
+@pytest.mark.parametrize("kind", [Kind.CRASH, Kind.TIMEOUT])
+@pytest.mark.parametrize("value", [0.5, math.inf])
+def test_an_engine_that_ends_its_process_or_hangs_is_a_bug_at_any_input(kind, value):
+    # no input excuses ending the process or never answering: torch answers at inf too
+    graph = one_op("relu", value)
+    death = {"death": "called sys.exit(0)"} if kind is Kind.CRASH else {"death": "gave no answer within 3 s"}
+    problem = "the engine's worker process called sys.exit(0) while applying relu"
+    finding = Finding(kind, ("relu",), "forward", graph.to_dict(), problems=(problem,), extra=death)
+    assert finding.tier == "bug"
+    assert Finding.from_dict(finding.to_dict()).tier == "bug"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck import campaign
-from gradcheck.campaign import pool as pool_module
 from gradcheck.campaign import workers
 from gradcheck.cli import main
 
@@ -41,12 +39,6 @@ def test_more_jobs_than_cpus_are_lowered_with_a_note(two_cpus):
 @pytest.mark.parametrize(("jobs", "items", "started"), [(2, 6, 2), (1000, 6, 2), (2, 1, 1), (8, 0, 1)])
 def test_never_more_workers_than_jobs_cpus_or_items(two_cpus, jobs, items, started):
     assert workers.worker_count(jobs, items) == started
-
-
-def test_the_campaign_pool_starts_no_more_workers_than_chunks(two_cpus):
-    settings = campaign.Settings(engine="minigrad", graphs=1, seed=0, jobs=2)
-    pool = pool_module.Pool(backend=None, settings=settings, items=len(pool_module.chunks(1, 2)))
-    assert pool.workers == 1
 
 
 def test_the_cli_lowers_jobs_to_the_cpus_and_says_so(two_cpus, tmp_path, capsys):

@@ -49,6 +49,14 @@ MALFORMED = {
     "exponent as text": (pow_const('{"exponent": "2"}'), "attribute 'exponent'"),
     "unknown attribute": (pow_const('{"exponent": 2, "base": 3}'), "unknown attribute(s) ['base']"),
     "meta as a string": (graph(meta="engine x"), "'meta' must be an object, got str"),
+    "nan shape": (
+        graph().replace('"shape": []', '"shape": [NaN]', 1),
+        "inputs[0].shape: expected a list of sizes",
+    ),
+    "shape of 0": (
+        graph().replace('"shape": []', '"shape": [0]', 1),
+        "inputs[0].shape: expected a list of sizes",
+    ),
     "deep nesting": ("[" * 50_000 + "]" * 50_000, "nested deeper than"),
     "5001-digit integer": (graph().replace("0.5", "1" + "0" * 5000), "not valid JSON"),
     "code as a name": (

@@ -14,6 +14,8 @@ def test_every_kind_has_its_report_spelling():
         "convention",
         "structural",
         "nondeterministic",
+        "crash",
+        "timeout",
     ]
 
 
