@@ -6,7 +6,7 @@ whose `mul` (and so `neg`, `sub`, `/`, spelled through it) or `tanh` differentia
 times the right local derivative. Each harness runs its own campaign on it, as a user would:
 
     gradcheck run --engine planted_value.py:Value --graphs N --seed 1 --jobs 1 --no-structure
-        --no-isolation --no-edges --max-shrink 1
+        --no-isolation --no-edges --shrink-budget 1   (7dfac76: --max-shrink 1)
 
 and a graph catches the bug when the campaign reports it failing. The older harness is taken
 from this clone's git history (`git archive 7dfac76`) into a temporary folder and run on this
@@ -40,6 +40,12 @@ DELTAS = (1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13)
 GOALS = {1e-10: 0.50, 1e-12: 0.10}  # issue 28: the share of graphs that must catch mul's bug
 
 
+def shrink_option(tree: Path) -> list[str]:
+    """Little shrinking, spelled as the tree's harness spells it: this tree's `--shrink-budget`
+    (seconds) replaced 7dfac76's `--max-shrink` (a count), which it refuses."""
+    return ["--shrink-budget", "1"] if tree.resolve() == REPO else ["--max-shrink", "1"]
+
+
 def campaign(tree: Path, op: str, delta: float, graphs: int, seed: int, out: Path) -> dict[str, int]:
     """One campaign of `tree`'s harness on the planted engine: graphs, failing graphs, and how
     many graphs used the planted op and how many of those failed."""
@@ -47,7 +53,7 @@ def campaign(tree: Path, op: str, delta: float, graphs: int, seed: int, out: Pat
     command = [
         sys.executable, "-m", "gradcheck", "run", "--engine", f"{PLANTED}:Value", "--graphs", str(graphs),
         "--seed", str(seed), "--jobs", "1", "--no-structure", "--no-isolation", "--no-edges",
-        "--max-shrink", "1", "--out", str(out),
+        *shrink_option(tree), "--out", str(out),
     ]  # fmt: skip
     done = subprocess.run(command, cwd=out.parent, env=env, capture_output=True, text=True)
     report = out / "report.json"
