@@ -64,7 +64,7 @@ def campaign(tree: Path, op: str, delta: float, graphs: int, seed: int, out: Pat
     return {
         "graphs": data["totals"]["graphs"],
         "failed": data["totals"]["failed"],
-        "with_op": uses.get("graphs", 0),
+        "with_op": uses.get("graphs", 0) + uses.get("elsewhere", 0),  # evidence and the rest
         "with_op_failed": sum(1 for f in data["failures"] if op in f["ops"]),
     }
 
