@@ -1,8 +1,6 @@
 """gradcheck: numerical gradient checking for minigrad (and any float64 callable), and parity
 checks of any autograd engine against PyTorch on random expression graphs."""
 
-import importlib
-
 from gradcheck.checker.check import gradcheck, gradgradcheck
 from gradcheck.checker.failure import GradcheckError, GradcheckResult, Mismatch
 from gradcheck.checker.kinks import Differentiability, is_differentiable_at
@@ -12,16 +10,12 @@ from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, GraphFormatError
+from gradcheck.lazy import lazy_names
 
 # The parity check needs torch; it is imported on first use, so `import gradcheck` to check a
 # function numerically does not pay for torch (PEP 562).
-_PARITY = ("GraphCheck", "check_graph", "check_kinks")
-
-
-def __getattr__(name: str) -> object:
-    if name in _PARITY:
-        return getattr(importlib.import_module("gradcheck.parity"), name)
-    raise AttributeError(f"module 'gradcheck' has no attribute {name!r}")
+_PARITY = dict.fromkeys(("GraphCheck", "check_graph", "check_kinks"), "gradcheck.parity")
+__getattr__ = lazy_names("gradcheck", _PARITY)
 
 
 __all__ = [

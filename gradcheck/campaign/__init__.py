@@ -11,7 +11,7 @@ Its names are imported on first use (PEP 562): a module of this package (the sup
 starts first of all) imports without the others, and without torch.
 """
 
-import importlib
+from gradcheck.lazy import lazy_names
 
 _LAZY = {
     "Backend": "gradcheck.campaign.pool",
@@ -54,11 +54,7 @@ _LAZY = {
     "validate": "gradcheck.campaign.validation",
 }
 
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gradcheck.campaign' has no attribute {name!r}")
+__getattr__ = lazy_names("gradcheck.campaign", _LAZY)
 
 
 __all__ = [

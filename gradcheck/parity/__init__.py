@@ -4,7 +4,7 @@ Its names are imported on first use (PEP 562): importing a module of this packag
 itself, does not import torch until a check runs.
 """
 
-import importlib
+from gradcheck.lazy import lazy_names
 
 _LAZY = {
     "GraphCheck": "gradcheck.parity.result",
@@ -13,11 +13,7 @@ _LAZY = {
     "kink_graphs": "gradcheck.parity.compare",
 }
 
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gradcheck.parity' has no attribute {name!r}")
+__getattr__ = lazy_names("gradcheck.parity", _LAZY)
 
 
 __all__ = ["GraphCheck", "check_graph", "check_kinks", "kink_graphs"]
