@@ -106,11 +106,6 @@ def check_case(
     return CaseOutcome(found)
 
 
-def isolation_findings(settings: Settings, adapter: EngineAdapter | None = None) -> list[Finding]:
-    """Every finding of the pass, ungrouped (one per failing one-op graph or kink case)."""
-    return isolate(settings, adapter)[0]
-
-
 def isolate(
     settings: Settings, adapter: EngineAdapter | None = None
 ) -> tuple[list[Finding], list[GraphRecord]]:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from gradcheck.campaign.cluster import DaskCluster
 from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import CampaignError, Settings
-from gradcheck.campaign.supervisor import Death, OnDeath, Work
+from gradcheck.campaign.supervisor import OnDeath, Work
 from gradcheck.engines import tracing
 
 # A checker turns a graph index into its record; built once per process by a factory.
@@ -235,8 +235,3 @@ def blame_batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
     """Groups of failing graphs' indices to blame, a few per task."""
     size = max(1, min(20, len(indices) // max(1, jobs * 4)))
     return [list(indices[i : i + size]) for i in range(0, len(indices), size)]
-
-
-def on_first_death(unit: Any, death: Death) -> Any:
-    """For tasks whose every unit must succeed: a death is bad input (exit status 2)."""
-    raise CampaignError(f"the engine's worker process {death.describe}")

@@ -18,10 +18,8 @@ import base64
 import io
 import math
 import re
-from pathlib import Path
 from typing import Any
 
-from gradcheck.atomic import write_text
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.graph_drawing import graph_dot, render_dot
@@ -507,9 +505,3 @@ def render_html(report: dict) -> str:
 {body}
 </body></html>
 """
-
-
-def write_html(report: dict, path: Path) -> Path:
-    """Write the page atomically (a crash mid-write leaves the previous page, not half of one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text(path, render_html(report))
