@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import pytest
+from bench_scripts import script
 
-BENCHMARKS = Path(__file__).resolve().parents[1]
-
-
-def _bench_parity() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_parity", BENCHMARKS / "bench_parity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # not put in sys.modules: hypothesis draws constants from those
-    return module
-
-
-bench_parity = _bench_parity()
+bench_parity = script("bench_parity")
 
 
 @pytest.mark.slow
@@ -38,11 +24,20 @@ def test_the_goal_rows_process_reports_each_chunk_with_its_generation_time() -> 
 def test_the_goal_lines_give_the_median_ratio_and_its_ceiling_without_generation(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rows = {"per_s": 1.0, "structures": 1.0, "total": 1.0, "generation": 0.2, "numeric": 0.1,
-            "torch": 0.3, "engine": 0.4}
+    rows = {
+        "per_s": 1.0,
+        "structures": 1.0,
+        "total": 1.0,
+        "generation": 0.2,
+        "numeric": 0.1,
+        "torch": 0.3,
+        "engine": 0.4,
+    }
     # (before, now, now without its generation) per chunk: medians 1.80x and 2.25x at K=16
-    pairs = {16: [(1000.0, 1800.0, 2250.0)] * 3 + [(1000.0, 1700.0, 2100.0)] * 2,
-             1: [(200.0, 300.0, 350.0)] * 5}
+    pairs = {
+        16: [(1000.0, 1800.0, 2250.0)] * 3 + [(1000.0, 1700.0, 2100.0)] * 2,
+        1: [(200.0, 300.0, 350.0)] * 5,
+    }
     bench_parity.print_goals({16: rows, 1: rows}, 0.2, pairs)
     out = capsys.readouterr().out
     assert "K=16: graph instances/s, now vs 11812d8 side by side in 5 chunks" in out

@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
+from bench_scripts import script
 
-BENCHMARKS = Path(__file__).resolve().parents[1]
-
-
-def _bench_sensitivity() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sensitivity", BENCHMARKS / "bench_sensitivity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # not put in sys.modules: hypothesis draws constants from those
-    return module
-
-
-bench_sensitivity = _bench_sensitivity()
+bench_sensitivity = script("bench_sensitivity")
 
 
 def test_one_campaign_of_this_trees_harness_on_the_planted_engine(tmp_path):
