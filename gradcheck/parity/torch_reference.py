@@ -50,7 +50,7 @@ def run_torch_batch(
     With `direction` (n_in, K) also returns the Hessian of the cotangent-weighted outputs times it.
     """
     leaves = [_leaf(p) for p in points]
-    nodes = Program(graph, _torch_apply).run(leaves, torch_constant)
+    nodes = Program(graph, reference_rule).run(leaves, torch_constant)
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
@@ -80,9 +80,30 @@ def _leaf(values: np.ndarray) -> Any:
     return torch.from_numpy(np.array(values, dtype=np.float64)).requires_grad_()
 
 
-def _torch_apply(op: str) -> Apply:
-    """Registry op `op` on torch tensors (`OpSpec.torch_rule`, without `apply_torch`'s extra call)."""
-    return REGISTRY[op].torch_rule
+def reference_rule(op: str) -> Apply:
+    """Registry op `op` on torch tensors (`OpSpec.torch_rule`, without `apply_torch`'s extra call),
+    or the reference's own spelling of it with the same numbers (`REFERENCE_RULES`)."""
+    return REFERENCE_RULES.get(op) or REGISTRY[op].torch_rule
+
+
+class _Abs(torch.autograd.Function):
+    """|x| with torch's derivative sgn(x) (0 at 0), whose own derivative is 0: torch's abs gives the
+    same numbers, but differentiating its backward again runs sgn's derivative through a Python
+    decomposition (0.3 ms a call, a fifth of a graph's whole reference)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        return x.abs()
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        (x,) = ctx.saved_tensors
+        return grad * x.sgn().detach()
+
+
+# Ops the scalar reference spells its own way, each giving torch's numbers to the bit.
+REFERENCE_RULES: dict[str, Apply] = {"abs": lambda args, attrs: _Abs.apply(args[0])}
 
 
 def run_torch_tensor_batch(

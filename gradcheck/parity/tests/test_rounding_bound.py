@@ -241,3 +241,36 @@ def test_a_wrong_second_derivative_on_the_cancelling_graph_still_fails():
         check = check_graph(CANCELLING_HVP, OffByAMillionth(), seed=seed)
         assert not check.passed
         assert any("Hessian-vector product entry" in p for p in check.problems)
+
+
+class HvpOffByUlps(type(load_engine("minigrad"))):
+    """minigrad with its Hessian-vector product scaled by 1 + ulps * EPS."""
+
+    name = "hvp-off-by-ulps"
+    ulps = 2.0
+
+    def run_hvp(self, graph, values, cotangent, direction):
+        out = super().run_hvp(graph, values, cotangent, direction)
+        return [float(v) * (1.0 + self.ulps * EPS) for v in out]
+
+
+# x0 ** 2 * x1: minigrad computes its gradients as torch does, to the bit
+CUBIC = Graph([Input("x0", 0.7), Input("x1", -1.3)], [OpNode("mul", (0, 1)), OpNode("mul", (2, 0))], [3])
+
+
+def test_a_hessian_product_a_few_ulps_from_torchs_passes_without_computing_its_bound(monkeypatch):
+    def no_bound(*args, **kwargs):
+        raise AssertionError("the rounding bound was computed for a product within ulps of torch's")
+
+    monkeypatch.setattr("gradcheck.parity.compare.RoundingBounds", no_bound)
+    for seed in SEEDS:
+        assert check_graph(CUBIC, HvpOffByUlps(), seed=seed).passed
+
+
+def test_a_hessian_product_beyond_the_agreeing_ulps_is_judged_by_its_bound():
+    engine = HvpOffByUlps()
+    engine.ulps = 1e4  # about 2e-12 relative: far outside this graph's rounding bound
+    for seed in SEEDS:
+        check = check_graph(CUBIC, engine, seed=seed)
+        assert not check.passed
+        assert any("× the rounding bound" in p for p in check.problems)

@@ -1,0 +1,35 @@
+"""The scalar torch reference spells some ops its own way (`REFERENCE_RULES`) for speed: each gives
+torch's own numbers to the bit, values, gradients and Hessian-vector products, kinks included."""
+
+import numpy as np
+import pytest
+
+from gradcheck.engines.torch_engine import torch
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.torch_reference import REFERENCE_RULES, run_torch_batch
+
+POINTS = np.array([[-1.5, -0.0, 0.0, 1e-300, 0.7, 3.0]])
+
+
+@pytest.mark.parametrize("op", sorted(REFERENCE_RULES))
+def test_a_reference_rule_gives_torchs_numbers_to_the_bit(op):
+    # the op of a square, so the product's second derivative runs through the op's backward
+    graph = Graph([Input("x0", 0.5)], [OpNode("mul", (0, 0)), OpNode(op, (1,)), OpNode("mul", (2, 0))], [3])
+    cot, direction = (
+        np.array([[0.7, -1.1, 1.3, 0.9, -0.6, 1.2]]),
+        np.array([[0.3, 1.0, -2.0, 0.5, 0.8, -1.0]]),
+    )
+    ours = run_torch_batch(graph, list(POINTS), cot, direction)
+    x = torch.tensor(POINTS[0], requires_grad=True)
+    out = getattr(torch, op)(x * x) * x
+    (grad,) = torch.autograd.grad(out, x, torch.from_numpy(cot[0]), create_graph=True)
+    (hvp,) = torch.autograd.grad(grad, x, torch.from_numpy(direction[0]))
+    assert np.array_equal(ours.forward[0], out.detach().numpy())
+    assert np.array_equal(ours.grads[0], grad.detach().numpy())
+    assert np.array_equal(ours.hvp[0], hvp.numpy())
+
+
+def test_abs_keeps_torchs_derivative_zero_at_zero():
+    graph = Graph([Input("x0", 0.0)], [OpNode("abs", (0,))], [1])
+    result = run_torch_batch(graph, [np.array([0.0, -2.0, 2.0])], np.ones((1, 3)))
+    assert result.grads[0].tolist() == [0.0, -1.0, 1.0]
