@@ -31,9 +31,11 @@ from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
-from gradcheck.parity.bound import EPS, EntryBounds, RoundingBounds
+from gradcheck.parity.bound import EntryBounds, RoundingBounds
 from gradcheck.parity.errors import (
     BOUND_SAFETY,
+    EPS,
+    HVP_AGREEING_ULPS,
     HVP_SAFETY,
     SCALE_FLOOR,
     PointErrors,
@@ -116,7 +118,7 @@ def check_graph(
         )
     failing, problems = None, [crash] if crash else []
     for errors, start in blocks:
-        if errors.needs_bounds():  # something differs: judge each entry by its rounding bound,
+        if errors.needs_bounds() and not errors.agrees_to_ulps():  # judge each entry by its bound,
             bounds = RoundingBounds(graph, *run_at(run, errors.cols))
             errors.bound(*_fields(bounds.partial()))  # first by the part that costs no more torch
             if errors.bad.any():
@@ -326,12 +328,6 @@ def _compare_hvp(
         f"direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
     ], excess
-
-
-# A Hessian-vector product entry this many ulps of its own size from torch's is taken as agreeing
-# without computing its rounding bound: every entry's bound is at least about half an ulp of the
-# entry (its last op rounds it), and HVP_SAFETY * BOUND_SAFETY * 2 times that is 16 ulps.
-HVP_AGREEING_ULPS = 4.0
 
 
 def _within_ulps(err: np.ndarray, hvp_t: np.ndarray) -> bool:

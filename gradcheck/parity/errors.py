@@ -45,6 +45,16 @@ ERROR_ESTIMATE_SAFETY = 10.0
 # gradient that is zero up to rounding (x/x) has no meaningful relative error.
 SCALE_FLOOR = 1e-8
 
+# Entries this many ulps of their own size from torch's are taken as agreeing without computing
+# their rounding bound (which costs torch passes): an entry's bound is at least about half an ulp
+# of it wherever it is rounded at all, and an engine is allowed 2 * BOUND_SAFETY times its bound.
+# An entry torch computes exactly (bound 0) could hide a difference this small: no finding has ever
+# been that small (the sensitivity benchmark's smallest, mul's derivative off by 1e-13, is 450 ulps).
+AGREEING_ULPS = 2.0
+# Hessian-vector products are allowed HVP_SAFETY times more, so twice as many ulps here.
+HVP_AGREEING_ULPS = 4.0
+EPS = float(np.finfo(np.float64).eps)
+
 # The GraphCheck maxima, in the order `PointErrors.figures` gives them.
 FIGURES = (
     "max_forward_err",
@@ -112,6 +122,24 @@ class PointErrors:
         """Whether some point fails before the rounding bounds are known (any difference from
         torch, or beyond the numeric tolerance)."""
         return not self.bounded and bool(self.bad.any())
+
+    def agrees_to_ulps(self, ulps: float = AGREEING_ULPS) -> bool:
+        """Whether every entry is within `ulps` of its own size from torch's and nothing fails
+        against central differences: then the block passes as it is, its rounding bounds not
+        computed (and its figures hold no ratio to them)."""
+        if self.bounded or self.bad_numeric.any():
+            return False
+        with np.errstate(invalid="ignore", over="ignore"):
+            allowed_f, allowed_t = ulps * EPS * np.abs(self.fwd_t), ulps * EPS * np.abs(self.grad_t)
+            if not ((self.fwd_diff <= allowed_f).all() and (self.abs_t <= allowed_t).all()):
+                return False
+        self.bounded = True
+        self.allowed_f, self.allowed_t = allowed_f, allowed_t
+        self.fwd_ratio, self.grad_ratio = np.zeros_like(self.fwd_diff), np.zeros_like(self.abs_t)
+        self.figures[3] = np.zeros(len(self.cols))
+        self.bad_forward = self.bad_torch = np.zeros(len(self.cols), dtype=bool)
+        self.bad = self.bad_elsewhere = self.bad_numeric
+        return True
 
     def bound(self, forward: np.ndarray, grads: np.ndarray) -> None:
         """Judge again with each entry's rounding bound (`bound.entry_bounds` at these points:

@@ -258,10 +258,39 @@ class HvpOffByUlps(type(load_engine("minigrad"))):
 CUBIC = Graph([Input("x0", 0.7), Input("x1", -1.3)], [OpNode("mul", (0, 1)), OpNode("mul", (2, 0))], [3])
 
 
-def test_a_hessian_product_a_few_ulps_from_torchs_passes_without_computing_its_bound(monkeypatch):
-    def no_bound(*args, **kwargs):
-        raise AssertionError("the rounding bound was computed for a product within ulps of torch's")
+def no_bound(*args, **kwargs):
+    raise AssertionError("the rounding bound was computed for entries within ulps of torch's")
 
+
+class GradientsOffByAnUlp(type(load_engine("minigrad"))):
+    """minigrad with its forward values and gradients scaled by 1 + EPS."""
+
+    name = "gradients-off-by-an-ulp"
+    factor = 1.0 + EPS
+
+    def run_points(self, graph, points, cotangents):
+        for forward, grads in super().run_points(graph, points, cotangents):
+            yield [v * self.factor for v in forward], [g * self.factor for g in grads]
+
+
+def test_values_and_gradients_an_ulp_from_torchs_pass_without_computing_their_bound(monkeypatch):
+    monkeypatch.setattr("gradcheck.parity.compare.RoundingBounds", no_bound)
+    for seed in SEEDS:
+        check = check_graph(CUBIC, GradientsOffByAnUlp(), seed=seed, second_order=False)
+        assert check.passed, check.problems
+        assert check.max_bound_ratio == 0.0  # no ratio to a bound that was not computed
+
+
+def test_values_and_gradients_beyond_the_agreeing_ulps_are_judged_by_their_bound():
+    engine = GradientsOffByAnUlp()
+    engine.factor = 1.0 + 1e-12
+    for seed in SEEDS:
+        check = check_graph(CUBIC, engine, seed=seed, second_order=False)
+        assert not check.passed
+        assert any("× the rounding bound" in p for p in check.problems)
+
+
+def test_a_hessian_product_a_few_ulps_from_torchs_passes_without_computing_its_bound(monkeypatch):
     monkeypatch.setattr("gradcheck.parity.compare.RoundingBounds", no_bound)
     for seed in SEEDS:
         assert check_graph(CUBIC, HvpOffByUlps(), seed=seed).passed
