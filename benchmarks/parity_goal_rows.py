@@ -10,7 +10,8 @@ turns chunk by chunk, so that both see the same load and the ratio is measured i
 After warming up it prints `ready`, then reads lines `K N` from stdin: it checks the next N graphs
 of its stream at K points (one seeded stream per K, the same graphs in both trees) and prints one
 JSON line {"checked": instances, "wall": seconds, "cpu": seconds, "generation": wall seconds of
-them spent generating the graphs}. An empty line ends it.
+them spent generating the graphs, "numeric", "torch", "engine": the checks' own split of their
+time (central differences, torch, the engine with the comparison)}. An empty line ends it.
 """
 
 from __future__ import annotations
@@ -49,15 +50,19 @@ def main() -> None:
         points, count = map(int, line.split())
         rng, index = streams.setdefault(points, (np.random.default_rng(1), [0]))
         checked, generation = 0, 0.0
+        phases = {"numeric": 0.0, "torch": 0.0, "engine": 0.0}
         start, cpu = time.perf_counter(), time.process_time()
         for _ in range(count):
             began = time.perf_counter()
             graph = random_graph(rng, ops=ops, points=points, sizes=sizes)
             generation += time.perf_counter() - began
-            checked += check_graph(graph, adapter, seed=index[0], second_order=True).points_checked
+            result = check_graph(graph, adapter, seed=index[0], second_order=True)
+            checked += result.points_checked
+            for phase, seconds in getattr(result, "timings", {}).items():
+                phases[phase] = phases.get(phase, 0.0) + seconds
             index[0] += 1
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        row = {"checked": checked, "wall": wall, "cpu": cpu, "generation": generation}
+        row = {"checked": checked, "wall": wall, "cpu": cpu, "generation": generation, **phases}
         print(json.dumps(row), flush=True)
 
 
