@@ -61,7 +61,7 @@ def entry_bounds(
     graph: Graph, batch: Sequence[Any], cotangent: Any, float32: bool = False, direction: Any = None
 ) -> EntryBounds:
     """The bounds at K points (`RoundingBounds(...).full(float32)`)."""
-    return RoundingBounds(graph, batch, cotangent, direction).full(float32)
+    return RoundingBounds(graph, batch, cotangent, direction, full=True).full(float32)
 
 
 class RoundingBounds(Copies):

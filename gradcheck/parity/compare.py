@@ -119,9 +119,13 @@ def check_graph(
     failing, problems = None, [crash] if crash else []
     for errors, start in blocks:
         if errors.needs_bounds() and not errors.agrees_to_ulps():  # judge each entry by its bound,
-            bounds = RoundingBounds(graph, *run_at(run, errors.cols))
-            errors.bound(*_fields(bounds.partial()))  # first by the part that costs no more torch
-            if errors.bad.any():
+            # first by the part that costs no more torch, unless central differences already
+            # disagree (a failure, most likely: its full bound then costs one pass, not two)
+            likely = bool(errors.bad_numeric.any())
+            bounds = RoundingBounds(graph, *run_at(run, errors.cols), full=likely)
+            if not likely:
+                errors.bound(*_fields(bounds.partial()))
+            if likely or errors.bad.any():
                 errors.bound(*_fields(bounds.full()))
         excess = errors.excess()  # the check reports its point furthest outside its allowance
         if start == 0 and hvp_problems:
@@ -344,13 +348,14 @@ def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list
     which a repro compares by its pattern)."""
     values = graph.input_values(0)
     cot = repro_cotangent(graph)
-    bounds = RoundingBounds(graph, *_one_point(graph, values, cot)).full()
+    bounds = RoundingBounds(graph, *_one_point(graph, values, cot), full=True).full()
     forward = BOUND_SAFETY * 2.0 * bounds.forward[:, 0]
     derivative = BOUND_SAFETY * 2.0 * bounds.grads[:, 0]
     if second_order:
         direction = [np.ones_like(np.asarray(v, dtype=np.float64)) for v in values]
         batch = [d[None] for d in direction]
-        hvp = RoundingBounds(graph, *_one_point(graph, values, cot), direction=batch).full().grads[:, 0]
+        one_point = _one_point(graph, values, cot)
+        hvp = RoundingBounds(graph, *one_point, direction=batch, full=True).full().grads[:, 0]
         spread = rounding_spread(graph, values, cot, direction)
         derivative = BOUND_SAFETY * np.maximum(HVP_SAFETY * 2.0 * hvp, 2.0 * spread)
     if not (np.isfinite(forward).all() and np.isfinite(derivative).all()):

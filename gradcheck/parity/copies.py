@@ -41,9 +41,12 @@ class Copies:
     """Torch's evaluation of `graph` on the copies of its K points: `batch` holds each input's
     values, (K,) or (K, *shape); `cotangent` each output's weights ((n_out, K) for a scalar graph,
     a list of (K, *shape) for a tensor graph); `direction` (like `batch`): the Hessian-vector
-    product's."""
+    product's. `full`: run the passes a full bound reads at once (a differentiable backward, and
+    seeded adjoints for a Hessian-vector product) instead of the cheaper ones first."""
 
-    def __init__(self, graph: Graph, batch: Sequence[Any], cotangent: Any, direction: Any = None) -> None:
+    def __init__(
+        self, graph: Graph, batch: Sequence[Any], cotangent: Any, direction: Any = None, full: bool = False
+    ) -> None:
         self.graph = graph
         self.k = int(np.shape(batch[0])[0])
         self.tensor = graph.is_tensor
@@ -58,7 +61,10 @@ class Copies:
         self.gradient_rows = self.role < self.e_in
         self.direction = direction
         self._inputs = (batch, cotangent)
-        self._run(seeded=self.tensor, differentiable=self.tensor or direction is not None)
+        second_order = direction is not None
+        self._run(
+            seeded=self.tensor or (full and second_order), differentiable=full or self.tensor or second_order
+        )
 
     def _run(self, seeded: bool, differentiable: bool) -> None:
         """The forward and backward passes (with zero adjoints seeded at every node: `seeded`;

@@ -11,7 +11,8 @@ from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.bound import EPS, entry_bounds
-from gradcheck.parity.compare import check_graph
+from gradcheck.parity.compare import check_graph, repro_allowances
+from gradcheck.parity.copies import Copies
 from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.testing import kind_engines
 from gradcheck.testing.broken_engines import TinyAdapter, TinyValue
@@ -303,3 +304,26 @@ def test_a_hessian_product_beyond_the_agreeing_ulps_is_judged_by_its_bound():
         check = check_graph(CUBIC, engine, seed=seed)
         assert not check.passed
         assert any("× the rounding bound" in p for p in check.problems)
+
+
+def test_a_point_failing_against_central_differences_takes_its_full_bound_in_one_pass(monkeypatch):
+    runs = []
+    original = Copies._run
+    monkeypatch.setattr(
+        Copies, "_run", lambda self, **passes: (runs.append(passes), original(self, **passes))[1]
+    )
+    engine = GradientsOffByAnUlp()
+    engine.factor = 1.1  # 10% off: central differences disagree too
+    check = check_graph(CUBIC, engine, seed=0, second_order=False)
+    assert not check.passed and any("× the rounding bound" in p for p in check.problems)
+    assert runs == [{"seeded": False, "differentiable": True}]
+
+
+def test_a_repros_allowances_take_one_pass_each(monkeypatch):
+    runs = []
+    original = Copies._run
+    monkeypatch.setattr(
+        Copies, "_run", lambda self, **passes: (runs.append(passes), original(self, **passes))[1]
+    )
+    repro_allowances(CUBIC, second_order=True)
+    assert runs == [{"seeded": False, "differentiable": True}, {"seeded": True, "differentiable": True}]
