@@ -146,17 +146,16 @@ def node_values(graph: Graph) -> list[Any]:
     )
     if graph.is_tensor:
         shapes = graph_shapes(every)
-        batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
-        cots = [np.zeros((1, *shapes[o])) for o in every.outputs]
-        flat = torch_reference.run_torch_tensor_batch(every, batch, cots).forward[:, 0]
+        flat = torch_reference.forward_values(every, [np.asarray(v, dtype=np.float64)[None] for v in values])[
+            :, 0
+        ]
         out, start = [], 0
         for o in every.outputs:
             size = int(np.prod(shapes[o]))
             out.append(flat[start : start + size].reshape(shapes[o]))
             start += size
         return out
-    batch = [np.array([float(v)]) for v in values]
-    forward = torch_reference.run_torch_batch(every, batch, np.zeros((len(every.outputs), 1))).forward
+    forward = torch_reference.forward_values(every, [np.array([float(v)]) for v in values])
     return [float(v) for v in forward[:, 0]]
 
 

@@ -217,15 +217,10 @@ def _weighted_at(graph: Graph, values: list[Any], cotangent: list[Any], rows: np
             size = int(np.prod(inp.shape))
             batch.append(rows[:, start : start + size].reshape(count, *inp.shape))
             start += size
-        cots = [
-            np.array(np.broadcast_to(np.asarray(c, dtype=np.float64), (count, *np.shape(c))))
-            for c in cotangent
-        ]
-        forward = torch_reference.run_torch_tensor_batch(graph, batch, cots).forward
+        forward = torch_reference.forward_values(graph, batch)
         weights = flat_vector(cotangent)
     else:
-        cots = np.repeat(np.asarray(cotangent, dtype=np.float64)[:, None], count, axis=1)
-        forward = torch_reference.run_torch_batch(graph, list(rows.T), cots).forward
+        forward = torch_reference.forward_values(graph, list(rows.T))
         weights = np.asarray(cotangent, dtype=np.float64)
     return weights @ forward
 

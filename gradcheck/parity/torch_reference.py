@@ -75,6 +75,21 @@ def run_torch_batch(
     return TorchResult(forward, g, hvp)
 
 
+def forward_values(graph: Graph, points: Sequence[np.ndarray]) -> np.ndarray:
+    """Torch's outputs of a graph at K points, flattened per point as `TorchResult.forward`
+    (F, K), without gradients: no autograd graph is recorded (the same numbers, for less).
+    points[i]: input i's values, (K,) or (K, *shape)."""
+    with torch.no_grad():
+        leaves = [torch.from_numpy(np.array(p, dtype=np.float64)) for p in points]
+        if graph.is_tensor:
+            _, outputs = tensor_nodes(graph, leaves)
+        else:
+            nodes = Program(graph, reference_rule).run(leaves, torch_constant)
+            outputs = [nodes[o] for o in graph.outputs]
+    k = len(points[0])
+    return np.concatenate([o.numpy().reshape(k, -1).T for o in outputs], axis=0).astype(np.float64)
+
+
 def _leaf(values: np.ndarray) -> Any:
     """A float64 leaf tensor requiring grad, on a copy of `values` (`torch.tensor` costs 4x more)."""
     return torch.from_numpy(np.array(values, dtype=np.float64)).requires_grad_()

@@ -83,7 +83,7 @@ def _ridders_gradient(graph: Graph, values: list[Any], cotangent: list[Any]) -> 
             rows = np.stack([flat, flat])
             rows[0, i] += h
             rows[1, i] -= h
-            f = weights @ _forward(graph, rows, cotangent)
+            f = weights @ _forward(graph, rows)
             return np.array([(f[0] - f[1]) / (rows[0, i] - rows[1, i])])
 
         estimate = ridders(difference, 2.0**-6 * max(1.0, abs(float(flat[i]))))
@@ -91,7 +91,7 @@ def _ridders_gradient(graph: Graph, values: list[Any], cotangent: list[Any]) -> 
     return value, error
 
 
-def _forward(graph: Graph, rows: np.ndarray, cotangent: list[Any]) -> np.ndarray:
+def _forward(graph: Graph, rows: np.ndarray) -> np.ndarray:
     """Torch's outputs (flattened, one column per row of flat inputs)."""
     k = rows.shape[0]
     if graph.is_tensor:
@@ -100,10 +100,8 @@ def _forward(graph: Graph, rows: np.ndarray, cotangent: list[Any]) -> np.ndarray
             size = int(np.prod(inp.shape))
             batch.append(rows[:, start : start + size].reshape(k, *inp.shape))
             start += size
-        cots = [np.broadcast_to(np.asarray(c, dtype=np.float64), (k, *np.shape(c))) for c in cotangent]
-        return torch_reference.run_torch_tensor_batch(graph, batch, cots).forward
-    cots = np.repeat(np.asarray(cotangent, dtype=np.float64)[:, None], k, axis=1)
-    return torch_reference.run_torch_batch(graph, list(rows.T), cots).forward
+        return torch_reference.forward_values(graph, batch)
+    return torch_reference.forward_values(graph, list(rows.T))
 
 
 def confirmed(check: GraphCheck, engine: str | EngineAdapter) -> bool:

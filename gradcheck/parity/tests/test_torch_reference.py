@@ -5,8 +5,15 @@ import numpy as np
 import pytest
 
 from gradcheck.engines.torch_engine import torch
+from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.parity.torch_reference import REFERENCE_RULES, run_torch_batch
+from gradcheck.graphs.shapes import graph_shapes
+from gradcheck.parity.torch_reference import (
+    REFERENCE_RULES,
+    forward_values,
+    run_torch_batch,
+    run_torch_tensor_batch,
+)
 
 POINTS = np.array([[-1.5, -0.0, 0.0, 1e-300, 0.7, 3.0]])
 
@@ -33,3 +40,17 @@ def test_abs_keeps_torchs_derivative_zero_at_zero():
     graph = Graph([Input("x0", 0.0)], [OpNode("abs", (0,))], [1])
     result = run_torch_batch(graph, [np.array([0.0, -2.0, 2.0])], np.ones((1, 3)))
     assert result.grads[0].tolist() == [0.0, -1.0, 1.0]
+
+
+def test_forward_values_are_the_references_outputs_to_the_bit_scalar_and_tensor():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        for graph in (random_graph(rng, points=4), random_graph(rng, tensor=True, points=2)):
+            batch = [np.asarray(p, dtype=np.float64) for p in graph.points]
+            if graph.is_tensor:
+                shapes = graph_shapes(graph)
+                cots = [np.ones((2, *shapes[o])) for o in graph.outputs]
+                reference = run_torch_tensor_batch(graph, batch, cots)
+            else:
+                reference = run_torch_batch(graph, batch, np.ones((len(graph.outputs), 4)))
+            assert np.array_equal(forward_values(graph, batch), reference.forward, equal_nan=True)
