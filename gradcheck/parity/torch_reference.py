@@ -103,8 +103,8 @@ def reference_rule(op: str) -> Apply:
 
 class _Abs(torch.autograd.Function):
     """|x| with torch's derivative sgn(x) (0 at 0), whose own derivative is 0: torch's abs gives the
-    same numbers, but differentiating its backward again runs sgn's derivative through a Python
-    decomposition (0.3 ms a call, a fifth of a graph's whole reference)."""
+    same numbers, but differentiating its backward again runs sgn's derivative through one of
+    torch's Python decompositions (a few hundred microseconds a call)."""
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
