@@ -149,6 +149,9 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=1000, help="graphs per campaign (default 1000)")
     parser.add_argument("--repeats", type=int, default=1, help="campaigns per tree and engine (median)")
     args = parser.parse_args()
+    for option in ("chunks", "graphs", "repeats"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option} must be at least 1, got {getattr(args, option)}")
     with tempfile.TemporaryDirectory(prefix=f"minigrad-{args.against}-") as tmp:
         before = tree_of(args.against, Path(tmp))
         if before is None:
