@@ -60,12 +60,16 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=Path("out/false-alarms.json"))
     args = parser.parse_args()
     done = json.loads(args.results.read_text()) if args.results.exists() else []
-    finished = {(p["kind"], p["seed"]) for p in done}
+    finished = {(p["kind"], p["seed"], p["graphs"]) for p in done}
+    asked = set()  # this run's parts, done now or by an earlier run with the same arguments
     for kind, total in (("scalar", args.scalar), ("tensor", args.tensor)):
         for part in range(args.parts):
             seed = args.seed + part
             graphs = total // args.parts + (1 if part < total % args.parts else 0)
-            if graphs == 0 or (kind, seed) in finished:
+            if graphs == 0:
+                continue
+            asked.add((kind, seed, graphs))
+            if (kind, seed, graphs) in finished:
                 continue
             result = run_part(kind, graphs, seed, args.jobs)
             done.append(result)
@@ -79,7 +83,7 @@ def main() -> None:
             )
     print(f"\n{'graphs':>8} {'kind':>7} {'graphs with settled points':>27} {'false alarms':>13}")
     for kind in ("scalar", "tensor"):
-        parts = [p for p in done if p["kind"] == kind]
+        parts = [p for p in done if p["kind"] == kind and (p["kind"], p["seed"], p["graphs"]) in asked]
         graphs = sum(p["graphs"] for p in parts)
         settled = sum(p["graphs_with_settled_points"] for p in parts)
         alarms = sum(p["false_alarms"] for p in parts)
