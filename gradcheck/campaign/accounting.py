@@ -29,7 +29,7 @@ from gradcheck.campaign.crashes import is_settled, with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
 from gradcheck.campaign.findings import Finding, graph_size
 from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
-from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.records import GraphRecord, failure_snippet
 from gradcheck.campaign.settings import Settings, default_shrink_budget
 from gradcheck.campaign.supervisor import Work
 
@@ -236,7 +236,7 @@ class Unexplained:
                 "ops": list(self.smallest.ops),
                 "problems": list(self.smallest.problems),
                 "graph": f.graph if f is not None else None,
-                "snippet": f.snippet if f is not None else None,
+                "snippet": failure_snippet(f) if f is not None else None,
             },
         }
 

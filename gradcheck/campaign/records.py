@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradcheck.campaign.findings import Finding
+from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.result import GraphCheck
 
@@ -23,7 +24,7 @@ class Failure:
     says ("" while it is still being explained)."""
 
     problems: tuple[str, ...]
-    snippet: str
+    snippet: str  # "" until a report shows it (`failure_snippet`): most failures are explained
     graph: dict[str, Any]
     shrunk_snippet: str | None = None
     shrunk_graph: dict[str, Any] | None = None
@@ -51,6 +52,11 @@ class GraphRecord:
     points_settled: int = 0  # oracle-only disagreements the precise oracle cleared (false alarms)
 
 
+def failure_snippet(failure: Failure) -> str:
+    """The failing graph as code (minigrad's spelling), written when a report first shows it."""
+    return failure.snippet or Graph.from_dict(failure.graph).to_python("minigrad")
+
+
 def record_of(index: int, check: GraphCheck) -> GraphRecord:
     """A GraphRecord from parity's GraphCheck."""
     checked = check.points_checked > 0
@@ -59,7 +65,7 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
     if not check.passed and check.failure is not None:
         failure = Failure(
             problems=tuple(check.problems),
-            snippet=check.failure.to_python("minigrad"),
+            snippet="",
             graph=check.failure.to_dict(),
             excess=check.failing_excess,
         )

@@ -38,7 +38,7 @@ from typing import Any
 
 from gradcheck.atomic import write_text
 from gradcheck.campaign.accounting import shrink_budget, unexplained
-from gradcheck.campaign.records import METRICS, GraphRecord
+from gradcheck.campaign.records import METRICS, GraphRecord, failure_snippet
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
 from gradcheck.campaign.tiers import TIERS
 from gradcheck.launcher import command_line
@@ -103,6 +103,7 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
         out["unexplained"] = record.failure.unexplained
     if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
+        f["snippet"] = failure_snippet(record.failure)
         for accounted in ("finding", "difference", "alone", "unexplained"):  # in the finding
             f.pop(accounted)
         f["excess"] = encode_float(f["excess"])

@@ -7,6 +7,7 @@ import math
 import os
 import random
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -33,6 +34,7 @@ from gradcheck.campaign.report_json import (
     load_report,
     write_report,
 )
+from gradcheck.graphs.ir import Graph
 
 GRAPH = {
     "format": "minigrad-graph",
@@ -300,6 +302,20 @@ def test_unexplained_graphs_are_one_entry_with_the_smallest_in_full():
     page = render_html(report)
     assert "Unexplained graphs (2)" in page and "v1 = x0.exp()" in page
     assert 'id="graph-9"' not in page, "not drawn: no finding stands for it"
+
+
+def test_a_failures_code_is_written_when_a_report_first_shows_it():
+    # record_of leaves it out: most failing graphs are explained by a finding, never shown
+    why = "the shrink budget was spent before its turn"
+    lazy = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "", ONE_OP))
+    unexplained_one = replace(lazy, failure=replace(lazy.failure, unexplained=why))
+    report = build_report(result_of([unexplained_one], graphs=10))
+    assert report["unexplained"]["smallest"]["snippet"] == Graph.from_dict(ONE_OP).to_python("minigrad")
+    shrunk = replace(
+        lazy, failure=replace(lazy.failure, shrunk_graph=ONE_OP, shrunk_snippet="x0 = Value(0.5)\n")
+    )
+    (entry,) = build_report(result_of([shrunk], graphs=10))["failures"]
+    assert entry["snippet"] == Graph.from_dict(ONE_OP).to_python("minigrad")
 
 
 def test_every_failing_graph_has_a_finding_or_the_report_has_no_unexplained_entry():
