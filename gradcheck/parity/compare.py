@@ -34,13 +34,13 @@ from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity.bound import EntryBounds, RoundingBounds
 from gradcheck.parity.errors import (
     BOUND_SAFETY,
-    EPS,
     HVP_AGREEING_ULPS,
     HVP_SAFETY,
     SCALE_FLOOR,
     PointErrors,
     bound_ratio,
     outside,
+    within_ulps,
     worst_error,
 )
 from gradcheck.parity.float32 import check_float32
@@ -312,7 +312,7 @@ def _compare_hvp(
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
     bound = np.zeros_like(err)
-    if _within_ulps(err, hvp_t):  # far inside any bound: the bound's torch passes are not spent
+    if within_ulps(err, hvp_t, HVP_AGREEING_ULPS):  # inside any bound: its torch passes are not spent
         return [], 0.0
     if (err != 0).any() and np.isfinite(hvp_e).all() and np.isfinite(hvp_t).all():
         direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
@@ -332,12 +332,6 @@ def _compare_hvp(
         f"direction {flat_vector(direction).tolist()})"
         for i in np.flatnonzero(bad)[:3]
     ], excess
-
-
-def _within_ulps(err: np.ndarray, hvp_t: np.ndarray) -> bool:
-    """Whether every entry differs from torch's by at most `HVP_AGREEING_ULPS` of its size."""
-    with np.errstate(invalid="ignore"):
-        return bool((err <= HVP_AGREEING_ULPS * EPS * np.abs(hvp_t)).all())
 
 
 def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list[float]] | None:

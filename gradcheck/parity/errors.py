@@ -130,12 +130,10 @@ class PointErrors:
         computed (and its figures hold no ratio to them)."""
         if self.bounded or self.bad_numeric.any():
             return False
-        with np.errstate(invalid="ignore", over="ignore"):
-            allowed_f, allowed_t = ulps * EPS * np.abs(self.fwd_t), ulps * EPS * np.abs(self.grad_t)
-            if not ((self.fwd_diff <= allowed_f).all() and (self.abs_t <= allowed_t).all()):
-                return False
+        if not (within_ulps(self.fwd_diff, self.fwd_t, ulps) and within_ulps(self.abs_t, self.grad_t, ulps)):
+            return False
         self.bounded = True
-        self.allowed_f, self.allowed_t = allowed_f, allowed_t
+        self.allowed_f, self.allowed_t = ulps * EPS * np.abs(self.fwd_t), ulps * EPS * np.abs(self.grad_t)
         self.fwd_ratio, self.grad_ratio = np.zeros_like(self.fwd_diff), np.zeros_like(self.abs_t)
         self.figures[3] = np.zeros(len(self.cols))
         self.bad_forward = self.bad_torch = np.zeros(len(self.cols), dtype=bool)
@@ -228,6 +226,13 @@ class PointErrors:
                 f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
             )
         return problems
+
+
+def within_ulps(difference: np.ndarray, reference: np.ndarray, ulps: float) -> bool:
+    """Whether every difference is at most `ulps` ulps of its reference entry's size (a nan
+    difference never is)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool((difference <= ulps * EPS * np.abs(reference)).all())
 
 
 def outside(error: float, bound: float) -> str:

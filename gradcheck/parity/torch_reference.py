@@ -86,8 +86,13 @@ def forward_values(graph: Graph, points: Sequence[np.ndarray]) -> np.ndarray:
         else:
             nodes = Program(graph, reference_rule).run(leaves, torch_constant)
             outputs = [nodes[o] for o in graph.outputs]
-    k = len(points[0])
-    return np.concatenate([o.numpy().reshape(k, -1).T for o in outputs], axis=0).astype(np.float64)
+    return flat_outputs(outputs, len(points[0]))
+
+
+def flat_outputs(outputs: Sequence[Any], k: int) -> np.ndarray:
+    """Outputs with K points first, as one float64 matrix: each output's entries flattened, one
+    column per point (`TorchResult.forward`)."""
+    return np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0).astype(np.float64)
 
 
 def _leaf(values: np.ndarray) -> Any:
@@ -163,9 +168,7 @@ def run_torch_tensor_batch(
         for g in every:
             if g is not None:
                 adjoint_scale = np.maximum(adjoint_scale, g.detach().abs().reshape(k, -1).amax(dim=1).numpy())
-    forward = np.concatenate([o.detach().numpy().reshape(k, -1).T for o in outputs], axis=0).astype(
-        np.float64
-    )
+    forward = flat_outputs(outputs, k)
     dtypes = [str(o.dtype).removeprefix("torch.") for o in outputs]
 
     def flat(gs: Sequence[Any]) -> np.ndarray:
