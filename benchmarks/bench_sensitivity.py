@@ -22,16 +22,13 @@ Issue 28's goals: δ = 1e-10 caught in at least 50% of the graphs and δ = 1e-12
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from older_harness import tree_of
+from older_harness import gradcheck_in, tree_of
 
 REPO = Path(__file__).resolve().parents[1]
 PLANTED = Path(__file__).resolve().with_name("planted_value.py")
@@ -49,17 +46,11 @@ def shrink_option(tree: Path) -> list[str]:
 def campaign(tree: Path, op: str, delta: float, graphs: int, seed: int, out: Path) -> dict[str, int]:
     """One campaign of `tree`'s harness on the planted engine: graphs, failing graphs, and how
     many graphs used the planted op and how many of those failed."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PLANTED_OP": op, "PLANTED_DELTA": repr(delta)}
-    command = [
-        sys.executable, "-m", "gradcheck", "run", "--engine", f"{PLANTED}:Value", "--graphs", str(graphs),
-        "--seed", str(seed), "--jobs", "1", "--no-structure", "--no-isolation", "--no-edges",
-        *shrink_option(tree), "--out", str(out),
+    argv = [
+        "run", "--engine", f"{PLANTED}:Value", "--graphs", str(graphs), "--seed", str(seed), "--jobs", "1",
+        "--no-structure", "--no-isolation", "--no-edges", *shrink_option(tree),
     ]  # fmt: skip
-    done = subprocess.run(command, cwd=out.parent, env=env, capture_output=True, text=True)
-    report = out / "report.json"
-    if done.returncode not in (0, 1) or not report.exists():
-        raise RuntimeError(f"campaign on {tree} failed ({done.returncode}): {done.stderr[-2000:]}")
-    data = json.loads(report.read_text())
+    _, data = gradcheck_in(tree, argv, out, {"PLANTED_OP": op, "PLANTED_DELTA": repr(delta)})
     uses = data["ops"].get(op, {})
     return {
         "graphs": data["totals"]["graphs"],

@@ -13,15 +13,16 @@ be shared: compare medians of runs that took turns, not single runs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from older_harness import gradcheck_in
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,19 +34,8 @@ def children_cpu() -> float:
 
 def run_once(checkout: Path, env: dict[str, str], argv: list[str], out: Path) -> tuple[float, float, dict]:
     """One campaign in a fresh process: wall seconds, CPU seconds, the report's figures."""
-    cpu, start = children_cpu(), time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "gradcheck", *argv, "--out", str(out)],
-        cwd=checkout,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{checkout}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
-    report = json.loads((out / "report.json").read_text())
+    cpu = children_cpu()
+    wall, report = gradcheck_in(checkout, argv, out, env)
     return wall, children_cpu() - cpu, {k: v for k, v in report.items() if k != "run"}
 
 

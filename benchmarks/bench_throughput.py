@@ -21,19 +21,15 @@ Nothing is asserted: the goals are printed with the figures, met or missed.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_parity import chunk_in, start_rows_process
-from older_harness import tree_of
+from older_harness import gradcheck_in, tree_of
 
 REPO = Path(__file__).resolve().parents[1]
 PLANTED = Path(__file__).resolve().parent / "planted_value.py"
@@ -95,20 +91,10 @@ def print_rates(rows: dict[int, dict[Path, list[dict[str, float]]]], before: Pat
 def campaign(tree: Path, delta: float, graphs: int) -> dict[str, float]:
     """`gradcheck run` of `tree` on planted_value.py (mul's derivative 1 + delta times right):
     its wall seconds and report.json's timings."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(tree),
-        "PLANTED_OP": "mul",
-        "PLANTED_DELTA": str(delta),
-        "GRADCHECK_UNSUPERVISED": "1",
-    }
+    env = {"PLANTED_OP": "mul", "PLANTED_DELTA": str(delta), "GRADCHECK_UNSUPERVISED": "1"}
+    argv = ["run", "--engine", f"{PLANTED}:Value", "--graphs", str(graphs), "--seed", "1"]
     with tempfile.TemporaryDirectory(prefix="bench-throughput-") as out:
-        argv = [sys.executable, "-m", "gradcheck", "run", "--engine", f"{PLANTED}:Value"]
-        argv += ["--graphs", str(graphs), "--seed", "1", "--out", out]
-        started = time.perf_counter()
-        subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=False)
-        wall = time.perf_counter() - started
-        report = json.loads((Path(out) / "report.json").read_text())
+        wall, report = gradcheck_in(tree, argv, Path(out), env)
     run = report["run"]
     return {
         "wall": wall,
