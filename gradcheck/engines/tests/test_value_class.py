@@ -281,7 +281,9 @@ def test_run_prints_the_inspection_and_its_repros_load_the_engine_from_anywhere(
     assert report["findings"][0]["repro"].startswith(
         shlex.join([*launcher(), "replay", str(out / "report.json"), "--engine", QUIRKY])
     )
-    assert "from quirky_engine import Scalar" in report["findings"][0]["snippet"]
+    snippet = report["findings"][0]["snippet"]
+    assert "from quirky_engine import Scalar" in snippet
+    assert snippet.count("import sys\n") == 1, "the engine's part imports sys once"
 
 
 def test_the_parity_suite_checks_a_value_class_named_as_its_engine():
