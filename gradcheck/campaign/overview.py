@@ -31,7 +31,7 @@ EDGE_REGIONS = {
     TINY: "tiny",
     TIE: "tie",
     KINK: "kink",
-    ORDINARY: "elsewhere",
+    ORDINARY: "ordinary",  # at ordinary inputs (a float overflowing inside the engine, say)
 }
 
 # What the engine did, in an edge table's cell (a word or two).
