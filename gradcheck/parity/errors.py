@@ -49,8 +49,9 @@ SCALE_FLOOR = 1e-8
 # their rounding bound (which costs torch passes). An entry that rounds at all is allowed about 4
 # ulps or more (2 * BOUND_SAFETY times a bound of at least half an ulp); what this lets through
 # unexamined is a difference of 1-2 ulps in an entry float64 computes exactly or nearly so (3% of
-# the entries of random scalar graphs, measured). No finding has been that small: the sensitivity
-# benchmark's smallest bug, mul's derivative off by 1e-13, is 450 ulps, and is still caught.
+# the entries of random scalar graphs: benchmarks/bench_agreeing_ulps.py). No finding has been
+# that small: the sensitivity benchmark's smallest bug, mul's derivative off by 1e-13, is 450
+# ulps, and is still caught.
 AGREEING_ULPS = 2.0
 # Hessian-vector products are allowed HVP_SAFETY times more, so twice as many ulps here.
 HVP_AGREEING_ULPS = 4.0
