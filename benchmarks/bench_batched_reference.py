@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from batched_reference import ScalarReferenceRequest, run_torch_scalar_batches
+from batched_reference import BatchSchedule, ScalarReferenceRequest, run_torch_scalar_batches
 
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
@@ -82,7 +82,10 @@ def measure(points: int, batch: int, graphs: int) -> dict[str, float]:
     together = batched(runs, batch)
     in_batches = time.perf_counter() - started
     compared = [deviation(s, b) for s, b in zip(single, together)]
+    first = runs[:batch]
+    schedule = BatchSchedule([r.graph for r in first], [points] * len(first))
     return {
+        "groups": len(schedule.groups),
         "single_ms": one_by_one / graphs * 1e3,
         "batched_ms": in_batches / graphs * 1e3,
         "identical": sum(same for same, _ in compared) / graphs,
@@ -99,15 +102,21 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=512)
     args = parser.parse_args()
     print(f"torch's reference of {NODES}-node scalar graphs with H·v, ms per graph, one process")
-    print(f"{'K':>3}{'B':>6}{'one by one':>12}{'batched':>10}{'ratio':>8}{'identical':>11}{'worst diff':>12}")
+    print(
+        f"{'K':>3}{'B':>6}{'groups':>8}{'one by one':>12}{'batched':>10}{'ratio':>8}"
+        f"{'identical':>11}{'worst diff':>12}"
+    )
     for points in args.points:
         for batch in args.batches:
             r = measure(points, batch, max(args.graphs, batch))
             print(
-                f"{points:>3}{batch:>6}{r['single_ms']:>12.3f}{r['batched_ms']:>10.3f}"
+                f"{points:>3}{batch:>6}{r['groups']:>8}{r['single_ms']:>12.3f}{r['batched_ms']:>10.3f}"
                 f"{r['single_ms'] / r['batched_ms']:>7.2f}x{r['identical']:>10.0%}{r['worst']:>12.1e}"
             )
-    print("(ratio: one by one over batched; worst diff: relative to the field's largest entry, at least 1)")
+    print(
+        "(groups: torch calls of ops in the first batch; ratio: one by one over batched; worst diff:"
+        " relative to the field's largest entry, at least 1)"
+    )
 
 
 if __name__ == "__main__":
