@@ -21,7 +21,7 @@ from gradcheck.campaign.blame import finding_of_check
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter
+from gradcheck.campaign.validation import campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
@@ -52,7 +52,7 @@ class IsolationCase:
 @dataclass(frozen=True)
 class CaseOutcome:
     """One case's findings, and for a one-op graph at random points that is evidence about its
-    op's figures, its record (index 0 here: `isolate` numbers the pass's records)."""
+    op's figures, its record (index 0 here: `gathered` numbers the pass's records)."""
 
     findings: list[Finding]
     record: GraphRecord | None = None
@@ -104,17 +104,6 @@ def check_case(
     where = "" if tensor else "at " + ", ".join(_short(inp.value) for inp in graph.inputs)
     _check(graph, adapter, seed=0, where=where, found=found, numeric=False, second_order=False)
     return CaseOutcome(found)
-
-
-def isolate(
-    settings: Settings, adapter: EngineAdapter | None = None
-) -> tuple[list[Finding], list[GraphRecord]]:
-    """The pass's findings (ungrouped) and the records of its one-op graphs at random points
-    (`gathered`), in this process."""
-    adapter = adapter or load_adapter(settings.engine)
-    ops = campaign_ops(settings, adapter)
-    variants = campaign_variants(settings, adapter)
-    return gathered([check_case(case, settings, ops, adapter, variants) for case in isolation_cases(ops)])
 
 
 def gathered(outcomes: Sequence[CaseOutcome]) -> tuple[list[Finding], list[GraphRecord]]:

@@ -42,7 +42,6 @@ from gradcheck.campaign.isolation import (
     IsolationCase,
     case_graph,
     gathered,
-    isolate,
     isolation_cases,
 )
 from gradcheck.campaign.pool import (
@@ -175,12 +174,6 @@ def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
 
 
 # --- 2. isolation -------------------------------------------------------------------------------
-
-
-def isolation_phase(settings: Settings) -> tuple[list[Finding], list[GraphRecord]]:
-    """Each op the campaign draws, alone at random points and at its kink cases: the findings
-    (ungrouped) and the one-op graphs' records (evidence for the per-op figures); in this process."""
-    return isolate(settings)
 
 
 def isolation_of(
