@@ -30,10 +30,13 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
     at = next((i for i, line in enumerate(lines) if line.strip().endswith(".backward()")), None)
     if at is not None and cause in ("backward-twice", "zero-grad", "reset"):
         # backward() of the output itself, as the check calls it (not of a weighted loss node)
+        output = graph.name_of(graph.outputs[0])
         weighted = lines[at].split(".backward()")[0].strip()
-        call = f"{graph.name_of(graph.outputs[0])}.backward()"
+        call = f"{output}.backward()"
         lines = [
-            call if i == at else line for i, line in enumerate(lines) if not line.startswith(f"{weighted} = ")
+            call if i == at else line
+            for i, line in enumerate(lines)
+            if weighted == output or not line.startswith(f"{weighted} = ")
         ]
         at = lines.index(call)
         if cause == "backward-twice":
@@ -72,4 +75,5 @@ def _deep_chain(lines: list[str], graph: Graph, depth: int | None, at: int) -> l
             ]
         elif target not in names:
             out.append(re.sub(rf"\b{last}\b", "v", line))
-    return [*out, f"{lines[at]}  # raises RecursionError here; torch's backward() is iterative"]
+    call = re.sub(rf"\b{last}\b", "v", lines[at])  # the chain's last op, or a loss node weighting it
+    return [*out, f"{call}  # raises RecursionError here; torch's backward() is iterative"]

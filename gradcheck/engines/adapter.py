@@ -43,6 +43,13 @@ from gradcheck.graphs.program import Program, registry_apply
 from gradcheck.graphs.registry import REGISTRY
 
 
+def scaled_alone(outputs: Sequence[Any], cotangent: Sequence[Any]) -> bool:
+    """Whether a backward pass takes `outputs` as they are, its gradients scaled by the cotangent
+    afterwards: one output with a number for cotangent. Several outputs are summed, each weighted
+    by its cotangent, with the engine's own `mul` and `add` (`EngineAdapter.weighted`)."""
+    return len(outputs) == 1 and np.ndim(cotangent[0]) == 0
+
+
 class EngineAdapter:
     """Drives one engine: make leaves, apply registry ops, read values, compute gradients."""
 
@@ -128,8 +135,16 @@ class EngineAdapter:
             return g
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
-        """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass."""
+        """d(sum_i <cotangent_i, outputs_i>)/d(input) for each input, by one backward pass. A lone
+        scalar output is differentiated as it is and its gradients scaled by the cotangent in
+        float64 (`scaled_alone`): weighted by the engine's own `mul`, a mul bug would show in
+        every graph, as a bug of each op the graph ends in."""
         stage("backward")
+        if scaled_alone(outputs, cotangent):
+            self.backward(outputs[0])
+            c = float(cotangent[0])
+            plain = [None if g is None else self.plain(g) for g in (self.grad_of(x) for x in inputs)]
+            return [c * g if isinstance(g, np.ndarray) else g for g in plain]
         loss = self.weighted(outputs[0], cotangent[0])
         for out, c in zip(outputs[1:], cotangent[1:]):
             loss = loss + self.weighted(out, c)

@@ -52,7 +52,7 @@ def graph_snippet(graph: Graph, target: str, second_order: bool = False) -> str:
 
 def micrograd_snippet(graph: Graph) -> str:
     """torch's numbers on the graph, then the graph in PyPI micrograd's API (Values, one
-    backward() of the weighted outputs, .grad)."""
+    backward(), .grad)."""
     templates = {op: REGISTRY[op].template for op in graph.ops()}
     code = value_snippet(graph, ["from micrograd.engine import Value"], "Value", templates, {})
     return torch_beside(graph) + "\n" + code
@@ -68,8 +68,9 @@ def value_snippet(
 ) -> str:
     """The graph with a micrograd-style value class `cls`: its leaves `cls(x)`, each op by its
     template (`{0}.tanh()`), constants written `cls(2.0)` at the positions `as_value` names, one
-    backward() of the cotangent-weighted outputs, then the outputs' number (attribute `data`) and
-    the inputs' `grad`."""
+    backward() (of the output itself, its gradients then scaled by the cotangent, as
+    `EngineAdapter.gradients` does; of the cotangent-weighted outputs when there are several),
+    then the outputs' number (attribute `data`) and the inputs' `grad`."""
     lines = [*imports, ""]
     for inp in graph.inputs:
         lines.append(f"{inp.name} = {cls}({literal(inp.value)})")
@@ -79,11 +80,15 @@ def value_snippet(
         attrs = {k: repr(v) for k, v in node.attr.items()}
         lines.append(f"v{graph.n_inputs + i} = {templates[node.op].format(*args, **attrs)}")
     cotangent = graph.cotangent if graph.cotangent is not None else [1.0] * len(graph.outputs)
-    terms = " + ".join(f"{graph.name_of(o)} * {literal(c)}" for o, c in zip(graph.outputs, cotangent))
-    lines.append(f"loss = {terms}")
-    lines.append("loss.backward()")
+    if len(graph.outputs) == 1:  # as the harness does: the output itself, its gradients scaled
+        lines.append(f"{graph.name_of(graph.outputs[0])}.backward()")
+        grads = ", ".join(f"{literal(cotangent[0])} * {i.name}.grad" for i in graph.inputs)
+    else:
+        terms = " + ".join(f"{graph.name_of(o)} * {literal(c)}" for o, c in zip(graph.outputs, cotangent))
+        lines.append(f"loss = {terms}")
+        lines.append("loss.backward()")
+        grads = ", ".join(f"{i.name}.grad" for i in graph.inputs)
     outputs = ", ".join(f"{graph.name_of(o)}.{data}" for o in graph.outputs)
-    grads = ", ".join(f"{i.name}.grad" for i in graph.inputs)
     return _engine_part(lines, f"[{outputs}]", f"[{grads}]", False, graph)
 
 

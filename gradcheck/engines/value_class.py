@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.adapter import EngineAdapter, scaled_alone
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
@@ -189,6 +189,9 @@ class ValueClassAdapter(EngineAdapter):
         for node in nodes:
             node.grad = 0.0
         try:
+            if scaled_alone(outputs, cotangent):  # not through the class's own mul
+                outputs[0].backward()
+                return [float(cotangent[0]) * float(x.grad) for x in inputs]
             loss = self.weighted(outputs[0], cotangent[0])
             for out, c in zip(outputs[1:], cotangent[1:]):
                 loss = loss + self.weighted(out, c)

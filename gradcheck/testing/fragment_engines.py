@@ -12,6 +12,9 @@ topological order) with one thing changed:
   `op — nondeterministic` finding per op);
 - `TanhOneMinusTAdapter`: tanh's derivative written `1 - t` instead of `1 - t**2`: 26% off at
   0.37, and barely outside the tolerance at tiny inputs, where it was once shown.
+- `MulGradientOffAdapter`: mul's gradient 10% too large, the commonest planted mutant: the
+  adapter once weighted every output with the engine's own mul, so the bug showed in every graph,
+  as a bug of whichever op the graph ended in (once 10 findings on a 9-op engine).
 
 `AbsAdapter` is the same engine with a correct abs: the clean twin a campaign's time on the buggy
 ones is measured against (`benchmarks/bench_accounting.py`; `CorrectAdapter` for the others).
@@ -20,6 +23,7 @@ ones is measured against (`benchmarks/bench_accounting.py`; `CorrectAdapter` for
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from gradcheck.testing.structural_engines import CorrectAdapter, Value
 
@@ -56,6 +60,14 @@ class TanhOneMinusTValue(Value):
         return self._make(t, (self,), lambda g: (g * (1.0 - t),))  # the bug: 1 - t, not 1 - t**2
 
 
+class MulGradientOffValue(Value):
+    def __mul__(self, other: Any) -> Value:
+        other = self._lift(other)
+        return self._make(  # the bug: each partial 10% too large
+            self.data * other.data, (self, other), lambda g: (1.1 * g * other.data, 1.1 * g * self.data)
+        )
+
+
 class AbsAdapter(CorrectAdapter):
     name = "abs"
     value_class = AbsValue
@@ -76,3 +88,8 @@ class IdOrderedBackwardAdapter(CorrectAdapter):
 class TanhOneMinusTAdapter(CorrectAdapter):
     name = "tanh-one-minus-t"
     value_class = TanhOneMinusTValue
+
+
+class MulGradientOffAdapter(CorrectAdapter):
+    name = "mul-gradient-off"
+    value_class = MulGradientOffValue

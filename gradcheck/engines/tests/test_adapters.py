@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from gradcheck.engines import BUILTIN_ENGINES, EngineAdapter, UnknownEngineError, load_engine
 from gradcheck.engines.micrograd import MicrogradAdapter
 from gradcheck.engines.minigrad_value import MinigradValue
+from gradcheck.engines.snippets import value_snippet
 from gradcheck.engines.strategies import engine_graphs
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
@@ -18,6 +19,7 @@ from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.numeric_reference import central_differences, central_differences_tensor
 from gradcheck.parity.torch_reference import run_torch_batch, run_torch_tensor_batch
+from gradcheck.testing.fragment_engines import MulGradientOffAdapter
 
 
 def sin_times() -> Graph:
@@ -157,3 +159,12 @@ def test_tensor_central_differences_match_a_worked_gradient():
     assert result.valid.all()
     np.testing.assert_allclose(result.grads[:, 0], exact, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(result.forward[:, 0], (a[0] @ b[0]).reshape(-1))
+
+
+def test_a_lone_output_is_differentiated_as_it_is_not_through_the_engines_mul():
+    adapter = MulGradientOffAdapter()  # its mul's gradient is 10% off; tanh is right
+    graph = Graph([Input("x0", 0.5)], [OpNode("tanh", (0,))], [1], cotangent=[-2.0])
+    _, (grad,) = adapter.run(graph, [0.5], [-2.0])
+    assert grad == -2.0 * (1.0 - math.tanh(0.5) ** 2)
+    snippet = value_snippet(graph, [], "Value", {"tanh": "{0}.tanh()"}, {})
+    assert "v1.backward()" in snippet and "-2.0 * x0.grad" in snippet and "loss" not in snippet
