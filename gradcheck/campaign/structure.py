@@ -1,7 +1,8 @@
 """The structural phase: the engine's graph code checked apart from its ops, before any random graph.
 
 Deterministic graphs on the simplest ops the engine has (`mul` for a node that matters, `add` to
-reuse it; either one alone when the engine has only one) exercise what no op rule decides: a node
+reuse it; either one alone when the engine has only one, or when the other differs from torch
+alone: that is an op's bug, not the graph code's) exercise what no op rule decides: a node
 used twice and eight times, a diamond, a node shared between two outputs (compared with torch,
 each rebuilt `REBUILDS` times while the earlier builds stay alive, so ids and set orders change),
 `backward()` twice, gradients reset and taken again and interior nodes' gradients (object-style
@@ -375,6 +376,21 @@ class NotApplicable(str):
     """Why a check cannot run through this adapter (its own code or a default it relies on raised)."""
 
 
+def right_alone(adapter: EngineAdapter, op: str) -> bool:
+    """Whether the engine's `op` of two inputs gives torch's value and gradients at the checks'
+    inputs: the structural checks build on it, so that a difference there is the graph code's."""
+    graph = _graph(2, [(op, 0, 1)], [2])
+    values, cotangent = list(_VALUES[:2]), list(graph.cotangent or ())
+    try:
+        forward, grads = adapter.run(graph, values, cotangent)
+    except Exception:
+        return False
+    reference = torch_at(graph, values, cotangent)
+    engine = flat_vector([*forward, *grads])
+    torch = np.concatenate([reference.forward[:, 0], reference.grads[:, 0]])
+    return engine.shape == torch.shape and not _difference(engine, torch, ["output", "x0", "x1"])[0]
+
+
 def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:
     """ "" when the chain works, RecursionError when it overflows, `NotApplicable` when the
     adapter's code raised, else what the engine did wrong."""
@@ -406,16 +422,23 @@ def _bisect(adapter: EngineAdapter, combine: str, works: int, fails: int) -> int
 def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
     """Every structural check of `adapter` on its simplest ops, and the findings they show."""
     started = time.perf_counter()
-    simplest = simplest_ops(sorted(adapter.ops) if ops is None else ops)
+    ops = sorted(adapter.ops) if ops is None else ops
+    wrong = [op for op in ("add", "mul") if op in ops and not right_alone(adapter, op)]
+    simplest = simplest_ops([op for op in ops if op not in wrong])
     if simplest is None:
-        case = CaseResult(
-            "every structural check", "all", "not applicable", detail="the engine has neither add nor mul"
-        )
+        detail = "the engine has neither add nor mul"
+        if wrong:
+            detail = f"the engine's {' and '.join(wrong)} differ from torch alone: every check would fail"
+        case = CaseResult("every structural check", "all", "not applicable", detail=detail)
         return StructureReport([case], [], time.perf_counter() - started)
     base, combine = simplest
     cases = []
     for name, graph in sharing_graphs(base, combine).items():
         stage(name)  # each check is progress for a watching supervisor
+        if len(graph.outputs) > 1 and "mul" in wrong:
+            detail = "the adapter weights two outputs with the engine's mul, which differs from torch alone"
+            cases.append(CaseResult(name, "sharing", "not applicable", detail=detail))
+            continue
         cases.append(sharing_case(adapter, name, graph))
     tree = tree_graph(base, combine)
     for name in OBJECT_CHECKS:

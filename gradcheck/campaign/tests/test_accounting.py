@@ -12,6 +12,7 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from gradcheck.campaign import (
@@ -25,14 +26,15 @@ from gradcheck.campaign import (
     unexplained,
 )
 from gradcheck.campaign.accounting import account_for_failures
-from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
-from gradcheck.campaign.blame import Diagnosed, finding_of
-from gradcheck.campaign.explain import Explaining, culprits, explain, variant
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike, reordered
+from gradcheck.campaign.blame import Diagnosed, finding_of, node_values
+from gradcheck.campaign.explain import Explaining, culprits, explain, variant, weighting_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.supervisor import Supervisor
 from gradcheck.cli import main
 from gradcheck.engines.minigrad_value import MinigradValue
+from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
@@ -79,6 +81,44 @@ def test_a_backward_in_id_order_is_one_graph_code_finding_with_the_op_echoes_fol
     assert finding.phase == "structure" and finding.ops == () and finding.kind is Kind.NONDETERMINISTIC
     assert any(" — nondeterministic" in title for title in finding.extra["folded"]), "per-op echoes"
     assert all(stats.failures == 0 for stats in result.ops.values()), "no op is blamed"
+
+
+@pytest.mark.slow
+def test_a_wrong_mul_is_one_finding_also_where_only_the_weighting_of_several_outputs_uses_it():
+    result = campaign("MulGradientOffAdapter")
+    finding = only_finding(result)  # not one per op a graph ends in, and no graph-code finding
+    assert finding.ops == ("mul",) and finding.kind is Kind.WRONG_GRADIENT
+    through_weighting = [
+        g
+        for r in result.failures
+        if "mul" not in (g := Graph.from_dict(r.failure.graph)).ops() and len(g.outputs) > 1
+    ]
+    assert through_weighting, "graphs with no mul node fail through the mul weighting their outputs"
+
+
+def test_the_weighting_of_several_outputs_as_a_graph_computes_their_weighted_sum():
+    graph = Graph(
+        [Input("x0", 0.5)], [OpNode("tanh", (0,)), OpNode("neg", (0,))], [1, 2], cotangent=[0.25, -3.0]
+    )
+    values = node_values(graph)
+    weighting = weighting_graph(graph, values)
+    assert [n.op for n in weighting.nodes] == ["mul", "mul", "add"] and len(weighting.outputs) == 1
+    (total,) = torch_at(weighting, weighting.input_values(0), [1.0]).forward[:, 0]
+    assert total == 0.25 * math.tanh(0.5) + -3.0 * -0.5
+    assert torch_at(weighting, weighting.input_values(0), [1.0]).grads[:, 0].tolist() == [0.25, -3.0]
+
+
+def test_a_graph_built_in_another_order_computes_the_same_bits():
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        graph = random_graph(np.random.default_rng(seed), ops=["add", "mul", "tanh", "neg", "sub"])
+        other = reordered(graph, rng)
+        for i, node in enumerate(other.nodes):
+            assert all(a < other.n_inputs + i for a in node.args), "each node after its arguments"
+        assert sorted(other.ops()) == sorted(graph.ops())
+        point, cotangent = graph.input_values(0), [1.0] * len(graph.outputs)
+        mine, theirs = torch_at(graph, point, cotangent), torch_at(other, point, cotangent)
+        assert np.array_equal(mine.forward, theirs.forward) and np.array_equal(mine.grads, theirs.grads)
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing import structural_engines as se
+from gradcheck.testing.fragment_engines import MulGradientOffAdapter
 
 ENGINES = "gradcheck.testing.structural_engines"
 BUGS = {
@@ -63,6 +64,15 @@ def test_micrograd_shows_its_recursion_limit_and_its_backward_twice():
     names = [f.where for f in run_structure(load_engine("micrograd")).findings]
     assert sorted(names) == sorted([RECURSION_LIMIT, "backward() twice does not accumulate like torch"])
     assert len(names) == 2
+
+
+def test_a_wrong_mul_is_no_graph_code_finding_the_checks_share_nodes_through_add_instead():
+    report = run_structure(MulGradientOffAdapter())
+    assert report.findings == [], "mul's own bug, not the graph code's"
+    cases = {c.name: c for c in report.cases}
+    assert cases["a node used twice"].status == "passed", "checked with add"
+    two = cases["a node shared between two outputs"]
+    assert two.status == "not applicable" and "weights two outputs with the engine's mul" in two.detail
 
 
 def test_micrograds_structural_findings_come_with_repros_in_its_own_terms():
