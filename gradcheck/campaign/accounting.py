@@ -27,7 +27,7 @@ from typing import Any
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
 from gradcheck.campaign.crashes import is_settled, with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
-from gradcheck.campaign.findings import Finding, graph_size
+from gradcheck.campaign.findings import Finding, excess, graph_size
 from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
 from gradcheck.campaign.records import GraphRecord, failure_snippet
 from gradcheck.campaign.settings import Settings, default_shrink_budget
@@ -146,11 +146,20 @@ def _by_culprits(
 
 
 def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
-    """`findings` without repeats: one per signature and culprits, the first met."""
+    """`findings` without repeats: one per signature, variant and culprits, in the order first
+    met, each the best example of its kind (the smallest graph, then the furthest outside its
+    allowance, as `findings.group_findings` picks it): a graph explained by it is counted there,
+    and makes a finding of its own only when it would be a better example (`explain`)."""
     seen: dict[tuple[Any, ...], Finding] = {}
     for f in findings:
-        seen.setdefault((f.signature, tuple(f.extra.get("culprits") or ())), f)
+        key = (f.signature, f.variant, tuple(f.extra.get("culprits") or ()))
+        if key not in seen or _example_rank(f) < _example_rank(seen[key]):
+            seen[key] = f
     return tuple(seen.values())
+
+
+def _example_rank(f: Finding) -> tuple[Any, ...]:
+    return (graph_size(f.graph), -excess(f))
 
 
 def _finding(record: GraphRecord) -> Finding | None:

@@ -29,12 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gradcheck.campaign import tiers
 from gradcheck.campaign.alike import depends_on_the_build, first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.findings import Finding, excess, graph_size
 from gradcheck.campaign.settling import reuses, without_reuse
+from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.regions import ORDINARY, TINY, region_of
 from gradcheck.graphs.shrink import frozen
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
@@ -149,7 +152,7 @@ def explain(
         prefer = sorted({op for f in known.findings for op in f.ops})
         seen = nodes_alone(failing, adapter, seed=seed, prefer=prefer, cause=cause)
         if seen.blamed is not None:
-            return Explained(finding_of(seen.blamed, adapter, indices=(index,)))
+            return Explained(_finding_of_node(seen.blamed, known.findings, adapter, index))
         alone, values = tuple(sorted(i for i, _ in seen.failing)), seen.values
     by_culprits = None
     if alone or known.culprits_only:  # with the nodes failing alone frozen too
@@ -166,6 +169,34 @@ def explain(
         return Explained(finding_of(weighting, adapter, indices=(index,)), alone)
     code = _graph_code(failing, known.findings, adapter, dtype)
     return Explained(None if code is None else counted(code, index), tuple(alone))
+
+
+def _finding_of_node(
+    blamed: Diagnosed, findings: Sequence[Finding], adapter: EngineAdapter, index: int
+) -> Finding:
+    """The finding of a node failing alone: a known finding of its rule, counted, when there is
+    one (a one-op finding of the op wrong at ordinary inputs, in the same variant, kind and check:
+    they merge into one) and the node's failure would not be a better example than the best of
+    them (a smaller graph, or as small and further outside its allowance); else a finding made of
+    it (`blame.finding_of`: its repro with each entry's allowance, its region, its code), which
+    costs more than its check did."""
+    failure, difference = blamed.failure, blamed.difference
+    if difference is None or region_of(failure) not in (ORDINARY, TINY):
+        return finding_of(blamed, adapter, indices=(index,))
+    ops, forms = (failure.nodes[0].op,), variant_of(failure)
+    same = [
+        f
+        for f in findings
+        if f.tier == tiers.BUG
+        and f.region == ORDINARY
+        and len(f.graph.get("nodes", ())) == 1
+        and (f.ops, f.variant, Difference(f.kind, f.check)) == (ops, forms, difference)
+    ]
+    best = min(same, key=lambda f: (graph_size(f.graph), -excess(f)), default=None)
+    size = (len(failure.nodes), len(failure.inputs))
+    if best is None or (size, -(blamed.excess or 0.0)) < (graph_size(best.graph), -excess(best)):
+        return finding_of(blamed, adapter, indices=(index,))
+    return counted(best, index)
 
 
 def _passes_frozen(

@@ -36,7 +36,7 @@ from gradcheck.cli import main
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
-from gradcheck.parity.classify import torch_at
+from gradcheck.parity.classify import classify, torch_at
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import failing_check
 from gradcheck.testing import fragment_engines as fe
@@ -94,6 +94,26 @@ def test_a_wrong_mul_is_one_finding_also_where_only_the_weighting_of_several_out
         if "mul" not in (g := Graph.from_dict(r.failure.graph)).ops() and len(g.outputs) > 1
     ]
     assert through_weighting, "graphs with no mul node fail through the mul weighting their outputs"
+
+
+def test_a_node_failing_by_a_known_rule_is_counted_in_its_finding_unless_it_is_a_better_example():
+    adapter = fe.MulGradientOffAdapter()
+
+    def failing(x0: float, x1: float):
+        nodes = [OpNode("mul", (0, 1)), OpNode("tanh", (2,))]
+        check = failing_check(Graph([Input("x0", x0), Input("x1", x1)], nodes, [3], cotangent=[1.0]), adapter)
+        assert check is not None
+        return check.failure, classify(check.problems, check.failure, adapter)
+
+    first = explain(*failing(0.5, 1.5), Explaining(()), adapter, index=0).finding
+    assert first.ops == ("mul",) and len(first.graph["nodes"]) == 1, "a finding made of the node alone"
+    graph, cause = failing(0.7, -1.2)
+    strongest = replace(first, extra={**first.extra, "excess": math.inf})
+    again = explain(graph, cause, Explaining((strongest,)), adapter, index=1).finding
+    assert again.graph == strongest.graph and again.graph_indices == (1,), "counted, not made anew"
+    weakest = replace(first, extra={**first.extra, "excess": 0.0})
+    better = explain(graph, cause, Explaining((weakest,)), adapter, index=1).finding
+    assert better.graph != weakest.graph and better.ops == ("mul",), "a better example is a finding"
 
 
 def test_the_weighting_of_several_outputs_as_a_graph_computes_their_weighted_sum():
