@@ -27,7 +27,7 @@ from typing import Any
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
 from gradcheck.campaign.crashes import is_settled, with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
-from gradcheck.campaign.findings import Finding, excess, graph_size
+from gradcheck.campaign.findings import Finding, example_rank, excess, graph_size
 from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
 from gradcheck.campaign.records import GraphRecord, failure_snippet
 from gradcheck.campaign.settings import Settings, default_shrink_budget
@@ -153,13 +153,13 @@ def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     seen: dict[tuple[Any, ...], Finding] = {}
     for f in findings:
         key = (f.signature, f.variant, tuple(f.extra.get("culprits") or ()))
-        if key not in seen or _example_rank(f) < _example_rank(seen[key]):
+        if key not in seen or _rank(f) < _rank(seen[key]):
             seen[key] = f
     return tuple(seen.values())
 
 
-def _example_rank(f: Finding) -> tuple[Any, ...]:
-    return (graph_size(f.graph), -excess(f))
+def _rank(f: Finding) -> tuple[Any, ...]:
+    return example_rank(f.graph, excess(f))
 
 
 def _finding(record: GraphRecord) -> Finding | None:
@@ -201,10 +201,13 @@ def waiting(record: GraphRecord) -> bool:
 def _accounted(record: GraphRecord, known: Sequence[Finding]) -> GraphRecord:
     """A record back from shrinking: with its finding, or unexplained with a reason. A graph that
     did not fail again belongs to the structural finding that gradients depend on the build,
-    when there is one: it failed on one build and passed on another."""
+    when there is one: it failed on one build and passed on another. So does a graph shrunk to
+    no op node at all (its outputs are its inputs): no op's rule is left to be wrong, only the
+    engine's code that sums the outputs and runs the backward pass."""
     f = record.failure
     order = build_order(known)
-    if f is not None and f.unexplained == DID_NOT_FAIL_AGAIN and order is not None:
+    no_op = f is not None and f.finding is not None and not f.finding.ops and f.finding.phase == "random"
+    if f is not None and (f.unexplained == DID_NOT_FAIL_AGAIN or no_op) and order is not None:
         return replace(record, failure=replace(f, finding=counted(order, record.index), unexplained=""))
     if waiting(record):  # a shrinker that neither made a finding nor said why
         return _left(record, "shrinking gave no finding")

@@ -32,7 +32,7 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.alike import depends_on_the_build, first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
-from gradcheck.campaign.findings import Finding, excess, graph_size
+from gradcheck.campaign.findings import Finding, example_rank, excess
 from gradcheck.campaign.settling import reuses, without_reuse
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
@@ -192,9 +192,11 @@ def _finding_of_node(
         and len(f.graph.get("nodes", ())) == 1
         and (f.ops, f.variant, Difference(f.kind, f.check)) == (ops, forms, difference)
     ]
-    best = min(same, key=lambda f: (graph_size(f.graph), -excess(f)), default=None)
-    size = (len(failure.nodes), len(failure.inputs))
-    if best is None or (size, -(blamed.excess or 0.0)) < (graph_size(best.graph), -excess(best)):
+    best = min(same, key=lambda f: example_rank(f.graph, excess(f)), default=None)
+    better = best is None or example_rank(failure.to_dict(), blamed.excess or 0.0) < example_rank(
+        best.graph, excess(best)
+    )
+    if better:
         return finding_of(blamed, adapter, indices=(index,))
     return counted(best, index)
 

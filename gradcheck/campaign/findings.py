@@ -14,10 +14,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, plainer, variant_of
 from gradcheck.engines.origin import ADAPTER_RAISED
-from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE
+from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE, TINY_MAGNITUDE
 from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 
@@ -381,7 +383,7 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     allowance)."""
     best = min(
         prefer or group,
-        key=lambda f: (graph_size(f.graph), -excess(f), _phase_rank(f.phase), f.graph_indices),
+        key=lambda f: (*example_rank(f.graph, excess(f)), _phase_rank(f.phase), f.graph_indices),
     )
     indices = sorted({i for f in group for i in f.graph_indices})
     cases: dict[str, int] = {}
@@ -399,6 +401,24 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     if len(checks) > 1:
         extra["merged_checks"] = checks
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
+
+
+def example_rank(graph: Mapping[str, Any], excess: float) -> tuple[Any, ...]:
+    """How good an example of its finding a failing graph is, the best first: the smallest graph,
+    then one whose inputs are not tiny (a wrong rule read at x = 0.7 rather than 3.8e-09, where
+    its rounding bound is tiny and its excess huge), then the furthest outside its allowance."""
+    return (graph_size(graph), _has_tiny_inputs(graph), -excess)
+
+
+def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:
+    for inp in graph.get("inputs", ()):
+        try:
+            value = np.abs(np.asarray(inp.get("value"), dtype=np.float64))
+        except (TypeError, ValueError):
+            continue
+        if ((value != 0) & (value < TINY_MAGNITUDE)).any():
+            return True
+    return False
 
 
 def excess(f: Finding) -> float:

@@ -174,14 +174,20 @@ def test_graphs_nothing_explains_and_no_time_to_shrink_are_one_unexplained_entry
     assert f"the smallest, graph {smallest['index']}" in console
 
 
-def flaky_accounting(known):
-    """Graphs 0..9 failing, each shrunk by a shrinker that finds it passing when checked again."""
+def flaky_accounting(known, shrunk_to_no_op=False):
+    """Graphs 0..9 failing, each shrunk by a shrinker that finds it passing when checked again
+    (`shrunk_to_no_op`: that shrinks it to a graph of no op node, its inputs its outputs)."""
 
     def record(index):
         failure = Failure(("wrong",), "x", {"index": index})
         return GraphRecord(index, ("mul",), False, dict.fromkeys(METRICS, 0.0), ("wrong",), failure)
 
     def passes_again(record, seconds):
+        if shrunk_to_no_op:
+            leaves = Graph([Input("x0", 1.5), Input("x1", -0.75)], [], [0, 1], cotangent=[1.0, 2.0])
+            indices = (record.index,)
+            finding = Finding(Kind.WRONG_GRADIENT, (), "gradient", leaves.to_dict(), graph_indices=indices)
+            return replace(record, failure=replace(record.failure, finding=finding))
         return replace(record, failure=replace(record.failure, unexplained=DID_NOT_FAIL_AGAIN))
 
     backend = Backend(make_checker=lambda s: record, make_shrinker=lambda s: passes_again)
@@ -199,6 +205,10 @@ def test_a_graph_that_passes_when_checked_again_is_the_build_orders_when_gradien
     order = Finding(Kind.NONDETERMINISTIC, (), "gradient", graph, phase="structure", where=name)
     records = flaky_accounting([order])
     assert unexplained(records) is None
+    assert {r.failure.finding.signature for r in records} == {order.signature}
+    # shrunk to its inputs alone: no op's rule is left, only the code summing and differentiating
+    assert {r.failure.finding.ops for r in flaky_accounting([], shrunk_to_no_op=True)} == {()}
+    records = flaky_accounting([order], shrunk_to_no_op=True)
     assert {r.failure.finding.signature for r in records} == {order.signature}
 
 

@@ -224,3 +224,18 @@ def test_a_rule_wrong_at_ordinary_inputs_is_one_finding_with_its_special_inputs_
     assert merged.region == "ordinary" and merged.cases == {"random": 1, "edges": 4}
     assert len(group_findings([*found, wrong("pole")])) == 2, "a pole keeps its own finding"
     assert len(group_findings(found[1:])) == 4, "without an ordinary finding each region stands alone"
+
+
+def test_the_example_shown_is_at_ordinary_inputs_before_it_is_the_furthest_outside_its_allowance():
+    def mul_at(x0: float, excess: float) -> Finding:
+        graph = {
+            "inputs": [{"name": "x0", "value": x0, "shape": []}, {"name": "x1", "value": -0.9, "shape": []}],
+            "nodes": [{"op": "mul", "args": [0, 1], "attrs": {}}],
+            "outputs": [2],
+        }
+        extra = {"excess": excess}
+        return Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", graph, region="ordinary", extra=extra)
+
+    tiny, ordinary, weaker = mul_at(-3.8e-9, 4.5e14), mul_at(0.3, 2e14), mul_at(0.7, 1e13)
+    (merged,) = group_findings([tiny, weaker, ordinary])
+    assert merged.graph == ordinary.graph and merged.graphs == 3, "a wrong rule read at 0.3, not 3.8e-09"
