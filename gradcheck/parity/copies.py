@@ -23,7 +23,7 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Graph, plain_constant
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad
-from gradcheck.parity.torch_reference import torch_constant
+from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, torch_constant
 
 
 @dataclass
@@ -99,10 +99,9 @@ class Copies:
                     arg = arg.expand(target) if target is not None else arg.view_as(arg)
                     self.uses.append(Use(node_id, c, position, arg))
                 operands.append(arg)
-            if self.tensor:
-                out = spec.apply_torch_batched(operands, node.attr)
-            else:
-                out = spec.torch_rule(operands, node.attr)
+            # the reference's own spelling where it has one (abs): the same bits
+            rule = batched_reference_rule(node.op) if self.tensor else reference_rule(node.op)
+            out = rule(operands, node.attr)
             if spec.accuracy.linear:
                 absolute = [
                     a.detach().abs().requires_grad_() if i is not None else _abs(a) for a, i in zip(args, ids)

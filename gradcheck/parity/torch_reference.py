@@ -106,6 +106,11 @@ def reference_rule(op: str) -> Apply:
     return REFERENCE_RULES.get(op) or REGISTRY[op].torch_rule
 
 
+def batched_reference_rule(op: str) -> Apply:
+    """`reference_rule` for a tensor graph's batched, padded operands (`OpSpec.apply_torch_batched`)."""
+    return REFERENCE_RULES.get(op) or REGISTRY[op].apply_torch_batched
+
+
 class _Abs(torch.autograd.Function):
     """|x| with torch's derivative sgn(x) (0 at 0), whose own derivative is 0: torch's abs gives the
     same numbers, but differentiating its backward again runs sgn's derivative through one of
@@ -122,7 +127,8 @@ class _Abs(torch.autograd.Function):
         return grad * x.sgn().detach()
 
 
-# Ops the scalar reference spells its own way, each giving torch's numbers to the bit.
+# Ops the reference (and the rounding bound's passes) spell their own way, each giving torch's
+# numbers to the bit.
 REFERENCE_RULES: dict[str, Apply] = {"abs": lambda args, attrs: _Abs.apply(args[0])}
 
 
@@ -223,7 +229,7 @@ def tensor_nodes(
         args = node.operands(nodes, torch_constant)
         if uses is not None:
             args = [_alias(a, uses) for a in args]
-        out = REGISTRY[node.op].apply_torch_batched(args, node.attr)
+        out = batched_reference_rule(node.op)(args, node.attr)
         nodes.append(pad(out, shape))
     return nodes, [unpad(nodes[o], shapes[o]) for o in graph.outputs]
 

@@ -1,5 +1,6 @@
-"""The scalar torch reference spells some ops its own way (`REFERENCE_RULES`) for speed: each gives
-torch's own numbers to the bit, values, gradients and Hessian-vector products, kinks included."""
+"""The torch reference, scalar and tensor, and the rounding bound's torch passes spell some ops
+their own way (`REFERENCE_RULES`) for speed: each gives torch's own numbers to the bit, values,
+gradients and Hessian-vector products, kinks included."""
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.shapes import graph_shapes
+from gradcheck.parity.copies import Copies
 from gradcheck.parity.torch_reference import (
     REFERENCE_RULES,
     forward_values,
@@ -54,3 +56,37 @@ def test_forward_values_are_the_references_outputs_to_the_bit_scalar_and_tensor(
             else:
                 reference = run_torch_batch(graph, batch, np.ones((len(graph.outputs), 4)))
             assert np.array_equal(forward_values(graph, batch), reference.forward, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", sorted(REFERENCE_RULES))
+def test_the_tensor_reference_spells_the_op_its_way_with_torchs_numbers_to_the_bit(op):
+    x = np.array([[-1.5, -0.0, 0.0, 1e-300, 0.7, 3.0]])
+    graph = Graph(
+        [Input("x0", x[0], (6,))],
+        [OpNode("mul", (0, 0)), OpNode(op, (1,)), OpNode("mul", (2, 0))],
+        [3],
+        meta={"kind": "tensor"},
+    )
+    cot = np.array([[0.7, -1.1, 1.3, 0.9, -0.6, 1.2]])
+    direction = np.array([[0.3, 1.0, -2.0, 0.5, 0.8, -1.0]])
+    ours = run_torch_tensor_batch(graph, [x], [cot], [direction])
+    t = torch.tensor(x[0], requires_grad=True)
+    out = getattr(torch, op)(t * t) * t
+    (grad,) = torch.autograd.grad(out, t, torch.from_numpy(cot[0]), create_graph=True)
+    (hvp,) = torch.autograd.grad(grad, t, torch.from_numpy(direction[0]))
+    assert np.array_equal(ours.forward[:, 0], out.detach().numpy())
+    assert np.array_equal(ours.grads[:, 0], grad.detach().numpy())
+    assert np.array_equal(ours.hvp[:, 0], hvp.numpy())
+
+
+@pytest.mark.parametrize("tensor", [False, True])
+def test_the_rounding_bounds_passes_spell_ops_as_the_reference_does(tensor):
+    # torch's abs differentiated twice runs sgn's derivative through a Python decomposition, whose
+    # first call imports torch._dynamo (0.8 s in every worker process)
+    value = np.array([0.5, -2.0]) if tensor else 0.5
+    meta = {"kind": "tensor"} if tensor else {}
+    graph = Graph([Input("x0", value, np.shape(value))], [OpNode("abs", (0,))], [1], meta=meta)
+    batch = [np.asarray(value, dtype=np.float64)[None]]
+    cot = [np.ones((1, 2))] if tensor else np.ones((1, 1))
+    copies = Copies(graph, batch, cot, full=True)
+    assert "_Abs" in type(copies.raw[graph.n_inputs].grad_fn).__name__
