@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from gradcheck.campaign.blame import Diagnosed
 from gradcheck.campaign.settling import passes
-from gradcheck.campaign.structure import retaining
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.graphs.ir import Graph, OpNode
+from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.trust import failing_check
 
@@ -76,46 +73,6 @@ def first_passing(
     """The first of `graphs` the engine agrees on at a checkable point, on each of `runs` fresh
     builds (`settling.passes`); None when it fails them all."""
     return next((i for i, graph in enumerate(graphs) if passes(graph, adapter, runs, dtype)), None)
-
-
-def depends_on_the_build(graph: Graph, adapter: EngineAdapter, runs: int, dtype: str = "float64") -> bool:
-    """Whether the engine's verdict on one-point `graph` changes from build to build, over up to
-    `runs` fresh builds (the earlier ones kept alive, so that ids and set orders change), every
-    other one with the op nodes created in another order that computes the same: it passes on
-    one of them, or its numbers differ between two (same graph, same engine code, other
-    results). Stops at the first build that shows it."""
-    twin, kept = retaining(adapter)
-    rng = np.random.default_rng(len(graph.nodes))
-    seen: set[tuple[str, ...]] = set()
-    try:
-        for run in range(runs):
-            check = failing_check(graph if run % 2 == 0 else reordered(graph, rng), twin, dtype=dtype)
-            if check is None:
-                return True
-            seen.add(tuple(check.problems))
-            if len(seen) > 1:
-                return True
-        return False
-    finally:
-        kept.clear()
-
-
-def reordered(graph: Graph, rng: np.random.Generator) -> Graph:
-    """`graph` with its op nodes in another order the same values come out of (each after its
-    arguments, chosen at random among those ready): the same function, built in another order."""
-    n = graph.n_inputs
-    placed: dict[int, int] = {i: i for i in range(n)}
-    waiting = list(range(len(graph.nodes)))
-    nodes: list[OpNode] = []
-    while waiting:
-        ready = [i for i in waiting if all(a in placed for a in graph.nodes[i].args)]
-        pick = ready[int(rng.integers(len(ready)))]
-        waiting.remove(pick)
-        placed[n + pick] = n + len(nodes)
-        node = graph.nodes[pick]
-        nodes.append(node.with_args(tuple(placed[a] for a in node.args)))
-    outputs = [placed[o] for o in graph.outputs]
-    return Graph(list(graph.inputs), nodes, outputs, graph.points, graph.cotangent, dict(graph.meta))
 
 
 def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:

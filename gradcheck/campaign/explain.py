@@ -18,7 +18,7 @@ in this order:
    node failing alone;
 5. by the engine's graph code, when the structural phase found it wrong: a graph that reuses a
    node and passes as a tree (shared nodes counted wrong), or whose verdict changes from build
-   to build (an order that follows object ids: `alike.depends_on_the_build`).
+   to build (an order that follows object ids: `settling.depends_on_the_build`).
 Nodes are frozen by op and variant (`variant`: which operands are constants, the kind of each
 attribute), so a finding about `2.0 - x` explains a graph through its `2.0 - x` nodes only.
 """
@@ -30,10 +30,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcheck.campaign import tiers
-from gradcheck.campaign.alike import depends_on_the_build, first_passing, passing
+from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding, example_rank, excess
-from gradcheck.campaign.settling import reuses, without_reuse
+from gradcheck.campaign.settling import BUILD_ORDER_REBUILDS, depends_on_the_build, reuses, without_reuse
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -42,11 +42,6 @@ from gradcheck.graphs.shrink import frozen
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
 
-# Rebuilds of a failing graph that may show its verdict changing with the build before it counts as
-# the build order's doing (`alike.depends_on_the_build`). An engine whose backward follows object
-# ids failed a graph of 60 nodes on every one of 16 plain rebuilds; half of these rebuilds create
-# the nodes in another order, and 8 showed it on each of 7 such graphs.
-GRAPH_CODE_REBUILDS = 8
 # What a finding counts of its own, which a graph it explains does not inherit.
 _OWN_COUNTS = ("cases", "merged_kinds", "merged_checks", "raised", "folded")
 
@@ -291,7 +286,7 @@ def _graph_code(
         if f.phase != "structure":
             continue
         if f.kind is Kind.NONDETERMINISTIC:
-            if depends_on_the_build(failing, adapter, GRAPH_CODE_REBUILDS, dtype):
+            if depends_on_the_build(failing, adapter, BUILD_ORDER_REBUILDS, dtype):
                 return f
         elif f.extra.get("cause") == "sharing" and reuses(failing):
             tree = without_reuse(failing)

@@ -11,7 +11,8 @@ whose tree would be too large, a flaky failure shrinks badly, is folded when eac
 nodes passes alone instead). Into the structural finding that gradients depend on the build when
 it is nondeterministic itself (`fold_into_build_order`): an engine whose backward order follows
 object ids gets that one finding, not one nondeterministic finding per op, nor other structural
-findings whose checks pass on some builds.
+findings whose checks pass on some builds, nor a random graph's finding whose verdict changes
+over rebuilds that create its nodes in other orders (`depends_on_the_build`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding, group_findings
@@ -40,6 +43,11 @@ from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
+# Rebuilds of a failing graph that may show its verdict changing with the build before it counts as
+# the build order's doing (`depends_on_the_build`). An engine whose backward follows object ids
+# failed a graph of 60 nodes on every one of 16 plain rebuilds; half of these rebuilds create the
+# nodes in another order, and 8 showed it on each of 7 such graphs.
+BUILD_ORDER_REBUILDS = 8
 MAX_TREE_NODES = 400  # `without_reuse` gives up on graphs whose tree would be larger
 SHORT_CHAINS = (2, 3, 5, 10, 30, 100)  # the depths a deep chain's wrong gradient is rebuilt at
 
@@ -61,6 +69,46 @@ def rebuild_failures(
         failures = sum(failing_check(graph, twin, **options) is not None for _ in range(runs))
     kept.clear()
     return failures
+
+
+def depends_on_the_build(graph: Graph, adapter: EngineAdapter, runs: int, dtype: str = "float64") -> bool:
+    """Whether the engine's verdict on one-point `graph` changes from build to build, over up to
+    `runs` fresh builds (the earlier ones kept alive, so that ids and set orders change), every
+    other one with the op nodes created in another order that computes the same: it passes on
+    one of them, or its numbers differ between two (same graph, same engine code, other
+    results). Stops at the first build that shows it."""
+    twin, kept = retaining(adapter)
+    rng = np.random.default_rng(len(graph.nodes))
+    seen: set[tuple[str, ...]] = set()
+    try:
+        for run in range(runs):
+            check = failing_check(graph if run % 2 == 0 else reordered(graph, rng), twin, dtype=dtype)
+            if check is None:
+                return True
+            seen.add(tuple(check.problems))
+            if len(seen) > 1:
+                return True
+        return False
+    finally:
+        kept.clear()
+
+
+def reordered(graph: Graph, rng: np.random.Generator) -> Graph:
+    """`graph` with its op nodes in another order the same values come out of (each after its
+    arguments, chosen at random among those ready): the same function, built in another order."""
+    n = graph.n_inputs
+    placed: dict[int, int] = {i: i for i in range(n)}
+    waiting = list(range(len(graph.nodes)))
+    nodes: list[OpNode] = []
+    while waiting:
+        ready = [i for i in waiting if all(a in placed for a in graph.nodes[i].args)]
+        pick = ready[int(rng.integers(len(ready)))]
+        waiting.remove(pick)
+        placed[n + pick] = n + len(nodes)
+        node = graph.nodes[pick]
+        nodes.append(node.with_args(tuple(placed[a] for a in node.args)))
+    outputs = [placed[o] for o in graph.outputs]
+    return Graph(list(graph.inputs), nodes, outputs, graph.points, graph.cotangent, dict(graph.meta))
 
 
 def with_rates(findings: Sequence[Finding], adapter: EngineAdapter, dtype: str = "float64") -> list[Finding]:
@@ -187,6 +235,13 @@ def fold_into_build_order(findings: Sequence[Finding], adapter: EngineAdapter | 
     if adapter is not None:
         folded += [
             f for f in findings if f.phase == "structure" and f is not target and depends_on_build(f, adapter)
+        ]
+        folded += [  # a random graph that failed on every plain rebuild, its verdict seen changing
+            f
+            for f in findings
+            if f.phase == "random"
+            and f.kind is not Kind.NONDETERMINISTIC
+            and depends_on_the_build(Graph.from_dict(f.graph), adapter, BUILD_ORDER_REBUILDS)
         ]
     return _folded_into(target, folded, findings)
 

@@ -26,11 +26,12 @@ from gradcheck.campaign import (
     unexplained,
 )
 from gradcheck.campaign.accounting import account_for_failures
-from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike, reordered
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values
 from gradcheck.campaign.explain import Explaining, culprits, explain, variant, weighting_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
+from gradcheck.campaign.settling import reordered
 from gradcheck.campaign.supervisor import Supervisor
 from gradcheck.cli import main
 from gradcheck.engines.minigrad_value import MinigradValue

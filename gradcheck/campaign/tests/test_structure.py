@@ -13,7 +13,15 @@ import pytest
 from rich.console import Console
 
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.settling import reuses, with_rates, without_reuse
+from gradcheck.campaign.settling import (
+    BUILD_ORDER_REBUILDS,
+    depends_on_the_build,
+    fold_into_build_order,
+    rebuild_failures,
+    reuses,
+    with_rates,
+    without_reuse,
+)
 from gradcheck.campaign.structure import (
     REBUILDS,
     RECURSION_LIMIT,
@@ -25,6 +33,7 @@ from gradcheck.campaign.structure import (
 from gradcheck.cli import main
 from gradcheck.cli.replay import Saved, replay
 from gradcheck.engines import EngineAdapter, load_engine
+from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing import structural_engines as se
@@ -185,6 +194,37 @@ def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rat
     assert "nondeterministic (fails 4 of 8 rebuilds)" in flaky.title
     (steady,) = with_rates([_finding(graph)], se.DoubledSharedAdapter())
     assert steady.kind is Kind.WRONG_GRADIENT
+
+
+class FirstNodeMulWrong(se.CorrectAdapter):
+    """Right unless a graph's first op node is a mul: its verdict depends on the order the nodes
+    are created in, not on which nodes there are."""
+
+    mul_first = False  # of the graph built last (a rebuild's twin shares it)
+
+    def build(self, graph, values, program=None):
+        FirstNodeMulWrong.mul_first = bool(graph.nodes) and graph.nodes[0].op == "mul"
+        return super().build(graph, values) if program is None else super().build(graph, values, program)
+
+    def gradients(self, outputs, inputs, cotangent):
+        grads = super().gradients(outputs, inputs, cotangent)
+        return [2.0 * g if self.mul_first and g is not None else g for g in grads] if grads else grads
+
+
+def test_a_random_finding_whose_verdict_changes_with_the_nodes_order_is_the_build_orders():
+    nodes = [OpNode("mul", (0, 1)), OpNode("tanh", (2,))]
+    inputs = [Input("x0", 0.5), Input("x1", -1.5), Input("x2", 0.25)]
+    graph = Graph(inputs, nodes, [3, 4], cotangent=[1.0, 1.0])
+    adapter = FirstNodeMulWrong()
+    assert rebuild_failures(graph, adapter) == REBUILDS, "the same on every plain rebuild"
+    assert depends_on_the_build(graph, adapter, BUILD_ORDER_REBUILDS), "not when tanh is created first"
+    name = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
+    order = Finding(Kind.NONDETERMINISTIC, (), "gradient", graph.to_dict(), phase="structure", where=name)
+    random = Finding(Kind.WRONG_GRADIENT, ("mul", "tanh"), "gradient", graph.to_dict(), graph_indices=(3,))
+    (folded,) = fold_into_build_order([order, random], adapter)
+    assert folded.kind is Kind.NONDETERMINISTIC and 3 in folded.graph_indices
+    unfolded = fold_into_build_order([order, random])  # without the adapter, no rebuilds
+    assert [f.ops for f in unfolded] == [(), ("mul", "tanh")]
 
 
 def test_replay_says_fixed_only_when_every_rebuild_agrees(capsys):
