@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -158,7 +159,17 @@ def _findings(engine: str, phase: str | None = None) -> set[tuple]:
     ops = sorted(load_engine(engine).ops)
     found = [*result.findings, *edge_findings(load_engine(engine), ops)]
     found = [f for f in found if (f.phase == "inspection") == (phase == "inspection")]
-    return {(f.kind, f.ops, f.check, f.where, f.graphs, f.graph_indices, f.problems) for f in found}
+    return {
+        (f.kind, f.ops, f.check, f.where, f.graphs, f.graph_indices, _depthless(f.problems)) for f in found
+    }
+
+
+def _depthless(problems: tuple[str, ...]) -> tuple[str, ...]:
+    """The problems with a recursion limit's depth left out: it moves with the frames of the
+    engine's backward, and the `micrograd` adapter hashes micrograd's nodes in Python (so that
+    its sets, and the report's last bits, are the same in every run), a frame more wherever
+    micrograd's topological sort looks a node up in a set, for every adapter after it."""
+    return tuple(re.sub(r"\d+", "N", p) if "recursion limit" in p else p for p in problems)
 
 
 @pytest.mark.parametrize("engine", list(HANDWRITTEN))
