@@ -18,7 +18,7 @@ in this order:
    node failing alone;
 5. by the engine's graph code, when the structural phase found it wrong: a graph that reuses a
    node and passes as a tree (shared nodes counted wrong), or whose verdict changes from build
-   to build (an order that follows object ids: `settling.depends_on_the_build`).
+   to build (an order that follows object ids: `settling.verdict_changes_with_build`).
 Nodes are frozen by op and variant (`variant`: which operands are constants, the kind of each
 attribute), so a finding about `2.0 - x` explains a graph through its `2.0 - x` nodes only.
 """
@@ -33,7 +33,12 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding, example_rank, excess
-from gradcheck.campaign.settling import BUILD_ORDER_REBUILDS, depends_on_the_build, reuses, without_reuse
+from gradcheck.campaign.settling import (
+    BUILD_ORDER_REBUILDS,
+    reuses,
+    verdict_changes_with_build,
+    without_reuse,
+)
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -188,10 +193,8 @@ def _finding_of_node(
         and (f.ops, f.variant, Difference(f.kind, f.check)) == (ops, forms, difference)
     ]
     best = min(same, key=lambda f: example_rank(f.graph, excess(f)), default=None)
-    better = best is None or example_rank(failure.to_dict(), blamed.excess or 0.0) < example_rank(
-        best.graph, excess(best)
-    )
-    if better:
+    mine = example_rank(failure.to_dict(), blamed.excess or 0.0)
+    if best is None or mine < example_rank(best.graph, excess(best)):
         return finding_of(blamed, adapter, indices=(index,))
     return counted(best, index)
 
@@ -286,7 +289,7 @@ def _graph_code(
         if f.phase != "structure":
             continue
         if f.kind is Kind.NONDETERMINISTIC:
-            if depends_on_the_build(failing, adapter, BUILD_ORDER_REBUILDS, dtype):
+            if verdict_changes_with_build(failing, adapter, BUILD_ORDER_REBUILDS, dtype):
                 return f
         elif f.extra.get("cause") == "sharing" and reuses(failing):
             tree = without_reuse(failing)

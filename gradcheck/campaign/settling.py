@@ -12,11 +12,12 @@ nodes passes alone instead). Into the structural finding that gradients depend o
 it is nondeterministic itself (`fold_into_build_order`): an engine whose backward order follows
 object ids gets that one finding, not one nondeterministic finding per op, nor other structural
 findings whose checks pass on some builds, nor a random graph's finding whose verdict changes
-over rebuilds that create its nodes in other orders (`depends_on_the_build`).
+over rebuilds that create its nodes in other orders (`verdict_changes_with_build`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -44,7 +45,7 @@ from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph, failing_check
 
 # Rebuilds of a failing graph that may show its verdict changing with the build before it counts as
-# the build order's doing (`depends_on_the_build`). An engine whose backward follows object ids
+# the build order's doing (`verdict_changes_with_build`). An engine whose backward follows object ids
 # failed a graph of 60 nodes on every one of 16 plain rebuilds; half of these rebuilds create the
 # nodes in another order, and 8 showed it on each of 7 such graphs.
 BUILD_ORDER_REBUILDS = 8
@@ -71,12 +72,14 @@ def rebuild_failures(
     return failures
 
 
-def depends_on_the_build(graph: Graph, adapter: EngineAdapter, runs: int, dtype: str = "float64") -> bool:
+def verdict_changes_with_build(
+    graph: Graph, adapter: EngineAdapter, runs: int, dtype: str = "float64"
+) -> bool:
     """Whether the engine's verdict on one-point `graph` changes from build to build, over up to
     `runs` fresh builds (the earlier ones kept alive, so that ids and set orders change), every
     other one with the op nodes created in another order that computes the same: it passes on
-    one of them, or its numbers differ between two (same graph, same engine code, other
-    results). Stops at the first build that shows it."""
+    one of them, or its numbers differ beyond rounding between two (same function, same code,
+    other results: `_beyond_rounding`). Stops at the first build that shows it."""
     twin, kept = retaining(adapter)
     rng = np.random.default_rng(len(graph.nodes))
     seen: set[tuple[str, ...]] = set()
@@ -85,12 +88,25 @@ def depends_on_the_build(graph: Graph, adapter: EngineAdapter, runs: int, dtype:
             check = failing_check(graph if run % 2 == 0 else reordered(graph, rng), twin, dtype=dtype)
             if check is None:
                 return True
-            seen.add(tuple(check.problems))
+            seen.add(tuple(_beyond_rounding(p) for p in check.problems))
             if len(seen) > 1:
                 return True
         return False
     finally:
         kept.clear()
+
+
+_NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def _beyond_rounding(problem: str) -> str:
+    """A check's words without their asides (the error, its ratio to the bound), each number to 6
+    significant digits: two builds that sum in another order differ in the last bits, a backward
+    that visits nodes out of order by far more."""
+    while _ASIDE.search(problem):
+        problem = _ASIDE.sub("", problem)
+    return _NUMBER.sub(lambda m: f"{float(m.group()):.6g}", problem)
 
 
 def reordered(graph: Graph, rng: np.random.Generator) -> Graph:
@@ -241,7 +257,7 @@ def fold_into_build_order(findings: Sequence[Finding], adapter: EngineAdapter | 
             for f in findings
             if f.phase == "random"
             and f.kind is not Kind.NONDETERMINISTIC
-            and depends_on_the_build(Graph.from_dict(f.graph), adapter, BUILD_ORDER_REBUILDS)
+            and verdict_changes_with_build(Graph.from_dict(f.graph), adapter, BUILD_ORDER_REBUILDS)
         ]
     return _folded_into(target, folded, findings)
 
