@@ -25,7 +25,7 @@ from gradcheck.campaign.findings import CHECKS, Finding
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import ALLOWED
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.graphs.regions import ORDINARY, TINY, TINY_MAGNITUDE, region_of
+from gradcheck.graphs.regions import ORDINARY, TINY, region_of, tiny
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
@@ -122,8 +122,7 @@ def _tiny_inputs_scaled_up(graph: Graph) -> Graph:
 
     def ordinary(value: Any) -> Any:
         v = np.asarray(value, dtype=np.float64)
-        tiny = (v != 0) & (np.abs(v) < TINY_MAGNITUDE)
-        out = np.where(tiny, np.copysign(0.5, v), v)
+        out = np.where(tiny(v), np.copysign(0.5, v), v)
         return out if out.ndim else float(out)
 
     inputs = [Input(i.name, ordinary(i.value), i.shape) for i in graph.inputs]

@@ -85,9 +85,15 @@ def node_region(spec: OpSpec, node: OpNode, args: Sequence[np.ndarray], out: np.
         return OVERFLOW
     if not finite:
         return NONFINITE
-    if any(((a != 0) & (np.abs(a) < TINY_MAGNITUDE)).any() for a in args):
+    if any(tiny(a).any() for a in args):
         return TINY
     return ORDINARY
+
+
+def tiny(values: Any) -> np.ndarray:
+    """Which entries of `values` are tiny: nonzero and below `TINY_MAGNITUDE` in size."""
+    v = np.asarray(values, dtype=np.float64)
+    return (v != 0) & (np.abs(v) < TINY_MAGNITUDE)
 
 
 def _branches_differ(spec: OpSpec, args: Sequence[np.ndarray], attrs: dict[str, Any]) -> bool:
