@@ -48,6 +48,7 @@ def test_the_rates_give_each_ks_median_ratio_its_goal_and_each_trees_split_per_g
 @pytest.mark.slow
 def test_a_campaign_reports_its_seconds_and_its_check_and_blame_apart() -> None:
     figures = bench_throughput.campaign(bench_throughput.REPO, 0.1, graphs=20)
-    assert set(figures) == {"wall", "seconds", "check", "blame", "failed"}
+    assert set(figures) == {"wall", "seconds", "check", "blame", "structure", "failed"}
     assert figures["failed"] > 0  # mul's derivative 10% off fails graphs
     assert 0 < figures["check"] < figures["seconds"] < figures["wall"]
+    assert 0 < figures["structure"] < figures["seconds"]
