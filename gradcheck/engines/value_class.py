@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradcheck.engines.adapter import EngineAdapter, scaled_alone
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
@@ -180,8 +180,8 @@ class ValueClassAdapter(EngineAdapter):
         cotangent: Sequence[Any],
         create_graph: bool = False,
     ) -> list[Any]:
-        """One backward() of the weighted outputs, every node's `grad` zeroed before and restored
-        after (the checker differentiates the same graph many times; the class accumulates)."""
+        """`gradients` (one backward()), every node's `grad` zeroed before and restored after (the
+        checker differentiates the same graph many times; the class accumulates)."""
         if create_graph:
             raise NotImplementedError(f"engine {self.name!r} does not support second derivatives")
         nodes = self._graph_nodes([*outputs, *inputs])
@@ -189,14 +189,7 @@ class ValueClassAdapter(EngineAdapter):
         for node in nodes:
             node.grad = 0.0
         try:
-            if scaled_alone(outputs, cotangent):  # not through the class's own mul
-                outputs[0].backward()
-                return [float(cotangent[0]) * float(x.grad) for x in inputs]
-            loss = self.weighted(outputs[0], cotangent[0])
-            for out, c in zip(outputs[1:], cotangent[1:]):
-                loss = loss + self.weighted(out, c)
-            loss.backward()
-            return [float(x.grad) for x in inputs]
+            return [float(g) for g in self.gradients(outputs, inputs, cotangent)]
         finally:
             for node, g in zip(nodes, saved):
                 node.grad = g
