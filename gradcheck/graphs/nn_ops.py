@@ -120,6 +120,8 @@ def _linear_spec(name: str, bias: bool, relu: bool) -> OpSpec:
         family="piecewise" if relu else "arithmetic",
         accuracy=Accuracy(0.5, (0.5, 0.5, 0.5), linear=True, terms=rounding_scales.linear_terms),
         array=lambda xp, a, k: xp.maximum(_xp_linear(xp, a), 0.0) if relu else _xp_linear(xp, a),
+        # maximum(y, 0) shares the gradient at y = 0; torch's relu gives 0 there
+        exact=(lambda xp, a, k: xp.relu(_xp_linear(xp, a))) if relu else None,
     )
 
 

@@ -120,7 +120,8 @@ class OpSpec:
     numpy(args, attrs): the reference forward on float64 arrays whose leading axis is the batch
         of points (plain floats work too).
     grads(args, attrs, out): the reference local derivatives d(out)/d(arg) per argument, numpy,
-        with torch's convention at kinks (scalar ops; None for tensor-only ops).
+        with torch's convention at kinks (elementwise ops; None for the others). Written with
+        operators and numpy's functions only, so it also runs on the exact reference's numbers.
     template: the snippet spelling, `{0}`, `{1}` for arguments and `{name}` for attributes.
     domain(args, attrs): per-element True where the arguments are inside the domain, a margin from
         poles and kinks. branch(args, attrs): a value that must not change under a numerical step
@@ -128,8 +129,14 @@ class OpSpec:
     family: the tolerance family (`gradcheck.checker.tolerance.FAMILIES`); None: the default.
     array(xp, args, attrs): the op spelled with a numpy-like module `xp` (numpy, jax.numpy,
         autograd.numpy), one point at a time, for function-style engines.
-    mpmath(mp, x, ...): the op on mpmath numbers (`mp` is the mpmath module) for the exact oracle,
-        one per argument; None for ops spelled with operators or defined on tensors only.
+    mpmath(mp, x, ..., **attrs): an elementwise op's exact value on mpmath numbers (`mp` is the
+        mpmath module), one per argument, attributes by name, with IEEE's inf where the value is
+        infinite and nan where it is undefined (a complex result, as mpmath's log(-1), stands for
+        nan); None for the ops that are not elementwise. With `grads` it is the op's exact form
+        (`gradcheck.parity.exact_jets`); the oracle's `MPValue` takes its methods from it.
+    exact(xp, args, attrs): the op's exact form where its `array` spelling, run on the exact
+        reference's numpy-like module, would not give torch's convention at a kink or tie (amax's
+        tied maxima share the gradient); None: `array` is exact as it stands.
     attrs: attribute name -> options to draw from. kink_cases: (argument values, attributes)
         exactly at a kink, checked against torch's convention there (never drawn at random).
     number_operands: a Python number may stand as either operand (binary ops with an operator
@@ -168,6 +175,7 @@ class OpSpec:
     bounded: bool = False
     mpmath: Callable[..., Any] | None = None
     array: Callable[[Any, Args, Attrs], Any] | None = None
+    exact: Callable[[Any, Args, Attrs], Any] | None = None
     torch_template: str | None = None
     torch_apply: Callable[[Args, Attrs], Any] | None = None
     # tensor graphs: output shape from argument shapes (None: incompatible); default elementwise
@@ -191,6 +199,12 @@ class OpSpec:
             for k, v in {**self.optional_attrs, **attrs}.items()
         }
         return template.format(*args, **spelled)
+
+    @property
+    def elementwise(self) -> bool:
+        """Applied element by element, its exact form given by `mpmath` (value) and `grads`
+        (local derivatives): the scalar ops, maximum, minimum and clamp."""
+        return self.mpmath is not None and self.grads is not None
 
     @property
     def torch_rule(self) -> Callable[[Args, Attrs], Any]:

@@ -43,6 +43,20 @@ def _power_rule(base: Any, exponent: Any) -> Any:
     return np.where(exponent != 0, exponent * base ** (exponent - 1.0), 0.0)
 
 
+def mp_divide(mp: Any, a: Any, b: Any) -> Any:
+    """a / b on mpmath numbers, with IEEE's results where mpmath raises: +-inf for a nonzero
+    number over 0 and nan for 0 / 0 (mpmath has no signed zero: the divisor counts as +0)."""
+    if b:
+        return a / b
+    return mp.nan if not a or mp.isnan(a) else mp.inf * mp.sign(a)
+
+
+def mp_power(mp: Any, a: Any, b: Any) -> Any:
+    """a ** b on mpmath numbers, with IEEE's inf for 0 to a negative power, where mpmath raises
+    (a negative base to a fractional power gives a complex number: nan to its readers)."""
+    return mp.inf if not a and b < 0 else a**b
+
+
 def _atan2_domain(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
     """Away from the origin (a pole) and from the branch cut, the negative x axis."""
     y, x = args
@@ -67,6 +81,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.5, (0.0, 0.0)),  # measured: 0.50 (correctly rounded), 0
         number_operands=True,
         edges=edges.binary((1e300, 1e300), (-1e300, -1e300)),
+        mpmath=lambda mp, a, b: a + b,
         array=lambda xp, a, k: a[0] + a[1],
     ),
     OpSpec(
@@ -81,6 +96,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.5, (0.0, 0.0)),  # measured: 0.50 (correctly rounded), 0
         number_operands=True,
         edges=edges.binary((1e300, -1e300)),
+        mpmath=lambda mp, a, b: a - b,
         array=lambda xp, a, k: a[0] - a[1],
     ),
     OpSpec(
@@ -94,6 +110,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.5, (0.5, 0.5)),  # measured: 0.49, 0.49, 0.49 (correctly rounded)
         number_operands=True,
         edges=edges.binary((1e300, 1e300), (1e-300, 1e-300), (1e300, 1e-300)),
+        mpmath=lambda mp, a, b: a * b,
         array=lambda xp, a, k: a[0] * a[1],
     ),
     OpSpec(
@@ -110,6 +127,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(1.25, (1.25, 2.25)),  # measured: 0.91 (micrograd's a * b ** -1), 0.89, 1.84
         number_operands=True,
         edges=edges.binary((1e300, 1e-300), (1e-300, 1e300), (-1.0, 0.0), (1.0, -0.0)),
+        mpmath=mp_divide,
         array=lambda xp, a, k: a[0] / a[1],
     ),
     OpSpec(
@@ -128,6 +146,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.75, (24.0, 1.0)),  # measured: 0.50, 17.1 (b - 1 rounded, times log a), 0.68
         number_operands=True,
         edges=edges.binary((1e300, 2.0), (10.0, 400.0), (2.0, -1100.0), (0.0, -1.0), (-2.0, 0.5)),
+        mpmath=mp_power,
         array=lambda xp, a, k: a[0] ** a[1],
     ),
     OpSpec(
@@ -148,6 +167,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="sqrt_pow",
         accuracy=Accuracy(1.25, (1.75,)),  # measured: 0.85, 1.34
         edges=edges.with_exponents(),
+        mpmath=lambda mp, x, exponent: mp_power(mp, x, mp.mpf(exponent)),
         array=lambda xp, a, k: a[0] ** k["exponent"],
     ),
     OpSpec(
@@ -161,6 +181,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         accuracy=Accuracy(0.0, (0.0,)),  # measured: 0, 0 (exact)
         edges=edges.unary(),
+        mpmath=lambda mp, x: -x,
         array=lambda xp, a, k: -a[0],
     ),
     OpSpec(
@@ -177,7 +198,7 @@ SCALAR_SPECS: list[OpSpec] = [
         bounded=True,
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0,)),  # measured: 0, 0 (exact)
-        mpmath=lambda mp, x: x if x > 0 else mp.mpf(0),
+        mpmath=lambda mp, x: mp.mpf(0) if x <= 0 else x,  # nan stays nan
         edges=edges.unary(),
         array=lambda xp, a, k: xp.maximum(a[0], 0.0),
     ),

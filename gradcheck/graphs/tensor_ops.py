@@ -235,6 +235,23 @@ def _tie_branch(args: Sequence[np.ndarray], attrs: dict[str, Any]) -> np.ndarray
     return np.sign(args[0] - args[1])
 
 
+def _tie_share(x: Any, y: Any) -> Any:
+    """d maximum(x, y) / dx as torch takes it: 1 where x is the larger, half at a tie, else 0."""
+    return np.where(x > y, 1.0, np.where(x == y, 0.5, 0.0))
+
+
+def _mp_pick(mp: Any, pick: Any, *args: Any) -> Any:
+    """`pick` (max or min) of mpmath numbers, nan when any of them is nan (as torch's)."""
+    return mp.nan if any(mp.isnan(a) for a in args) else pick(*args)
+
+
+def _shared_extreme_xp(xp: Any, x: Any, dims: tuple[int, ...], pick: Any) -> Any:
+    """amax or amin (`pick`: xp.max or xp.min) as torch differentiates them: the extreme's value,
+    its gradient shared evenly among the entries tied for it (the mean of the tied entries)."""
+    tied = x == pick(x, axis=dims, keepdims=True)
+    return xp.sum(xp.where(tied, x, 0.0), axis=dims) / xp.sum(tied, axis=dims)
+
+
 def softmax_xp(xp: Any, x: Any, dim: int) -> Any:
     """softmax along `dim` with a numpy-like module `xp` (the max subtracted first)."""
     e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
@@ -341,6 +358,7 @@ TENSOR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.0, (0.5,), terms=rounding_scales.exact_selection),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.max(a[0], axis=tuple(k["dims"])),
+        exact=lambda xp, a, k: _shared_extreme_xp(xp, a[0], tuple(k["dims"]), xp.max),
     ),
     OpSpec(
         "amin",
@@ -359,6 +377,7 @@ TENSOR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(0.0, (0.5,), terms=rounding_scales.exact_selection),
         edges=_row_edges(dims=(-1,)),
         array=lambda xp, a, k: xp.min(a[0], axis=tuple(k["dims"])),
+        exact=lambda xp, a, k: _shared_extreme_xp(xp, a[0], tuple(k["dims"]), xp.min),
     ),
     OpSpec(
         "clamp",
@@ -377,6 +396,8 @@ TENSOR_SPECS: list[OpSpec] = [
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0,)),
         edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edges.unary(-0.5)),
+        grads=lambda a, k, out: (np.where((a[0] >= k["low"]) & (a[0] <= k["high"]), 1.0, 0.0),),
+        mpmath=lambda mp, x, low, high: _mp_pick(mp, min, _mp_pick(mp, max, x, mp.mpf(low)), mp.mpf(high)),
         array=lambda xp, a, k: xp.clip(a[0], k["low"], k["high"]),
     ),
     OpSpec(
@@ -393,6 +414,8 @@ TENSOR_SPECS: list[OpSpec] = [
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0, 0.0)),
         edges=edges.binary(),
+        grads=lambda a, k, out: (_tie_share(a[0], a[1]), _tie_share(a[1], a[0])),
+        mpmath=lambda mp, a, b: _mp_pick(mp, max, a, b),
         array=lambda xp, a, k: xp.maximum(a[0], a[1]),
     ),
     OpSpec(
@@ -409,6 +432,8 @@ TENSOR_SPECS: list[OpSpec] = [
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0, 0.0)),
         edges=edges.binary(),
+        grads=lambda a, k, out: (_tie_share(a[1], a[0]), _tie_share(a[0], a[1])),
+        mpmath=lambda mp, a, b: _mp_pick(mp, min, a, b),
         array=lambda xp, a, k: xp.minimum(a[0], a[1]),
     ),
     OpSpec(

@@ -34,7 +34,7 @@ def mp_exact(graph: Graph, batch: list[np.ndarray], cot: np.ndarray) -> tuple[np
         def f(*xs: Any) -> Any:
             args = node.operands(list(xs), lambda c: mpmath.mpf(c.value))
             if spec.mpmath is not None:
-                return spec.mpmath(mpmath, *args)
+                return spec.mpmath(mpmath, *args, **node.attr)
             return spec.apply(args, node.attr)
 
         for p in range(k):
@@ -93,7 +93,9 @@ def mp_exact_hvp(
 
         def f(*xs: Any) -> Any:
             args = node.operands(list(xs), lambda c: mpmath.mpf(c.value))
-            return spec.mpmath(mpmath, *args) if spec.mpmath is not None else spec.apply(args, node.attr)
+            if spec.mpmath is not None:
+                return spec.mpmath(mpmath, *args, **node.attr)
+            return spec.apply(args, node.attr)
 
         for p in range(k):
             xs = [mpmath.mpf(float(b[p])) for b in batch]
