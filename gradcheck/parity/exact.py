@@ -29,8 +29,10 @@ mpmath has no signed zero: -0.0 is 0 (1 / -0.0 is +inf here, -inf in torch).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -342,14 +344,29 @@ def _settle(evaluator: _Graph, point: _Point) -> tuple[list[tuple[float, float, 
         lo, hi = hi, evaluator.evaluate(point, 2 * hi.precision)
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while points are evaluated: exact numbers are
+    millions of small objects that form no cycles, and the collector's passes over them cost a
+    quarter of the time (`benchmarks/bench_exact.py`)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _run(evaluator: _Graph, problems: list[_Point], hvp: bool, precise: bool) -> ExactResult:
     k = len(problems)
     columns, undecided, precision, values = [], np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64), []
-    for j, point in enumerate(problems):
-        entries, undecided[j], last = _settle(evaluator, point)
-        columns.append(entries)
-        precision[j] = last.precision
-        values.append(last.entries)
+    with _collector_paused():
+        for j, point in enumerate(problems):
+            entries, undecided[j], last = _settle(evaluator, point)
+            columns.append(entries)
+            precision[j] = last.precision
+            values.append(last.entries)
     table = np.array([[e[0] for e in col] for col in columns], dtype=np.float64).T
     radius = np.array([[e[1] for e in col] for col in columns], dtype=np.float64).T
     settled = np.array([[e[2] for e in col] for col in columns], dtype=bool).T
