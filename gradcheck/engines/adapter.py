@@ -58,6 +58,10 @@ class EngineAdapter:
     tensor: bool = False  # evaluates tensor graphs (inputs are float64 arrays)
     create_graph: bool = False  # second derivatives via `hvp`
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
+    # how its backward sums (`parity.any_order`): "nodes" (each node's adjoint sums its uses) or
+    # "paths" (it recurses down every path and adds path products at the leaves; the structural
+    # phase finds such a backward by its time and sets this for the campaign)
+    accumulation: str = "nodes"
     dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
     dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
     spec: str | None = None  # the name `load_engine` loaded it by, for repro scripts that load it again

@@ -15,6 +15,7 @@ terms the rounding of those terms.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,24 @@ FIGURES = (
 )
 
 
+@dataclass(frozen=True)
+class ExactJudgement:
+    """One point's entries judged against the exact values (forward (F,), gradients (N,)) with the
+    rounding bound of any correct evaluation (`parity.any_order`): which entries outside torch's
+    rounding are also outside BOUND_SAFETY times that bound, and how far."""
+
+    forward: np.ndarray
+    grads: np.ndarray
+    forward_bound: np.ndarray
+    grad_bound: np.ndarray
+    bad_forward: np.ndarray  # per output entry
+    bad_grads: np.ndarray  # per gradient entry
+
+    @property
+    def passed(self) -> bool:
+        return not (self.bad_forward.any() or self.bad_grads.any())
+
+
 class PointErrors:
     """The engine's results (`fwd_e` (outputs, m), `grad_e` (inputs, m)) against the references
     at points `cols` (torch's `reference`, central differences `numeric` or None).
@@ -109,6 +128,7 @@ class PointErrors:
         self.fwd_bound = np.zeros_like(self.fwd_diff)
         self.grad_bound = np.zeros_like(self.abs_t)
         self.bounded = False
+        self.exact: dict[int, ExactJudgement] = {}  # columns judged again against the exact values
 
         self.numeric = numeric is not None
         if self.numeric:
@@ -148,6 +168,47 @@ class PointErrors:
         self.bounded = True
         self._judge()
 
+    def outside_rounding_only(self, c: int) -> bool:
+        """Whether column `c` fails only against torch, by finite numbers beyond torch's rounding
+        (not against central differences, and with torch's pattern of nan and inf): what another
+        correct evaluation order could explain."""
+        if not self.bad[c] or self.bad_numeric[c]:
+            return False
+        same = np.isfinite(self.fwd_e[:, c]) == np.isfinite(self.fwd_t[:, c])
+        same_grads = np.isfinite(self.grad_e[:, c]) == np.isfinite(self.grad_t[:, c])
+        differences = np.concatenate([self.fwd_diff[:, c], self.abs_t[:, c]])
+        return bool(same.all() and same_grads.all() and np.isfinite(differences).all())
+
+    def judge_by_exact(
+        self,
+        c: int,
+        forward: np.ndarray,
+        grads: np.ndarray,
+        forward_bound: np.ndarray,
+        grad_bound: np.ndarray,
+    ) -> bool:
+        """Judge column `c`'s entries outside torch's rounding again, against the exact values
+        with the rounding bound of any correct evaluation (one evaluation's, so BOUND_SAFETY times
+        it is allowed): True, and the column passes, when every one is within it."""
+        with np.errstate(invalid="ignore"):
+            outside_f = ~(self.fwd_diff[:, c] <= self.allowed_f[:, c])
+            outside_t = ~(self.abs_t[:, c] <= self.allowed_t[:, c])
+            bad_f = outside_f & ~(np.abs(self.fwd_e[:, c] - forward) <= BOUND_SAFETY * forward_bound)
+            bad_g = outside_t & ~(np.abs(self.grad_e[:, c] - grads) <= BOUND_SAFETY * grad_bound)
+        judgement = ExactJudgement(forward, grads, forward_bound, grad_bound, bad_f, bad_g)
+        self.exact[c] = judgement
+        ratios = [
+            bound_ratio(np.abs(self.fwd_e[outside_f, c] - forward[outside_f]), forward_bound[outside_f])
+        ]
+        ratios.append(
+            bound_ratio(np.abs(self.grad_e[outside_t, c] - grads[outside_t]), grad_bound[outside_t])
+        )
+        self.figures[3][c] = max(worst_error(r) for r in ratios)  # against the bound the verdict used
+        if judgement.passed:
+            self.bad_forward[c] = self.bad_torch[c] = False
+            self.bad[c] = self.bad_elsewhere[c] = bool(self.bad_numeric[c])
+        return judgement.passed
+
     def _judge(self) -> None:
         with np.errstate(invalid="ignore", divide="ignore"):
             self.allowed_f = BOUND_SAFETY * self.fwd_bound
@@ -185,7 +246,21 @@ class PointErrors:
                 slack = self.allowed_n + self.allowed_t
                 ratios.append(_column_nanmax(bound_ratio(self.abs_n, slack)))
                 ratios.append(_column_nanmax(bound_ratio(self.abs_tn, slack)))
-        return np.maximum.reduce(ratios)
+            excess = np.maximum.reduce(ratios)
+            for c, judged in self.exact.items():  # judged against the exact values: by that bound
+                forward = bound_ratio(
+                    np.abs(self.fwd_e[:, c] - judged.forward), BOUND_SAFETY * judged.forward_bound
+                )
+                grads = bound_ratio(
+                    np.abs(self.grad_e[:, c] - judged.grads), BOUND_SAFETY * judged.grad_bound
+                )
+                against_torch = [ratios[2][c], ratios[3][c]] if self.numeric else []
+                excess[c] = max(
+                    worst_error(forward[judged.bad_forward]),
+                    worst_error(grads[judged.bad_grads]),
+                    *against_torch,
+                )
+        return excess
 
     def fold_into(self, result: Any, upto: int) -> None:
         """Raise `result`'s maxima to this block's figures at columns 0..upto-1 (in point order,
@@ -198,6 +273,9 @@ class PointErrors:
         problems: list[str] = []
         fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
+        judged = self.exact.get(c)
+        if judged is not None:
+            return self._exact_problems(judged, c, labels) + self._numeric_problems(c, labels)
         failing = np.flatnonzero(~(self.fwd_diff[:, c] <= self.allowed_f[:, c]))
         if failing.size:
             j = failing[_worst_output(self.fwd_diff[failing, c], self.fwd_ratio[failing, c])]
@@ -211,8 +289,36 @@ class PointErrors:
                 f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
                 f"(abs err {abs_t[i]:.3g}; {outside(abs_t[i], self.grad_bound[i, c])})"
             )
+        return problems + self._numeric_problems(c, labels)
+
+    def _exact_problems(self, judged: ExactJudgement, c: int, labels: Sequence[str]) -> list[str]:
+        """The entries that failed against the exact values, in words."""
+        problems: list[str] = []
+        fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
+        for j in np.flatnonzero(judged.bad_forward)[:1]:
+            error = abs(float(fwd_e[j]) - float(judged.forward[j]))
+            problems.append(
+                f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} and the "
+                f"exact value is {float(judged.forward[j])!r} (rel err {self.fwd_rel[j, c]:.3g}; "
+                f"{outside_any_order(error, float(judged.forward_bound[j]))})"
+            )
+        grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
+        for i in np.flatnonzero(judged.bad_grads)[:3]:
+            error = abs(float(grad_e[i]) - float(judged.grads[i]))
+            problems.append(
+                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r}, exact "
+                f"{float(judged.grads[i])!r} (abs err {self.abs_t[i, c]:.3g}; "
+                f"{outside_any_order(error, float(judged.grad_bound[i]))})"
+            )
+        return problems
+
+    def _numeric_problems(self, c: int, labels: Sequence[str]) -> list[str]:
+        """The entries that fail against central differences (and torch's against them), in words."""
         if not self.numeric:
-            return problems
+            return []
+        problems: list[str] = []
+        grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
+        allowed_t = self.allowed_t[:, c]
         grad_n, abs_n = self.grad_n[:, c], self.abs_n[:, c]
         allowed_n, abs_tn = self.allowed_n[:, c] + allowed_t, self.abs_tn[:, c]
         for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
@@ -242,6 +348,15 @@ def outside(error: float, bound: float) -> str:
     if not bound > 0:
         return f"the entry is exact in float64 (rounding bound 0), allowed {BOUND_SAFETY:g} × that"
     return f"{error / bound:.3g} × the rounding bound {bound:.2g} (allowed {BOUND_SAFETY:g} ×)"
+
+
+def outside_any_order(error: float, bound: float) -> str:
+    """How far an entry is from the exact value, against the rounding bound of any correct
+    evaluation order: "412 × the rounding bound of any evaluation order 2.9e-16 (allowed 4 ×)"."""
+    if not bound > 0:
+        return f"the exact value is exact in float64 in any evaluation order, allowed {BOUND_SAFETY:g} × 0"
+    ratio = f"{error / bound:.3g} × the rounding bound of any evaluation order {bound:.2g}"
+    return f"{ratio} (allowed {BOUND_SAFETY:g} ×)"
 
 
 def bound_ratio(error: np.ndarray, bound: np.ndarray) -> np.ndarray:

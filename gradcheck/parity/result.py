@@ -48,6 +48,9 @@ class GraphCheck:
     # oracle, `trust`), or gradient or Hessian-vector product entries that differ from torch's by
     # their rounding (`rounding`)
     settled_points: int = 0
+    # points where an entry differed from torch beyond torch's rounding, but stayed within the
+    # rounding of another evaluation order of the exact value (`parity.any_order`): not a failure
+    order_settled_points: int = 0
     # how far the failing point is outside its allowance: the largest ratio of an error to the
     # error allowed (inf where the engine raised or gave no number; None while the check passes)
     failing_excess: float | None = None

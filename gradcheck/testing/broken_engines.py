@@ -212,6 +212,23 @@ NaiveTanhSigmoid = _broken(
     naive=frozenset({"tanh", "sigmoid"}),
 )
 
+
+class _MulOffByATrillionth(TinyValue):
+    __slots__ = ()
+
+    def local_grads(self) -> tuple[Any, ...]:
+        grads = super().local_grads()
+        return tuple(g * (1 + 1e-12) for g in grads) if self.op == "mul" else grads
+
+
+class MulOffByATrillionth(TinyAdapter):
+    """mul's local derivatives 1 + 1e-12 times the right ones: the smallest bug the rounding
+    bounds must still catch on a well-conditioned graph (a few hundred ulps)."""
+
+    name = "mul-off-by-1e-12"
+    value_type = _MulOffByATrillionth
+
+
 BROKEN_ENGINES: dict[str, type[TinyAdapter]] = {
     cls.name: cls
     for cls in (

@@ -15,27 +15,12 @@ from gradcheck.parity.compare import check_graph, repro_allowances
 from gradcheck.parity.copies import Copies
 from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.testing import kind_engines
-from gradcheck.testing.broken_engines import TinyAdapter, TinyValue
+from gradcheck.testing.broken_engines import MulOffByATrillionth, TinyAdapter
 from gradcheck.testing.field_engines import DivisionOffByAPart, ReciprocalDivision
 
 DATA = Path(__file__).with_name("data")
 SEEDS = range(8)  # each draws its own cotangent (and Hessian direction)
 X = -0.7202254583150607  # where x * x ** -1 is 1 - 1.1e-16 (micrograd's division)
-
-
-class MulOffByAPart(TinyValue):
-    """mul's local derivatives (1 + 1e-12) times the right ones: a micrograd-style planted bug."""
-
-    __slots__ = ()
-
-    def local_grads(self):
-        grads = super().local_grads()
-        return tuple(g * (1 + 1e-12) for g in grads) if self.op == "mul" else grads
-
-
-class MulOffByAPartAdapter(TinyAdapter):
-    name = "mul-off-by-1e-12"
-    value_type = MulOffByAPart
 
 
 # --- a well-conditioned graph: a 1e-12 error is caught -------------------------------------------
@@ -51,7 +36,7 @@ WELL_CONDITIONED = Graph(
 
 def test_a_planted_1e12_gradient_error_is_caught_on_a_well_conditioned_graph():
     assert check_graph(WELL_CONDITIONED, TinyAdapter(), seed=0).passed
-    check = check_graph(WELL_CONDITIONED, MulOffByAPartAdapter(), seed=0, numeric=False)
+    check = check_graph(WELL_CONDITIONED, MulOffByATrillionth(), seed=0, numeric=False)
     assert not check.passed
     (problem,) = [p for p in check.problems if "gradient of x1" in p]
     assert "× the rounding bound" in problem and f"(allowed {BOUND_SAFETY:g} ×)" in problem
