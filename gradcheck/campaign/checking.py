@@ -12,14 +12,17 @@ import numpy as np
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, cause_of, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain
+from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
-from gradcheck.campaign.records import GraphRecord, record_of
+from gradcheck.campaign.records import METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
-from gradcheck.campaign.validation import campaign_ops, campaign_variants, load_adapter
+from gradcheck.campaign.structure import EVERY_PATH
+from gradcheck.campaign.validation import campaign_adapter, campaign_ops, campaign_variants
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink
 from gradcheck.parity.classify import Difference
+from gradcheck.parity.kinds import Kind
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
@@ -29,7 +32,7 @@ class GraphChecker:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.adapter = load_adapter(settings.engine)
+        self.adapter = campaign_adapter(settings)
         self.ops = campaign_ops(settings, self.adapter)
         self.variants = campaign_variants(settings, self.adapter)
 
@@ -38,8 +41,36 @@ class GraphChecker:
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
-        check = checked_graph(self.graph(index), self.adapter, seed=seed, dtype=self.settings.dtype)
+        graph = self.graph(index)
+        limit = self.settings.max_paths
+        if limit is not None and graph.path_count() > limit:
+            return too_many_paths(index, graph, limit)
+        check = checked_graph(graph, self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
+
+
+def too_many_paths(index: int, graph: Graph, limit: int) -> GraphRecord:
+    """Random graph `index`, not run: more paths than an engine whose backward follows every path
+    finishes within the graph timeout (`Settings.max_paths`); counted in that structural finding."""
+    problem = (
+        f"not run: {graph.path_count()} paths from the outputs to the inputs, more than the {limit} "
+        f"the engine's backward follows within the graph timeout"
+    )
+    finding = Finding(
+        kind=Kind.STRUCTURAL,
+        ops=(),
+        check="gradient",
+        graph=graph.to_dict(),
+        phase="structure",
+        where=EVERY_PATH,
+        graph_indices=(index,),
+        problems=(problem,),
+        extra={"cause": "paths", "cases": {"random": 1}},
+    )
+    failure = Failure(problems=(problem,), snippet="", graph=graph.to_dict(), finding=finding)
+    return GraphRecord(
+        index, tuple(sorted(set(graph.ops()))), False, dict.fromkeys(METRICS), (problem,), failure, 0
+    )
 
 
 def campaign_graph(
@@ -84,7 +115,7 @@ class FailureShrinker:
 
     def __init__(self, settings: Settings, max_checks: int = 400) -> None:
         self.settings = settings
-        self.adapter = load_adapter(settings.engine)
+        self.adapter = campaign_adapter(settings)
         self.max_checks = max_checks
 
     def __call__(self, record: GraphRecord, seconds: float | None = None) -> GraphRecord:
@@ -159,7 +190,7 @@ class FailureExplainer:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.adapter = load_adapter(settings.engine)
+        self.adapter = campaign_adapter(settings)
 
     def __call__(self, record: GraphRecord, known: Explaining) -> GraphRecord:
         """`record` with the finding that explains it, if one does (else as it was, classified)."""

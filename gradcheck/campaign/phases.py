@@ -24,6 +24,7 @@ findings in, the per-op figures and saving run here.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -58,7 +59,7 @@ from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
-from gradcheck.campaign.structure import StructureReport, run_structure
+from gradcheck.campaign.structure import EVERY_PATH, StructureReport, run_structure
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
@@ -71,6 +72,9 @@ from gradcheck.parity.edges import check_edges, edge_cases
 Progress = Callable[[str, int, int], None]
 # Isolation cases per task (each a few one-op checks).
 ISOLATION_CHUNK = 8
+# A graph of an engine whose backward follows every path is run when its paths, at the rate the
+# structural phase measured, take at most this fraction of the graph timeout at each point.
+PATH_TIME_SAFETY = 4.0
 
 
 def run_campaign(
@@ -114,15 +118,16 @@ def _phases(
     if settings.structure:
         with clock.step("structure"):
             structure = structure_of(runner, engine)
+        settings = following_paths(settings, structure, getattr(runner, "timeout", None))
     if settings.isolation:
         with clock.step("isolate"):
             isolated, one_op = isolation_of(runner, engine, facts)
         settings = without_adapter_faults(settings, isolated)
-        if settings != engine.settings:  # the workers' engine state and the ops follow the settings
-            engine = Campaign(backend, settings)
-            facts = runner.call(tasks.describe, engine, None)
-            ops = facts.checked()
-            one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
+    if settings != engine.settings:  # the workers' engine state and the ops follow the settings
+        engine = Campaign(backend, settings)
+        facts = runner.call(tasks.describe, engine, None)
+        ops = facts.checked()
+        one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     records = random_graphs(settings, graphs_on, engine, facts, clock.report)
@@ -171,6 +176,25 @@ def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
         batch for _, batch in runner.map(tasks.structure, engine, work, lambda _, d: dead_structure(d))
     )
     return report
+
+
+def following_paths(settings: Settings, structure: StructureReport, timeout: float | None) -> Settings:
+    """`settings` for an engine whose backward follows every path (the structural phase's
+    `EVERY_PATH` finding): its gradients judged by the rounding of a sum over paths
+    (`parity.any_order`), and, with a graph `timeout`, no graph run whose paths would take longer
+    than that at the rate the phase measured (each is counted in the finding instead)."""
+    per_path = next((c.seconds_per_path for c in structure.cases if c.seconds_per_path), None)
+    if per_path is None:
+        return settings
+    max_paths = None
+    if timeout is not None:  # every point's backward, and the rebuilds of a failing graph, on top
+        max_paths = max(1, int(timeout / (per_path * settings.points * PATH_TIME_SAFETY)))
+        for f in structure.findings:
+            if f.where == EVERY_PATH:
+                depth = math.log2(timeout / per_path)
+                note = f"the graph timeout ({timeout:g} s) is passed at about {depth:.0f} levels"
+                structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, note))
+    return replace(settings, accumulation="paths", max_paths=max_paths)
 
 
 # --- 2. isolation -------------------------------------------------------------------------------

@@ -60,9 +60,10 @@ class Campaign:
 
     @property
     def quarantine_key(self) -> Campaign:
-        """This campaign whatever ops it left out for the adapter's fault: an op that ended a
-        worker before they were left out stays quarantined after (`supervisor.Supervisor`)."""
-        return replace(self, settings=replace(self.settings, left_out=()))
+        """This campaign whatever ops it left out for the adapter's fault, and whatever the
+        structural phase found of its backward: an op that ended a worker before stays
+        quarantined after (`supervisor.Supervisor`)."""
+        return replace(self, settings=replace(self.settings, left_out=(), accumulation=None, max_paths=None))
 
 
 class EngineState:
@@ -70,10 +71,10 @@ class EngineState:
     here), and the checker, shrinker and blamer, made on first use."""
 
     def __init__(self, backend: Backend | None, settings: Settings) -> None:
-        from gradcheck.campaign.validation import load_adapter
+        from gradcheck.campaign.validation import campaign_adapter
 
         self.backend, self.settings = backend, settings
-        self.adapter = load_adapter(settings.engine)
+        self.adapter = campaign_adapter(settings)
 
     @cached_property
     def checker(self) -> Checker:

@@ -35,6 +35,11 @@ class Settings:
     variants: tuple[str, ...] | None = None
     # ops the campaign stopped drawing: the adapter's spelling of them failed (an `adapter` finding)
     left_out: tuple[str, ...] = ()
+    # how the engine's backward sums, as the structural phase found it (`EngineAdapter.accumulation`;
+    # None: as its adapter says); and, for one that follows every path, the most paths a graph
+    # may have to be run within the graph timeout (the others count in that finding, not run)
+    accumulation: str | None = None
+    max_paths: int | None = None
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"

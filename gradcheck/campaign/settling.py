@@ -27,6 +27,7 @@ import numpy as np
 from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.structure import (
+    EVERY_PATH,
     OBJECT_CHECKS,
     PHASE_REBUILDS,
     REBUILDS,
@@ -321,5 +322,15 @@ def settle_findings(
 ) -> list[Finding]:
     """The findings after the rebuild re-checks (`with_rates`) and the folding into the graph-code
     findings that explain them (`fold_into_sharing`, `fold_into_build_order`)."""
-    rated = with_rates(findings, adapter, dtype)
+    rated = with_rates(fold_into_every_path(findings), adapter, dtype)
     return fold_into_build_order(fold_into_sharing(rated, adapter, dtype), adapter)
+
+
+def fold_into_every_path(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings, with every timeout folded into the structural finding that the engine's
+    backward follows every path (`structure.EVERY_PATH`), when there is one: a graph with many
+    paths runs out of time whatever its ops, so no op is to blame. Without it, unchanged."""
+    target = next((f for f in findings if f.phase == "structure" and f.where == EVERY_PATH), None)
+    if target is None:
+        return list(findings)
+    return _folded_into(target, [f for f in findings if f.kind is Kind.TIMEOUT], findings)

@@ -6,8 +6,11 @@ alone: that is an op's bug, not the graph code's) exercise what no op rule decid
 used twice and eight times, a diamond, a node shared between two outputs (compared with torch,
 each rebuilt `REBUILDS` times while the earlier builds stay alive, so ids and set orders change),
 `backward()` twice, gradients reset and taken again and interior nodes' gradients (object-style
-adapters, against torch with retained gradients), and chains 10^3, 10^4 and 10^5 deep, bisected
-down to the deepest the engine takes when one fails.
+adapters, against torch with retained gradients), chains 10^3, 10^4 and 10^5 deep, bisected
+down to the deepest the engine takes when one fails, and backward() timed on ladders of shared
+nodes of growing depth: a backward that recurses down every path (2^depth of them) instead of
+visiting each node once is named, and tells the campaign to judge its gradients by the rounding
+of a sum over paths and to leave out the graphs it cannot finish in time (`phases.following_paths`).
 
 The differences are diagnosed into one finding per cause, kind `structural` (or `nondeterministic`
 when only some rebuilds differ), with a plain name and no ops: the graph code is to blame.
@@ -47,6 +50,15 @@ DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the fir
 # The name of the recursion-limit finding: its identity, the same whatever depth it was met at
 # (the depth, in its problems and `extra["depth"]`, depends on the Python and the engine).
 RECURSION_LIMIT = "recursion limit in backward() of deep chains"
+# The name of the finding of a backward that follows every path from the output (2^depth on a
+# ladder of shared nodes) instead of every node once.
+EVERY_PATH = "backward() follows every path, not every node: its time doubles with each shared level"
+# The ladder's depths, tried in turn until one backward() takes `LADDER_SECONDS` (a backward that
+# visits each node once takes microseconds at any of them), and how much slower 4 levels more
+# must make it to count as following paths (2^4 = 16 times the paths; twice the nodes at most).
+LADDER_DEPTHS = tuple(range(4, 41, 4))
+LADDER_SECONDS = 0.1
+PATH_GROWTH = 6.0
 _VALUES = (1.5, -0.75, 0.625, 2.25)  # the inputs: exact in binary, no product of two is 1
 
 
@@ -68,6 +80,7 @@ class CaseResult:
     ratio: float | None = None
     graph: Graph | None = None
     depth: int | None = None  # the depth a chain first fails at (the deep-chain check)
+    seconds_per_path: float | None = None  # a backward that follows every path: its cost per path
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,7 +102,7 @@ class StructureReport:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        """One line: "structural phase: 9 checks, 8 passed, 1 failed, 1 not applicable; 0.4 s"."""
+        """One line: "structural phase: 10 checks, 9 passed, 1 failed, 1 not applicable; 0.4 s"."""
         counts = {s: sum(c.status == s for c in self.cases) for s in ("passed", "failed", "not applicable")}
         parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         return (
@@ -135,6 +148,13 @@ def sharing_graphs(base: str, combine: str) -> dict[str, Graph]:
 def tree_graph(base: str, combine: str) -> Graph:
     """A chain with no node used twice, for backward twice, resets and interior gradients."""
     return _graph(4, [(base, 0, 1), (combine, 4, 2), (base, 5, 3)], [6])
+
+
+def ladder_graph(combine: str, depth: int) -> Graph:
+    """x0 combined with itself, the result with itself, `depth` times: 2^depth paths from the
+    output to x0 through `depth` nodes (the gradient is 2^depth for add)."""
+    nodes = [OpNode(combine, (k, k)) for k in range(depth)]
+    return Graph([Input("x0", _VALUES[0])], nodes, [depth], cotangent=[1.0])
 
 
 def chain_graph(combine: str, depth: int) -> Graph:
@@ -366,6 +386,61 @@ def _chains(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
     return CaseResult(name, "depth", "passed", len(DEPTHS), 0, f"chains up to {DEPTHS[-1]} deep work")
 
 
+def paths_case(adapter: EngineAdapter, combine: str) -> CaseResult:
+    """backward() timed on ladders of shared nodes (`ladder_graph`) of growing depth: a backward
+    that visits each node once takes about as long at every depth; one that recurses down every
+    path takes twice as long with each level. On a fresh stack, as the deep chains."""
+    name = "a ladder of shared nodes"
+    reason = object_style(adapter)
+    if reason:
+        return CaseResult(name, "paths", "not applicable", detail=reason)
+    return on_fresh_stack(lambda: _ladders(adapter, combine, name))
+
+
+def _ladders(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
+    seconds: dict[int, float] = {}
+    for depth in LADDER_DEPTHS:
+        try:
+            seconds[depth] = _ladder_seconds(adapter, combine, depth)
+            if seconds[depth] < LADDER_SECONDS:  # the least of three: a pause of the machine's is no path
+                seconds[depth] = min(
+                    seconds[depth], *(_ladder_seconds(adapter, combine, depth) for _ in range(2))
+                )
+        except Exception as e:  # the graph code's other findings say what is wrong with it
+            return CaseResult(
+                name, "paths", "not applicable", detail=f"a ladder {depth} deep: {raised(e, adapter)}"
+            )
+        if seconds[depth] >= LADDER_SECONDS:
+            break
+    depths = sorted(seconds)
+    last = depths[-1]
+    graph = ladder_graph(combine, 3)
+    if len(depths) < 2 or seconds[last] < LADDER_SECONDS:
+        detail = f"backward() of a ladder {last} deep (2^{last} paths) took {seconds[last]:.2g} s"
+        return CaseResult(name, "paths", "passed", len(depths), 0, detail, graph=graph)
+    before = depths[-2]
+    growth = seconds[last] / max(seconds[before], 1e-9)
+    detail = (
+        f"backward() took {seconds[before]:.2g} s on a ladder {before} deep and {seconds[last]:.2g} s "
+        f"on one {last} deep ({growth:.3g} times as long for {last - before} levels more)"
+    )
+    if growth < PATH_GROWTH:
+        return CaseResult(name, "paths", "passed", len(depths), 0, detail, graph=graph)
+    per_path = seconds[last] / 2.0**last
+    detail += f": it follows each of the 2^depth paths, {per_path:.2g} s per path"
+    return CaseResult(name, "paths", "failed", len(depths), 1, detail, graph=graph, seconds_per_path=per_path)
+
+
+def _ladder_seconds(adapter: EngineAdapter, combine: str, depth: int) -> float:
+    """How long the engine's gradients of a ladder `depth` deep take (the build not counted)."""
+    graph = ladder_graph(combine, depth)
+    leaves = [adapter.leaf(v) for v in graph.input_values(0)]
+    nodes = adapter.program(graph).run(leaves, adapter.operand)
+    started = time.perf_counter()
+    adapter.gradients([nodes[-1]], leaves, [1.0])
+    return time.perf_counter() - started
+
+
 def on_fresh_stack(work: Callable[[], Any]) -> Any:
     """`work()` on a new thread, whose stack is as deep wherever this is called from."""
     with ThreadPoolExecutor(1, thread_name_prefix="gradcheck-deep-chains") as thread:
@@ -446,6 +521,8 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
         cases.append(object_case(adapter, name, tree))
     stage("deep chains")
     cases.append(depth_case(adapter, combine))
+    stage("a ladder of shared nodes")
+    cases.append(paths_case(adapter, combine))
     findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
     return StructureReport(cases, findings, time.perf_counter() - started)
 
@@ -493,6 +570,8 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
         findings.append(_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
         findings.append(_finding(_depth_name(case.detail), [case], depth=case.depth))
+    for case in _failed(cases, "paths"):
+        findings.append(_finding(EVERY_PATH, [case], seconds_per_path=case.seconds_per_path))
     return findings
 
 
@@ -512,6 +591,7 @@ def _finding(
     rate: str = "",
     cause: str = "",
     depth: int | None = None,
+    seconds_per_path: float | None = None,
 ) -> Finding:
     graph = next(c.graph for c in cases if c.graph is not None)
     extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
@@ -519,6 +599,8 @@ def _finding(
         extra["rate"] = rate
     if depth is not None:
         extra["depth"] = depth
+    if seconds_per_path is not None:
+        extra["seconds_per_path"] = seconds_per_path
     return Finding(
         kind=kind,
         ops=(),

@@ -32,6 +32,15 @@ def load_adapter(name: str) -> EngineAdapter:
         ) from exc
 
 
+def campaign_adapter(settings: Settings) -> EngineAdapter:
+    """The adapter of `settings.engine`, with what the campaign found about the engine
+    (`Settings.accumulation`)."""
+    adapter = load_adapter(settings.engine)
+    if settings.accumulation is not None:
+        adapter.accumulation = settings.accumulation
+    return adapter
+
+
 def campaign_ops(settings: Settings, adapter: EngineAdapter) -> tuple[str, ...]:
     """The ops a campaign draws from, in registry order: --ops, or all the engine supports, but
     those left out for the adapter's fault (`Settings.left_out`)."""

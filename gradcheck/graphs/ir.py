@@ -156,6 +156,17 @@ class Graph:
                 counts[a] += 1
         return counts
 
+    def path_count(self) -> int:
+        """How many paths lead from the outputs back to the inputs, node by node (a node used
+        twice by one op counts twice): what a backward that follows every path walks."""
+        paths = [0] * (self.n_inputs + len(self.nodes))
+        for o in self.outputs:
+            paths[o] += 1
+        for i in range(len(paths) - 1, self.n_inputs - 1, -1):
+            for a in self.nodes[i - self.n_inputs].args:
+                paths[a] += paths[i]
+        return sum(paths[: self.n_inputs])
+
     def input_values(self, point: int = 0) -> list[Any]:
         """The input values at batch point `point` (floats, or arrays for tensor inputs)."""
         if self.points is None:
