@@ -13,9 +13,12 @@ SHOWN_PROBLEMS = 3
 
 
 def finding_code(finding: Finding) -> str:
-    """Python that reproduces the finding's minimal graph."""
+    """Python that reproduces the finding's minimal graph (a comment saying so for a finding met
+    outside any graph, as a unit of settling lost with its worker)."""
     if finding.snippet:
         return finding.snippet
+    if not finding.graph:
+        return "# no graph: this finding was met outside any one graph (its problems say where)"
     graph = Graph.from_dict(finding.graph)
     return graph_snippet(graph, "torch", second_order=finding.check == "second-derivative")
 

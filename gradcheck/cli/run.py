@@ -228,12 +228,12 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             saved = with_repros(result, out.path / "report.json")
             report = build_report(saved, command=[*launcher(), *argv], run_id=out.run_id)
             unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
+            written = write_report_pair(report, out.path)  # first: what is printed next cannot lose it
             print_summary(saved, console, unexplained)
             print_findings(saved, console)
             print_unexplained(saved, console)
             console.print(op_table(saved, console.width))
             print_graphs(saved, console)
-            written = write_report_pair(report, out.path)
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:
