@@ -362,6 +362,7 @@ NN_SPECS: list[OpSpec] = [
             scale=rounding_scales.cross_entropy_scale,
             grad_scale=rounding_scales.cross_entropy_grad_scale,
             terms=rounding_scales.class_terms,
+            backward_stable=True,  # x - logsumexp(x), as MyGrad and scipy spell it
         ),
     ),
     _class_loss_spec(

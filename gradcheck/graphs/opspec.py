@@ -83,6 +83,12 @@ class Accuracy:
     the worst of Python's `math`, numpy and torch, in the spellings engines use, against mpmath
     over the op's domain; `test_op_accuracy` fails when a figure is understated. `value32` and
     `grads32` are the float32 figures (numpy's and torch's float32 kernels).
+
+    `backward_stable`: other accurate spellings of the op are only backward stable (log_softmax
+    as x - logsumexp(x), which rounds the logsumexp at the inputs' magnitude): their result is the
+    exact op at inputs each `value` ulps off, so it errs by that much of |J| |x|, beyond the scale
+    above when the inputs are large. The bound of any evaluation order allows it
+    (`gradcheck.parity.any_order`); torch's own spelling is held to the scale above.
     """
 
     value: float
@@ -93,6 +99,7 @@ class Accuracy:
     scale: ScaleRule | None = None
     grad_scale: ScaleRule | None = None
     terms: TermsRule | None = None
+    backward_stable: bool = False
 
     def ulps(self, float32: bool) -> tuple[float, tuple[float, ...]]:
         """The result's and each operand's contribution's accuracy in that precision's ulps."""

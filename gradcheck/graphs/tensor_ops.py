@@ -482,6 +482,7 @@ TENSOR_SPECS: list[OpSpec] = [
             scale=rounding_scales.softmax_scale,
             grad_scale=rounding_scales.softmax_grad_scale,
             terms=rounding_scales.along_last,
+            backward_stable=True,  # exp(x - logsumexp(x)), as scipy spells it
         ),
         edges=_row_edges(dim=-1),
         array=lambda xp, a, k: softmax_xp(xp, a[0], k["dim"]),
@@ -504,6 +505,7 @@ TENSOR_SPECS: list[OpSpec] = [
             scale=rounding_scales.log_softmax_scale,
             grad_scale=rounding_scales.log_softmax_grad_scale,
             terms=rounding_scales.along_last,
+            backward_stable=True,  # x - logsumexp(x), as MyGrad and scipy spell it
         ),
         edges=_row_edges(dim=-1),
         array=lambda xp, a, k: log_softmax_xp(xp, a[0], k["dim"]),

@@ -123,6 +123,9 @@ class _Analysis:
         self.values: list[Any] = list(values)
         self.uses: dict[int, list[_Use]] = {}
         self.roundings: dict[int, Any] = {}
+        # per node of a backward-stable op (`Accuracy.backward_stable`), its operands' own rounding
+        # as such a spelling may take it: position -> ulps of |operand|
+        self.unsteady: dict[int, dict[int, Any]] = {}
         self.operands: dict[int, list[Any]] = {}
         self._pending: list[tuple[int, list[int], list[Any], Any]] = []  # elementwise nodes' aliases
         for c, node in enumerate(graph.nodes):
@@ -155,6 +158,9 @@ class _Analysis:
             self._pending.append((i, live, aliases, result))
         self.values.append(out)
         self.roundings[i] = self._rounding(i, node, args, out)
+        if spec.accuracy.backward_stable:
+            ulps = spec.accuracy.value + FORMULA_ULPS
+            self.unsteady[i] = {p: EPS * ulps * args[p].abs() for p in live}
 
     def _padded(self, out: Any, i: int) -> Any:
         """A tensor op's result in the padded layout its consumers read (scalar graphs: as it is)."""
@@ -275,19 +281,27 @@ class _Analysis:
         for i in range(self.n_in, len(self.values)):
             total = self.roundings[i].clone()
             for use in self.uses[i]:
-                total = total + self._forward_abs(use, errors[use.node], total.shape)
+                total = total + self._forward_abs(use, self._error_of(i, use, errors), total.shape)
                 for other in self.uses[i]:  # second order: where the first-order terms vanish (x^2 at 0)
-                    total = total + 0.5 * self._curvature(use, other, errors, total.shape)
+                    total = total + 0.5 * self._curvature(i, use, other, errors, total.shape)
             errors.append(total)
         return errors
 
-    def _curvature(self, use: _Use, other: _Use, errors: list[Any], shape: Any) -> Any:
+    def _error_of(self, i: int, use: _Use, errors: list[Any]) -> Any:
+        """How far node i's operand `use` may be from its exact value as i's op reads it: its
+        forward error, and for a backward-stable op its own rounding too."""
+        unsteady = self.unsteady.get(i)
+        if unsteady is None:
+            return errors[use.node]
+        return errors[use.node] + unsteady[use.position]
+
+    def _curvature(self, i: int, use: _Use, other: _Use, errors: list[Any], shape: Any) -> Any:
         """|d^2 result / d operand d other| error(operand) error(other): the second-order term
         of the result's error."""
         h = use.second.get(other.position)
         if h is None:
             return torch.zeros(shape, dtype=torch.float64)
-        e, f = errors[use.node], errors[other.node]
+        e, f = self._error_of(i, use, errors), self._error_of(i, other, errors)
         if use.diagonal is not None:
             return h.abs() * e * f
         return torch.einsum("iab,a,b->i", h.abs(), e.reshape(-1), f.reshape(-1)).reshape(shape)
@@ -362,7 +376,7 @@ class _Analysis:
             h = use.second.get(q_use.position)
             if h is None:
                 continue
-            e = errors[q_use.node]
+            e = self._error_of(i, q_use, errors)
             if use.diagonal is not None:
                 moved = (
                     weight.abs() * h.abs() * e.expand(h.shape)

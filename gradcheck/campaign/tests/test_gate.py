@@ -209,11 +209,7 @@ def test_an_op_the_engine_lists_but_no_graph_draws_fails_the_gate():
 
 
 def test_findings_are_compared_by_signature():
-    base = {
-        "parts": {
-            "scalar": {"ops": {}, "findings": [{"signature": ["breakdown", ["div"], "", "pole"]}]}
-        }
-    }
+    base = {"parts": {"scalar": {"ops": {}, "findings": [{"signature": ["breakdown", ["div"], "", "pole"]}]}}}
     current = {"parts": {"scalar": {"ops": {}, "findings": []}}}
     graph = {"inputs": [], "nodes": [], "outputs": []}
     known = Finding(

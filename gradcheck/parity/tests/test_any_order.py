@@ -192,3 +192,22 @@ def test_the_check_passes_another_order_and_says_so_and_fails_a_bug_by_the_bound
     (problem,) = [p for p in wrong.problems if "gradient of x1" in p]
     assert "exact" in problem and "the rounding bound of any evaluation order" in problem
     assert math.isfinite(wrong.failing_excess) and wrong.failing_excess > 1
+
+
+def test_a_backward_stable_log_softmax_at_large_inputs_is_within_the_bound():
+    # x - logsumexp(x) (MyGrad's spelling) rounds the logsumexp, about 1000.9, to a double before
+    # the subtraction: 5e-14 off where torch, subtracting the maximum first, is 1e-16 off
+    x = 1000.0 + np.random.default_rng(3).uniform(0.0, 1.6, size=(2, 3, 2))
+    graph = Graph(
+        [Input("x0", x, (2, 3, 2))],
+        [OpNode("log_softmax", (0,), (("dim", -3),))],
+        [1],
+        meta={"kind": "tensor"},
+    )
+    batch, cot = [x[None]], [np.ones((1, 2, 3, 2))]
+    biggest = x.max(axis=0, keepdims=True)
+    stable = x - (biggest + np.log(np.exp(x - biggest).sum(axis=0, keepdims=True)))
+    exact = run_exact(graph, batch, cot).forward[:, 0]
+    error = np.abs(stable.ravel() - exact)
+    assert error.max() > 2 * BOUND_SAFETY * entry_bounds(graph, batch, cot).forward[:, 0].max()
+    assert np.all(error <= any_order_bounds(graph, batch, cot).forward[:, 0])
