@@ -50,6 +50,8 @@ class GraphRecord:
     points_checked: int = 1
     points_skipped: int = 0
     points_settled: int = 0  # oracle-only disagreements the precise oracle cleared (false alarms)
+    # points beyond torch's rounding but within another evaluation order's of the exact value
+    points_any_order: int = 0
 
 
 def failure_snippet(failure: Failure) -> str:
@@ -79,4 +81,5 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
         points_checked=check.points_checked,
         points_skipped=check.points_skipped,
         points_settled=check.settled_points,
+        points_any_order=check.order_settled_points,
     )

@@ -126,7 +126,8 @@ def _header(report: dict) -> str:
 {escape(ops)}): gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>,
 values against torch's. {t.get("points_checked", 0)} graph instances checked,
 {t.get("points_skipped", 0)} skipped (the oracle could not vouch for the point),
-{t.get("points_settled", 0)} settled by a precise oracle (mpmath).</p>
+{t.get("points_settled", 0)} settled by a precise oracle (mpmath), {t.get("points_any_order", 0)}
+beyond torch's rounding but within the rounding of another evaluation order of the exact value.</p>
 <p class="verdict {"pass" if ok else "fail"}">{escape(verdict_text(report))}</p>
 {_run_line(report)}
 """

@@ -178,6 +178,7 @@ def build_report(
             "points_checked": sum(r.points_checked for r in result.records),
             "points_skipped": sum(r.points_skipped for r in result.records),
             "points_settled": sum(r.points_settled for r in result.records),
+            "points_any_order": sum(r.points_any_order for r in result.records),
             "findings": len(result.findings),
             "failing_findings": len(result.failing_findings),
             "tiers": {t: n for t in TIERS if (n := sum(f.tier == t for f in result.findings))},

@@ -166,12 +166,25 @@ def print_summary(
         console.print(part, width=width)
 
 
+def any_order_line(result: CampaignResult) -> str:
+    """How many points differed from torch beyond torch's rounding yet stayed within the rounding
+    of another evaluation order of the exact value: no failure, said in a line ("" when none)."""
+    points = sum(r.points_any_order for r in result.records)
+    if not points:
+        return ""
+    return (
+        f"{points} point(s) differ from torch beyond torch's rounding, within the rounding of another "
+        f"evaluation order of the exact value: not failures (docs/findings.md)"
+    )
+
+
 def summary_parts(
     result: CampaignResult, view: Overview, width: int, console: Console
 ) -> list[RenderableType]:
     """The summary's parts at `width`, collapsed until they fit `SUMMARY_LINES`: first the edge
     table to a line, then the notes, then the table's rows of the biggest tier, fewest graphs first."""
     head = [Text(""), Text(verdict_line(result, view), style="red bold" if not result.passed else "bold")]
+    head += [Text(line) for line in [any_order_line(result)] if line]
     fixes = [Text(f"fix #{r.number}: {r.finding.fix}") for r in view.fixes]
     tail = [Text(view.unexplained_line(), style="red")] if view.unexplained else []
     edges: list[RenderableType] = [Text(""), *edge_table(view, width)] if view.edges else []
