@@ -133,7 +133,9 @@ def check_graph(
             bounds = RoundingBounds(graph, *run_at(run, errors.cols), full=likely)
             if not likely:
                 errors.bound(*_fields(bounds.partial()))
-            if likely or errors.bad.any():
+            # the full bound also where an entry passes within more than its lower part: the figure
+            # (`max_bound_ratio`, the per-op table's margin) is then against the bound itself
+            if likely or errors.bad.any() or errors.figures[3].max(initial=0.0) > 1.0:
                 errors.bound(*_fields(bounds.full()))
         if errors.bounded and errors.bad.any():
             result.order_settled_points += _judge_by_exact(errors, graph, run, accumulation)

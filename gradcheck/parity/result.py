@@ -34,8 +34,10 @@ class GraphCheck:
     max_abs_err_torch: float = 0.0
     max_rel_err_torch: float = 0.0
     # the largest difference from torch (forward values, gradients, Hessian-vector products) as a
-    # multiple of its entry's rounding bound (`parity.errors.outside`); where the bound's cheap
-    # lower part already cleared the point, of that part: an upper estimate
+    # multiple of its entry's rounding bound (`parity.errors.outside`); against the bound of any
+    # evaluation order for an entry judged against the exact value (`parity.any_order`). Where
+    # the bound's cheap lower part alone cleared an entry by more than 1 times it, the full bound
+    # is computed for this figure: it is never a multiple of a lower bound above 1
     max_bound_ratio: float = 0.0
     max_abs_err_numeric: float = 0.0
     max_rel_err_numeric: float = 0.0

@@ -10,7 +10,7 @@ import pytest
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.parity.bound import EPS, entry_bounds
+from gradcheck.parity.bound import EPS, EntryBounds, RoundingBounds, entry_bounds
 from gradcheck.parity.compare import check_graph, repro_allowances
 from gradcheck.parity.copies import Copies
 from gradcheck.parity.errors import BOUND_SAFETY
@@ -312,3 +312,19 @@ def test_a_repros_allowances_take_one_pass_each(monkeypatch):
     )
     repro_allowances(CUBIC, second_order=True)
     assert runs == [{"seeded": False, "differentiable": True}, {"seeded": True, "differentiable": True}]
+
+
+def test_the_margin_figure_is_against_the_full_bound_not_its_lower_part(monkeypatch):
+    # a lower part ten times smaller than the bound: an entry at a fifth of the bound passes
+    # within twice the lower part; the figure must still say a fifth
+    full = RoundingBounds.full
+
+    def lower(self, float32=False):
+        bounds = full(self, float32)
+        return EntryBounds(bounds.forward / 10, bounds.grads / 10)
+
+    graph = log_of_ratio()
+    expected = check_graph(graph, ReciprocalDivision()).max_bound_ratio
+    assert 0.1 < expected <= 0.4
+    monkeypatch.setattr(RoundingBounds, "partial", lower)
+    assert check_graph(graph, ReciprocalDivision()).max_bound_ratio == pytest.approx(expected)
