@@ -2,9 +2,10 @@
 products at K points, exact, each rounded correctly to float64 (shaped like the torch reference's
 `TorchResult`: forward (F, K), grads (N, K), hvp (N, K)).
 
-Each point is evaluated with exact numbers (`gradcheck.parity.exact_numbers`: every op's value
-and local derivatives from its registry entry, one reverse pass over dual numbers for gradients
-and H·v) twice, at `LOW` and at `HIGH` bits of mpmath precision. Rounding at p bits moves an
+Each point is evaluated with exact numbers (every op's value and local derivatives from its
+registry entry, `exact_jets`; one reverse pass over dual numbers for gradients and H·v: a scalar
+graph's points all at once, `exact_lanes`, a tensor graph's number by number, `exact_numbers`)
+twice, at `LOW` and at `HIGH` bits of mpmath precision. Rounding at p bits moves an
 entry by at most B·2^-p, B fixed by the graph and the point (the sizes of the terms it is made of
 and how much they are amplified on the way), so the two runs differ by about the low one's error,
 and the high one errs at most 2^-(HIGH - LOW) times that: each entry's `radius` is the
@@ -23,7 +24,8 @@ maximum's ties half each, amax's tied maxima sharing evenly, max(dim)'s the firs
 the math has no finite value the result is IEEE's, as torch's: log(0) = -inf, 1 / 0 = inf,
 sqrt(-1) = nan (mpmath's complex results count as nan), 0 * inf = nan, and a node whose exact
 value overflows float64 holds inf from there on (and one that underflows it, 0), so nan and inf
-arise where torch's do; the gradient passes through such a node with the exact local derivatives.
+arise where torch's do (an elementwise op's derivatives read the held value, as torch's backward
+reads its result: exp's at 1000 is inf).
 mpmath has no signed zero: -0.0 is 0 (1 / -0.0 is +inf here, -inf in torch).
 """
 

@@ -231,12 +231,22 @@ def jet(
     # keyed by the raw tuples: hashing an mpf itself costs more than most of its arithmetic
     key = (spec.name, tuple(attrs.items()) if attrs else (), mpmath.mp.prec, in_range)
     key += tuple(v._mpf_ for v in values)
+
+    def fresh() -> Jet:
+        value = value_of(spec, values, attrs)
+        return Jet(held(value) if in_range else value)
+
+    return kept(key, order, fresh, lambda known: derive(spec, values, attrs, order, known))
+
+
+def kept(key: tuple[Any, ...], order: int, fresh: Callable[[], Jet], extend: Callable[[Jet], Jet]) -> Jet:
+    """The jet kept under `key` (else `fresh()`, kept), extended by `extend` to `order` if short."""
     found = recall(key)
-    if found is None and in_range:
-        found = Jet(held(value_of(spec, values, attrs)))
-    if found is None or (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
-        found = derive(spec, values, attrs, order, found)
+    if found is None:
+        found = fresh()
         remember(key, found)
+    if (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
+        found = extend(found)  # in place: the kept jet has them too
     return found
 
 
@@ -258,11 +268,27 @@ def derive(
 
 def _derive(spec: OpSpec, values: Sequence[Any], attrs: dict[str, Any], order: int, known: Jet | None) -> Jet:
     found = known or Jet(value_of(spec, values, attrs))
+    return derivatives_of(spec, values, attrs, order, found, Dual, _value, _tangent)
+
+
+def derivatives_of(
+    spec: OpSpec,
+    values: Sequence[Any],
+    attrs: dict[str, Any],
+    order: int,
+    found: Jet,
+    dual: Callable[..., Any],
+    value: Callable[[Any], Any],
+    tangent: Callable[[Any], Any],
+) -> Jet:
+    """`found` with its derivatives up to `order`, by `grads` run on `dual(value, tangent)`
+    numbers (Dual, or exact_lanes' Lanes): on constants for the first, moving along each argument
+    in turn for the second (`value` and `tangent` read what `grads` returned)."""
     if order >= 1 and found.d1 is None:
-        consts = [Dual(v) for v in values]
+        consts = [dual(v) for v in values]
         Capture.jet, outer = [], Capture.jet
         try:
-            found.d1 = tuple(_value(d) for d in _derivatives(spec, consts, attrs, Dual(found.value)))
+            found.d1 = tuple(value(d) for d in _derivatives(spec, consts, attrs, dual(found.value)))
             found.decisions = tuple(Capture.jet)
         finally:
             Capture.jet = outer
@@ -272,9 +298,9 @@ def _derive(spec: OpSpec, values: Sequence[Any], attrs: dict[str, Any], order: i
         Capture.jet, outer = [], Capture.jet  # the same comparisons again: not kept
         try:
             for j in range(len(values)):
-                unit = [Dual(v, _ONE if i == j else None) for i, v in enumerate(values)]
-                out = Dual(found.value, found.d1[j])
-                rows.append(tuple(_tangent(d) for d in _derivatives(spec, unit, attrs, out)))
+                unit = [dual(v, _ONE if i == j else None) for i, v in enumerate(values)]
+                out = dual(found.value, found.d1[j])
+                rows.append(tuple(tangent(d) for d in _derivatives(spec, unit, attrs, out)))
         finally:
             Capture.jet = outer
         found.d2 = tuple(rows)
@@ -370,7 +396,7 @@ ARITHMETIC: dict[str, Callable[..., Jet]] = {
 }
 
 
-def _derivatives(spec: OpSpec, args: list[Dual], attrs: dict[str, Any], out: Dual) -> tuple[Any, ...]:
+def _derivatives(spec: OpSpec, args: list[Any], attrs: dict[str, Any], out: Any) -> tuple[Any, ...]:
     assert spec.grads is not None
     return tuple(spec.grads(args, attrs, out))
 

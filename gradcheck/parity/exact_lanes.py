@@ -25,14 +25,15 @@ from gradcheck.parity.exact_jets import (
     ARITHMETIC,
     Capture,
     Decision,
+    Jet,
     as_mpf,
+    derivatives_of,
     divide,
     elementwise_spec,
     held,
+    kept,
     plus,
     real,
-    recall,
-    remember,
     times,
 )
 
@@ -59,16 +60,6 @@ def _mpf_values(x: Any) -> Values:
     return _per_lane(as_mpf, x.astype(object))
 
 
-class LaneJet:
-    """An elementwise op at K points: values, first derivatives d1[i], second d2[j][i] (None:
-    0 whatever the arguments), and the comparisons made (with their lanes)."""
-
-    __slots__ = ("value", "d1", "d2", "decisions")
-
-    def __init__(self, value: Values, d1: Any = None, d2: Any = None, decisions: tuple[Decision, ...] = ()):
-        self.value, self.d1, self.d2, self.decisions = value, d1, d2, decisions
-
-
 _MEMO: dict[tuple[Any, ...], tuple[tuple[Any, ...], Values]] | None = None  # while a jet is derived
 
 
@@ -91,27 +82,26 @@ def _key(values: Sequence[Values]) -> tuple[Any, ...]:
     return tuple(tuple(x._mpf_ for x in v) if isinstance(v, np.ndarray) else v._mpf_ for v in values)
 
 
-def node_jet(spec: OpSpec, values: Sequence[Values], attrs: dict[str, Any], order: int) -> LaneJet:
+def node_jet(spec: OpSpec, values: Sequence[Values], attrs: dict[str, Any], order: int) -> Jet:
     """A node's jet at K points (its values held in float64's range, as `exact_jets.jet` with
     `in_range`), kept by the op, its attributes, the precision and every lane's arguments."""
     arithmetic = ARITHMETIC.get(spec.name)
     if arithmetic is not None:
         j = arithmetic(*values, order=order)
         value = _per_lane(held, j.value)
-        return LaneJet(value, j.d1, j.d2)
+        return Jet(value, j.d1, j.d2)
     key = ("lanes", spec.name, tuple(attrs.items()), mpmath.mp.prec, _key(values))
-    found = recall(key)
-    if found is None:
-        found = LaneJet(_per_lane(held, _value_of(spec, values, attrs)))
-    if (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
-        found = derive(spec, values, attrs, order, found)
-        remember(key, found)
-    return found
+    return kept(
+        key,
+        order,
+        lambda: Jet(_per_lane(held, _value_of(spec, values, attrs))),
+        lambda known: derive(spec, values, attrs, order, known),
+    )
 
 
 def derive(
-    spec: OpSpec, values: Sequence[Values], attrs: dict[str, Any], order: int, known: LaneJet | None = None
-) -> LaneJet:
+    spec: OpSpec, values: Sequence[Values], attrs: dict[str, Any], order: int, known: Jet | None = None
+) -> Jet:
     """`exact_jets.derive` lane by lane: the first derivatives by `grads` on constant Lanes, the
     second by `grads` on Lanes moving along each argument in turn."""
     global _MEMO
@@ -119,29 +109,11 @@ def derive(
     if outermost:
         _MEMO = {}
     try:
-        found = known or LaneJet(_value_of(spec, values, attrs))
-        if order >= 1 and found.d1 is None:
-            consts = [Lanes(v) for v in values]
-            Capture.jet, outer = [], Capture.jet
-            try:
-                found.d1 = tuple(
-                    _mpf_values(_unwrap(d, "v")) for d in spec.grads(consts, attrs, Lanes(found.value))
-                )
-                found.decisions = tuple(Capture.jet)
-            finally:
-                Capture.jet = outer
-        if order >= 2 and found.d2 is None:
-            rows = []
-            Capture.jet, outer = [], Capture.jet  # the same comparisons again: not kept
-            try:
-                for j in range(len(values)):
-                    unit = [Lanes(v, _ONE if i == j else None) for i, v in enumerate(values)]
-                    out = Lanes(found.value, found.d1[j])
-                    rows.append(tuple(_mpf_values(_unwrap(d, "t")) for d in spec.grads(unit, attrs, out)))
-            finally:
-                Capture.jet = outer
-            found.d2 = tuple(rows)
-        return found
+        found = known or Jet(_value_of(spec, values, attrs))
+        value = lambda d: _mpf_values(_unwrap(d, "v"))
+        return derivatives_of(
+            spec, values, attrs, order, found, Lanes, value, lambda d: _mpf_values(_unwrap(d, "t"))
+        )
     finally:
         if outermost:
             _MEMO = None
