@@ -29,8 +29,9 @@ if mpmath is None:  # pragma: no cover - mpmath comes with the `check` extra
     raise ImportError("the exact reference needs mpmath: pip install 'minigrad[check]'")
 libmp = mpmath.libmp  # mpmath's functions on raw (sign, mantissa, exponent, bits) tuples
 
-# The jets kept at once (each a few hundred bytes); the cache is emptied when it is full.
-CACHE_SIZE = 200_000
+# The jets kept at once, counted per point (a scalar graph's jet of 16 points counts 16; each point's
+# about a kilobyte); the cache is emptied when it is full. Also the floats whose mpf are kept.
+CACHE_SIZE = 50_000
 # numpy's names for the registry's elementwise ops, where they differ (np.arctan calls `arctan`).
 NUMPY_NAMES = {"arctan": "atan", "arctan2": "atan2", "absolute": "abs", "clip": "clamp"}
 
@@ -176,8 +177,10 @@ class Jet:
         self.decisions = decisions
 
 
-# The jets kept, by op, attributes, precision and arguments (one point's, or every lane's).
+# The jets kept, by op, attributes, precision and arguments (one point's, or every lane's), and
+# how many points' jets they are.
 _JETS: dict[tuple[Any, ...], Any] = {}
+_KEPT = [0]
 
 
 def recall(key: tuple[Any, ...]) -> Any:
@@ -185,19 +188,22 @@ def recall(key: tuple[Any, ...]) -> Any:
     return _JETS.get(key)
 
 
-def remember(key: tuple[Any, ...], found: Any) -> None:
-    """Keep a jet under `key` (every jet forgotten when CACHE_SIZE are kept)."""
-    if len(_JETS) >= CACHE_SIZE:
-        _JETS.clear()
+def remember(key: tuple[Any, ...], found: Any, points: int = 1) -> None:
+    """Keep a jet of `points` points under `key` (every jet forgotten when CACHE_SIZE are kept)."""
+    if _KEPT[0] + points > CACHE_SIZE:
+        clear_cache()
     _JETS[key] = found
+    _KEPT[0] += points
 
 
 def clear_cache() -> None:
     """Forget every jet kept (`CACHE_SIZE` bounds them anyway)."""
     _JETS.clear()
+    _KEPT[0] = 0
 
 
 def cache_size() -> int:
+    """How many jets are kept."""
     return len(_JETS)
 
 
@@ -239,12 +245,15 @@ def jet(
     return kept(key, order, fresh, lambda known: derive(spec, values, attrs, order, known))
 
 
-def kept(key: tuple[Any, ...], order: int, fresh: Callable[[], Jet], extend: Callable[[Jet], Jet]) -> Jet:
-    """The jet kept under `key` (else `fresh()`, kept), extended by `extend` to `order` if short."""
+def kept(
+    key: tuple[Any, ...], order: int, fresh: Callable[[], Jet], extend: Callable[[Jet], Jet], points: int = 1
+) -> Jet:
+    """The jet kept under `key` (else `fresh()`, kept), extended by `extend` to `order` if short;
+    `points`: how many points' jets it holds (a scalar graph's node: all of them)."""
     found = recall(key)
     if found is None:
         found = fresh()
-        remember(key, found)
+        remember(key, found, points)
     if (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
         found = extend(found)  # in place: the kept jet has them too
     return found

@@ -96,6 +96,7 @@ def node_jet(spec: OpSpec, values: Sequence[Values], attrs: dict[str, Any], orde
         order,
         lambda: Jet(_per_lane(held, _value_of(spec, values, attrs))),
         lambda known: derive(spec, values, attrs, order, known),
+        max((len(v) for v in values if isinstance(v, np.ndarray)), default=1),
     )
 
 
