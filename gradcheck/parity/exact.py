@@ -2,9 +2,10 @@
 products at K points, exact, each rounded correctly to float64 (shaped like the torch reference's
 `TorchResult`: forward (F, K), grads (N, K), hvp (N, K)).
 
-Each point is evaluated with exact numbers (`gradcheck.parity.exact_numbers`: every op's value
-and local derivatives from its registry entry, one reverse pass over dual numbers for gradients
-and H·v) twice, at `LOW` and at `HIGH` bits of mpmath precision. Rounding at p bits moves an
+Each point is evaluated with exact numbers (every op's value and local derivatives from its
+registry entry, `exact_jets`; one reverse pass over dual numbers for gradients and H·v: a scalar
+graph's points all at once, `exact_lanes`, a tensor graph's number by number, `exact_numbers`)
+twice, at `LOW` and at `HIGH` bits of mpmath precision. Rounding at p bits moves an
 entry by at most B·2^-p, B fixed by the graph and the point (the sizes of the terms it is made of
 and how much they are amplified on the way), so the two runs differ by about the low one's error,
 and the high one errs at most 2^-(HIGH - LOW) times that: each entry's `radius` is the
@@ -23,7 +24,8 @@ maximum's ties half each, amax's tied maxima sharing evenly, max(dim)'s the firs
 the math has no finite value the result is IEEE's, as torch's: log(0) = -inf, 1 / 0 = inf,
 sqrt(-1) = nan (mpmath's complex results count as nan), 0 * inf = nan, and a node whose exact
 value overflows float64 holds inf from there on (and one that underflows it, 0), so nan and inf
-arise where torch's do; the gradient passes through such a node with the exact local derivatives.
+arise where torch's do (an elementwise op's derivatives read the held value, as torch's backward
+reads its result: exp's at 1000 is inf).
 mpmath has no signed zero: -0.0 is 0 (1 / -0.0 is +inf here, -inf in torch).
 """
 
@@ -42,7 +44,8 @@ from gradcheck.checker.oracle import mpmath
 from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
-from gradcheck.parity.exact_jets import Decision, held, libmp, nearest_float_raw
+from gradcheck.parity import exact_lanes
+from gradcheck.parity.exact_jets import Decision, along, as_mpf, held, libmp, nearest_float_raw, plus, times
 from gradcheck.parity.exact_numbers import Number, Tape, constant, elementwise, xp
 
 # The two precisions each point is evaluated at (bits), and the most it is raised to.
@@ -110,7 +113,7 @@ def run_exact_batch(
         )
         for j in range(k)
     ]
-    return _run(_Graph(graph), problems, direction is not None, precise)
+    return _run(_Lanes(graph), problems, direction is not None, precise)
 
 
 def run_exact_tensor_batch(
@@ -146,7 +149,7 @@ def exact_values(graph: Graph, points: Sequence[np.ndarray], precise: bool = Fal
     """The outputs alone (no reverse pass: cheaper), as `torch_reference.forward_values`:
     points[i] (K,) or (K, *shape); `grads` is then (0, K)."""
     k = np.asarray(points[0]).shape[0]
-    evaluator = _Tensor(graph) if graph.is_tensor else _Graph(graph)
+    evaluator = _Tensor(graph) if graph.is_tensor else _Lanes(graph)
     problems = [_Point([np.asarray(p[j], dtype=np.float64) for p in points], None, None) for j in range(k)]
     return _run(evaluator, problems, False, precise)
 
@@ -218,6 +221,9 @@ class _Graph:
     def outputs(self, nodes: list[Any]) -> list[Number]:
         return [nodes[o] for o in self.graph.outputs]
 
+    def evaluate_many(self, points: Sequence[_Point], precision: int) -> list[_Values]:
+        return [self.evaluate(point, precision) for point in points]
+
     def evaluate(self, point: _Point, precision: int) -> _Values:
         derivatives = point.cotangent is not None
         with mpmath.workprec(precision), Tape(derivatives, point.direction is not None) as tape:
@@ -237,6 +243,87 @@ class _Graph:
                 if tape.tangents:
                     entries += [zero if x.adj_t is None else x.adj_t for x in flat]
             return _Values(precision, entries, tape.decisions)
+
+
+class _Lanes:
+    """A scalar graph compiled once, evaluated at many points at once (`exact_lanes`)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        ids = list(range(graph.n_inputs + len(graph.nodes)))
+        self.steps = [(REGISTRY[node.op], node.attr, node.operands(ids, lambda c: c)) for node in graph.nodes]
+
+    def evaluate_many(self, points: Sequence[_Point], precision: int) -> list[_Values]:
+        """Every point's entries and decisions at `precision`: the outputs, and with cotangents
+        the gradient (and with a direction H·v), each node's values a lane per point."""
+        graph, n_in = self.graph, self.graph.n_inputs
+        derivatives = points[0].cotangent is not None
+        tangents = derivatives and points[0].direction is not None
+        order = 2 if tangents else 1 if derivatives else 0
+        column = lambda values: np.array([as_mpf(v) for v in values], dtype=object)
+        with mpmath.workprec(precision), Tape(derivatives=False, tangents=False) as log:
+            values = [column(p.inputs[i] for p in points) for i in range(n_in)]
+            moving = [column(p.direction[i] for p in points) for i in range(n_in)] if tangents else []
+            records = []
+            for spec, attrs, operands in self.steps:
+                # constants as full lanes: an mpf meeting an array on its left is slow in mpmath
+                args = [
+                    values[o] if isinstance(o, int) else column([o.value] * len(points)) for o in operands
+                ]
+                jet = exact_lanes.node_jet(spec, args, attrs, order)
+                log.decisions.extend(jet.decisions)
+                values.append(jet.value)
+                if derivatives:
+                    live = [k for k, o in enumerate(operands) if isinstance(o, int)]
+                    ids = [operands[k] for k in live]
+                    d1t = None
+                    if tangents:
+                        t = None
+                        for k in live:
+                            t = plus(t, times(moving[operands[k]], jet.d1[k]))
+                        moving.append(t)
+                        d1t = [along(jet.d2, [moving[operands[k]] for k in live], live, i) for i in live]
+                    records.append((ids, [jet.d1[k] for k in live], d1t))
+            entries = [values[o] for o in graph.outputs]
+            if derivatives:
+                entries += self._backward(points, records, tangents)
+            decisions = log.decisions
+        return [
+            _Values(precision, [e[j] for e in entries], exact_lanes.lane_decisions(decisions, j))
+            for j in range(len(points))
+        ]
+
+    def _backward(self, points: Sequence[_Point], records: list[Any], tangents: bool) -> list[Any]:
+        """The reverse pass over the nodes, lane by lane: each input's adjoint (and its tangent)."""
+        graph, n_in = self.graph, self.graph.n_inputs
+        adj: list[Any] = [None] * (n_in + len(graph.nodes))
+        adj_t: list[Any] = [None] * len(adj)
+        zero = mpmath.mpf(0)
+        for o, out in enumerate(graph.outputs):
+            weight = np.array([as_mpf(p.cotangent[o]) for p in points], dtype=object)
+            adj[out] = weight if adj[out] is None else adj[out] + weight
+            if tangents and adj_t[out] is None:
+                adj_t[out] = np.array([zero] * len(points), dtype=object)
+        for i in reversed(range(len(records))):
+            g = adj[n_in + i]
+            if g is None:
+                continue
+            ids, d1, d1t = records[i]
+            gt = adj_t[n_in + i]
+            for k, (arg, d) in enumerate(zip(ids, d1)):
+                c = times(g, d)
+                adj[arg] = c if adj[arg] is None else adj[arg] + c
+                if tangents:
+                    ct = times(gt, d)
+                    if d1t[k] is not None:
+                        ct = ct + g * d1t[k]
+                    adj_t[arg] = ct if adj_t[arg] is None else adj_t[arg] + ct
+        k = len(points)
+        zeros = np.array([zero] * k, dtype=object)
+        out = [zeros if a is None else np.broadcast_to(a, (k,)) for a in adj[:n_in]]
+        if tangents:
+            out += [zeros if a is None else np.broadcast_to(a, (k,)) for a in adj_t[:n_in]]
+        return out
 
 
 class _Tensor(_Graph):
@@ -328,20 +415,30 @@ def _undecided(lo: Sequence[Decision], hi: Sequence[Decision]) -> bool:
     return False
 
 
-def _settle(evaluator: _Graph, point: _Point) -> tuple[list[tuple[float, float, bool]], bool, _Values]:
-    """A point's entries (float64, radius, settled), whether undecided, and its last run: at LOW
-    and HIGH bits, then at twice the last precision while an entry is neither settled nor noise
-    or the point is undecided, up to MAX_PRECISION."""
-    lo, hi = evaluator.evaluate(point, LOW), evaluator.evaluate(point, HIGH)
+def _settle(evaluator: _Graph | _Lanes, points: list[_Point]) -> list[tuple[list[Any], bool, _Values]]:
+    """Each point's entries (float64, radius, settled), whether undecided, and its last run: at
+    LOW and HIGH bits, then at twice the last precision while an entry is neither settled nor
+    noise or the point is undecided, up to MAX_PRECISION (the points still pending together)."""
+    done: list[Any] = [None] * len(points)
+    pending = list(range(len(points)))
+    lo, hi = evaluator.evaluate_many(points, LOW), evaluator.evaluate_many(points, HIGH)
     while True:
-        undecided = _undecided(lo.decisions, hi.decisions)
-        delta = hi.precision - lo.precision
-        judged = [_entry(a, b, delta, hi.precision) for a, b in zip(lo.entries, hi.entries)]
-        pending = undecided or any(not settled and not noise for _, _, settled, noise in judged)
-        if not pending or 2 * hi.precision > MAX_PRECISION:
-            entries = [(value, radius, settled and not undecided) for value, radius, settled, _ in judged]
-            return entries, undecided, hi
-        lo, hi = hi, evaluator.evaluate(point, 2 * hi.precision)
+        retry = []
+        for index, j in enumerate(pending):
+            undecided = _undecided(lo[index].decisions, hi[index].decisions)
+            delta, high = hi[index].precision - lo[index].precision, hi[index].precision
+            judged = [_entry(a, b, delta, high) for a, b in zip(lo[index].entries, hi[index].entries)]
+            waiting = undecided or any(not settled and not noise for _, _, settled, noise in judged)
+            if waiting and 2 * high <= MAX_PRECISION:
+                retry.append(index)
+            else:
+                entries = [(value, radius, settled and not undecided) for value, radius, settled, _ in judged]
+                done[j] = entries, undecided, hi[index]
+        if not retry:
+            return done
+        pending = [pending[index] for index in retry]
+        lo = [hi[index] for index in retry]
+        hi = evaluator.evaluate_many([points[j] for j in pending], 2 * lo[0].precision)
 
 
 @contextlib.contextmanager
@@ -358,12 +455,11 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _run(evaluator: _Graph, problems: list[_Point], hvp: bool, precise: bool) -> ExactResult:
+def _run(evaluator: _Graph | _Lanes, problems: list[_Point], hvp: bool, precise: bool) -> ExactResult:
     k = len(problems)
     columns, undecided, precision, values = [], np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64), []
     with _collector_paused():
-        for j, point in enumerate(problems):
-            entries, undecided[j], last = _settle(evaluator, point)
+        for j, (entries, undecided[j], last) in enumerate(_settle(evaluator, problems)):
             columns.append(entries)
             precision[j] = last.precision
             values.append(last.entries)
@@ -392,7 +488,7 @@ def _run(evaluator: _Graph, problems: list[_Point], hvp: bool, precise: bool) ->
     )
 
 
-def _forward_size(evaluator: _Graph) -> int:
+def _forward_size(evaluator: _Graph | _Lanes) -> int:
     if isinstance(evaluator, _Tensor):
         return sum(int(np.prod(evaluator.shapes[o])) for o in evaluator.graph.outputs)
     return len(evaluator.graph.outputs)

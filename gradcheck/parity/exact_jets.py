@@ -29,8 +29,9 @@ if mpmath is None:  # pragma: no cover - mpmath comes with the `check` extra
     raise ImportError("the exact reference needs mpmath: pip install 'minigrad[check]'")
 libmp = mpmath.libmp  # mpmath's functions on raw (sign, mantissa, exponent, bits) tuples
 
-# The jets kept at once (each a few hundred bytes); the cache is emptied when it is full.
-CACHE_SIZE = 200_000
+# The jets kept at once, counted per point (a scalar graph's jet of 16 points counts 16; each point's
+# about a kilobyte); the cache is emptied when it is full. Also the floats whose mpf are kept.
+CACHE_SIZE = 50_000
 # numpy's names for the registry's elementwise ops, where they differ (np.arctan calls `arctan`).
 NUMPY_NAMES = {"arctan": "atan", "arctan2": "atan2", "absolute": "abs", "clip": "clamp"}
 
@@ -42,7 +43,7 @@ def _is_complex(x: Any) -> bool:
     return isinstance(x, mpmath.mpc)
 
 
-def _real(x: Any) -> Any:
+def real(x: Any) -> Any:
     """An op's mpmath result as a real number: complex results stand for nan (IEEE: no value)."""
     return mpmath.nan if _is_complex(x) else x
 
@@ -176,15 +177,33 @@ class Jet:
         self.decisions = decisions
 
 
-_JETS: dict[tuple[Any, ...], Jet] = {}
+# The jets kept, by op, attributes, precision and arguments (one point's, or every lane's), and
+# how many points' jets they are.
+_JETS: dict[tuple[Any, ...], Any] = {}
+_KEPT = [0]
+
+
+def recall(key: tuple[Any, ...]) -> Any:
+    """The jet kept under `key`, or None."""
+    return _JETS.get(key)
+
+
+def remember(key: tuple[Any, ...], found: Any, points: int = 1) -> None:
+    """Keep a jet of `points` points under `key` (every jet forgotten when CACHE_SIZE are kept)."""
+    if _KEPT[0] + points > CACHE_SIZE:
+        clear_cache()
+    _JETS[key] = found
+    _KEPT[0] += points
 
 
 def clear_cache() -> None:
     """Forget every jet kept (`CACHE_SIZE` bounds them anyway)."""
     _JETS.clear()
+    _KEPT[0] = 0
 
 
 def cache_size() -> int:
+    """How many jets are kept."""
     return len(_JETS)
 
 
@@ -194,11 +213,11 @@ def value_of(spec: OpSpec, values: Sequence[Any], attrs: dict[str, Any]) -> Any:
     assert spec.mpmath is not None
     memo = Capture.values
     if memo is None:
-        return _real(spec.mpmath(mpmath, *values, **attrs))
+        return real(spec.mpmath(mpmath, *values, **attrs))
     key = (spec.name, tuple(attrs.items()) if attrs else (), *[v._mpf_ for v in values])
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _real(spec.mpmath(mpmath, *values, **attrs))
+        found = memo[key] = real(spec.mpmath(mpmath, *values, **attrs))
     return found
 
 
@@ -218,14 +237,25 @@ def jet(
     # keyed by the raw tuples: hashing an mpf itself costs more than most of its arithmetic
     key = (spec.name, tuple(attrs.items()) if attrs else (), mpmath.mp.prec, in_range)
     key += tuple(v._mpf_ for v in values)
-    found = _JETS.get(key)
-    if found is None and in_range:
-        found = Jet(held(value_of(spec, values, attrs)))
-    if found is None or (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
-        found = derive(spec, values, attrs, order, found)
-        if len(_JETS) >= CACHE_SIZE:
-            _JETS.clear()
-        _JETS[key] = found
+
+    def fresh() -> Jet:
+        value = value_of(spec, values, attrs)
+        return Jet(held(value) if in_range else value)
+
+    return kept(key, order, fresh, lambda known: derive(spec, values, attrs, order, known))
+
+
+def kept(
+    key: tuple[Any, ...], order: int, fresh: Callable[[], Jet], extend: Callable[[Jet], Jet], points: int = 1
+) -> Jet:
+    """The jet kept under `key` (else `fresh()`, kept), extended by `extend` to `order` if short;
+    `points`: how many points' jets it holds (a scalar graph's node: all of them)."""
+    found = recall(key)
+    if found is None:
+        found = fresh()
+        remember(key, found, points)
+    if (order >= 1 and found.d1 is None) or (order >= 2 and found.d2 is None):
+        found = extend(found)  # in place: the kept jet has them too
     return found
 
 
@@ -247,11 +277,27 @@ def derive(
 
 def _derive(spec: OpSpec, values: Sequence[Any], attrs: dict[str, Any], order: int, known: Jet | None) -> Jet:
     found = known or Jet(value_of(spec, values, attrs))
+    return derivatives_of(spec, values, attrs, order, found, Dual, _value, _tangent)
+
+
+def derivatives_of(
+    spec: OpSpec,
+    values: Sequence[Any],
+    attrs: dict[str, Any],
+    order: int,
+    found: Jet,
+    dual: Callable[..., Any],
+    value: Callable[[Any], Any],
+    tangent: Callable[[Any], Any],
+) -> Jet:
+    """`found` with its derivatives up to `order`, by `grads` run on `dual(value, tangent)`
+    numbers (Dual, or exact_lanes' Lanes): on constants for the first, moving along each argument
+    in turn for the second (`value` and `tangent` read what `grads` returned)."""
     if order >= 1 and found.d1 is None:
-        consts = [Dual(v) for v in values]
+        consts = [dual(v) for v in values]
         Capture.jet, outer = [], Capture.jet
         try:
-            found.d1 = tuple(_value(d) for d in _derivatives(spec, consts, attrs, Dual(found.value)))
+            found.d1 = tuple(value(d) for d in _derivatives(spec, consts, attrs, dual(found.value)))
             found.decisions = tuple(Capture.jet)
         finally:
             Capture.jet = outer
@@ -261,9 +307,9 @@ def _derive(spec: OpSpec, values: Sequence[Any], attrs: dict[str, Any], order: i
         Capture.jet, outer = [], Capture.jet  # the same comparisons again: not kept
         try:
             for j in range(len(values)):
-                unit = [Dual(v, _ONE if i == j else None) for i, v in enumerate(values)]
-                out = Dual(found.value, found.d1[j])
-                rows.append(tuple(_tangent(d) for d in _derivatives(spec, unit, attrs, out)))
+                unit = [dual(v, _ONE if i == j else None) for i, v in enumerate(values)]
+                out = dual(found.value, found.d1[j])
+                rows.append(tuple(tangent(d) for d in _derivatives(spec, unit, attrs, out)))
         finally:
             Capture.jet = outer
         found.d2 = tuple(rows)
@@ -293,23 +339,60 @@ def _neg_jet(a: Any, order: int) -> Jet:
 
 
 def _div_jet(a: Any, b: Any, order: int) -> Jet:
-    value = mp_divide(mpmath, a, b)
+    value = divide(a, b)
     if order == 0:
         return Jet(value)
     square = b * b
-    d1 = (mp_divide(mpmath, _ONE, b), mp_divide(mpmath, -a, square))
+    d1 = (divide(_ONE, b), divide(-a, square))
     if order < 2:
         return Jet(value, d1)
-    inverse_square = mp_divide(mpmath, _MINUS_ONE, square)
-    return Jet(value, d1, ((None, inverse_square), (inverse_square, mp_divide(mpmath, 2 * a, square * b))))
+    inverse_square = divide(_MINUS_ONE, square)
+    return Jet(value, d1, ((None, inverse_square), (inverse_square, divide(2 * a, square * b))))
+
+
+def divide(a: Any, b: Any) -> Any:
+    """a / b of mpf values or object arrays of them (`exact_lanes`), with the registry's IEEE
+    results where a divisor is 0 (`mp_divide`); mpmath raises there."""
+    try:
+        return np.true_divide(a, b) if isinstance(b, np.ndarray) else a / b
+    except ZeroDivisionError:
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.frompyfunc(lambda x, y: mp_divide(mpmath, x, y), 2, 1)(a, b)
+        return mp_divide(mpmath, a, b)
+
+
+def plus(total: Any, term: Any) -> Any:
+    """A sum of terms, None standing for no term (a tangent of 0, no term yet)."""
+    if total is None:
+        return term
+    if term is None:
+        return total
+    return np.add(total, term) if isinstance(term, np.ndarray) else total + term
+
+
+def along(d2: tuple[tuple[Any, ...], ...], tangents: Sequence[Any], live: Sequence[int], i: int) -> Any:
+    """d(d1[i]) along the tangents: the sum over the live arguments k (tangents[m] is live[m]'s)
+    of d2[k][i] * t_k; None: no term, the derivative does not move."""
+    total = None
+    for k, t in zip(live, tangents):
+        slope = d2[k][i]
+        if slope is not None:
+            total = plus(total, times(t, slope))
+    return total
 
 
 def times(a: Any, b: Any) -> Any:
-    """a * b, for free when b is exactly 1 or -1 (most local derivatives of sums)."""
+    """a * b, for free when either is exactly 1 or -1 (most local derivatives of sums, unit
+    tangents); numpy's multiply where an array meets an mpf (mpmath's own operator would first
+    try to read the array as a number, printing it)."""
     if b is _ONE:
         return a
     if b is _MINUS_ONE:
         return -a
+    if a is _ONE:
+        return b
+    if isinstance(b, np.ndarray) and not isinstance(a, np.ndarray):
+        return np.multiply(a, b)
     return a * b
 
 
@@ -322,7 +405,7 @@ ARITHMETIC: dict[str, Callable[..., Jet]] = {
 }
 
 
-def _derivatives(spec: OpSpec, args: list[Dual], attrs: dict[str, Any], out: Dual) -> tuple[Any, ...]:
+def _derivatives(spec: OpSpec, args: list[Any], attrs: dict[str, Any], out: Any) -> tuple[Any, ...]:
     assert spec.grads is not None
     return tuple(spec.grads(args, attrs, out))
 
@@ -365,29 +448,29 @@ class Dual(Compared):
 
     def __add__(self, other: Any) -> Dual:
         o = _dual(other)
-        return Dual(self.v + o.v, _sum(self.t, o.t))
+        return Dual(self.v + o.v, plus(self.t, o.t))
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Dual:
         o = _dual(other)
-        return Dual(self.v - o.v, _sum(self.t, None if o.t is None else -o.t))
+        return Dual(self.v - o.v, plus(self.t, None if o.t is None else -o.t))
 
     def __rsub__(self, other: Any) -> Dual:
         return _dual(other) - self
 
     def __mul__(self, other: Any) -> Dual:
         o = _dual(other)
-        t = _sum(None if self.t is None else self.t * o.v, None if o.t is None else self.v * o.t)
+        t = plus(None if self.t is None else self.t * o.v, None if o.t is None else self.v * o.t)
         return Dual(self.v * o.v, t)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> Dual:
         o = _dual(other)
-        value = mp_divide(mpmath, self.v, o.v)
-        slope = _sum(self.t, None if o.t is None else -value * o.t)
-        return Dual(value, None if slope is None else mp_divide(mpmath, slope, o.v))
+        value = divide(self.v, o.v)
+        slope = plus(self.t, None if o.t is None else -value * o.t)
+        return Dual(value, None if slope is None else divide(slope, o.v))
 
     def __rtruediv__(self, other: Any) -> Dual:
         return _dual(other) / self
@@ -407,13 +490,6 @@ class Dual(Compared):
         return _apply_dual(REGISTRY["abs"], [self], {})
 
 
-def _sum(a: Any, b: Any) -> Any:
-    """Tangents added, None standing for 0."""
-    if a is None:
-        return b
-    return a if b is None else a + b
-
-
 def _apply_dual(spec: OpSpec, args: Sequence[Any], attrs: dict[str, Any]) -> Dual:
     """An elementwise op on dual numbers: its value, and the first-order jet along the tangents."""
     duals = [_dual(a) for a in args]
@@ -425,7 +501,7 @@ def _apply_dual(spec: OpSpec, args: Sequence[Any], attrs: dict[str, Any]) -> Dua
     t = None
     for d, slope in zip(duals, j.d1):
         if d.t is not None:
-            t = _sum(t, slope * d.t)
+            t = plus(t, slope * d.t)
     return Dual(j.value, t)
 
 

@@ -25,9 +25,11 @@ from gradcheck.parity.exact_jets import (
     Capture,
     Compared,
     Decision,
+    along,
     as_mpf,
     elementwise_spec,
     jet,
+    plus,
     times,
 )
 
@@ -186,27 +188,12 @@ def apply(spec: OpSpec, args: Sequence[Any], attrs: dict[str, Any], in_range: bo
         d2 = j.d2
         t = None
         for k in live:
-            t = _plus(t, times(numbers[k].t, d1[k]))
+            t = plus(t, times(numbers[k].t, d1[k]))
         out.t = t
-        out.d1t = tuple([_along(d2, numbers, live, i) for i in live])
+        moving = [numbers[k].t for k in live]
+        out.d1t = tuple([along(d2, moving, live, i) for i in live])
     tape.numbers.append(out)
     return out
-
-
-def _plus(total: Any, term: Any) -> Any:
-    """A sum of terms, None standing for no term yet."""
-    return term if total is None else total + term
-
-
-def _along(d2: tuple[tuple[Any, ...], ...], numbers: list[Number], live: list[int], i: int) -> Any:
-    """d(d1[i]) along the tangents: the sum over the live arguments k of d2[k][i] * t_k (None:
-    no term, the derivative does not move)."""
-    total = None
-    for k in live:
-        slope = d2[k][i]
-        if slope is not None:
-            total = _plus(total, times(numbers[k].t, slope))
-    return total
 
 
 # --- a numpy for object arrays of Numbers ----------------------------------------------------------

@@ -266,3 +266,33 @@ def test_a_graph_evaluated_again_takes_every_jet_from_the_cache():
     again = run_exact_batch(graph, run.batch, run.cot, run.direction)
     assert kept > 0 and exact_jets.cache_size() == kept and np.array_equal(first.grads, again.grads)
     assert math.isfinite(float(np.nansum(again.hvp)))
+
+
+# --- a scalar graph's points at once ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hvp", [False, True])
+def test_a_scalar_graphs_points_at_once_are_its_points_one_by_one_to_the_bit(hvp):
+    """`exact_lanes` (every point of a node at once) does the number-by-number path's arithmetic."""
+    rng = np.random.default_rng(9)
+    for _ in range(6):
+        graph = random_graph(rng, points=5)
+        run = ScalarRun(graph, 5, rng, hvp=hvp)
+        points = [
+            exact._Point(
+                [float(b[j]) for b in run.batch],
+                run.cot[:, j].tolist(),
+                None if run.direction is None else run.direction[:, j].tolist(),
+            )
+            for j in range(5)
+        ]
+        together = exact._Lanes(graph).evaluate_many(points, exact.HIGH)
+        alone = exact._Graph(graph).evaluate_many(points, exact.HIGH)
+        for lanes, numbers in zip(together, alone):
+            assert [e._mpf_ for e in lanes.entries] == [e._mpf_ for e in numbers.entries]
+            # the same values compared (numpy's sign on one number stops at the first that decides)
+            assert _compared(lanes.decisions) == _compared(numbers.decisions)
+
+
+def _compared(decisions):
+    return {(a._mpf_, b._mpf_) for a, b, _ in decisions}
