@@ -27,7 +27,7 @@ if [ "$ci" = 1 ]; then
   probe=$(mktemp -d)
   if ! reason=$("$ZPY" -m pip download --quiet --no-deps --dest "$probe" --timeout 20 --retries 1 \
       ${wanted[0]%% *} 2>&1); then
-    echo "zoo slice skipped: the package index cannot be reached ($(echo "$reason" | grep -v WARNING | tail -n 1))"
+    echo "zoo slice skipped: cannot download ${wanted[0]%% *} from the package index ($(echo "$reason" | grep -v WARNING | tail -n 1))"
     rm -rf "$probe"
     exit 0
   fi

@@ -103,10 +103,11 @@ class Engine:
     ci: bool = False  # one of the engines of the CI slice (scripts/test.sh)
     no_deps: str = ""  # why it is installed without its declared dependencies (empty: with them)
     limitations: tuple[str, ...] = field(default=())
+    options: tuple[str, ...] = ()  # more `gradcheck run` options (a cap such as --graph-timeout), with why
 
     def command(self, graphs: int | None = None) -> list[str]:
         """The `gradcheck run` arguments of its campaign (seed 1, as docs/zoo.md's table)."""
-        args = ["--engine", self.engine, "--graphs", str(graphs or self.graphs), "--seed", "1"]
+        args = ["--engine", self.engine, "--graphs", str(graphs or self.graphs), "--seed", "1", *self.options]
         return [*args, "--tensor"] if self.tensor else args
 
 
