@@ -105,9 +105,17 @@ class Engine:
     limitations: tuple[str, ...] = field(default=())
     options: tuple[str, ...] = ()  # more `gradcheck run` options (a cap such as --graph-timeout), with why
 
-    def command(self, graphs: int | None = None) -> list[str]:
-        """The `gradcheck run` arguments of its campaign (seed 1, as docs/zoo.md's table)."""
-        args = ["--engine", self.engine, "--graphs", str(graphs or self.graphs), "--seed", "1", *self.options]
+    def command(self, graphs: int | None = None, seed: int = 1) -> list[str]:
+        """The `gradcheck run` arguments of its campaign (seed 1: docs/zoo.md's table)."""
+        args = [
+            "--engine",
+            self.engine,
+            "--graphs",
+            str(graphs or self.graphs),
+            "--seed",
+            str(seed),
+            *self.options,
+        ]
         return [*args, "--tensor"] if self.tensor else args
 
 
