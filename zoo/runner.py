@@ -134,7 +134,7 @@ def selected(args: argparse.Namespace) -> list[Engine]:
     return [e for e in ENGINES if e.ci] if args.ci else list(ENGINES)
 
 
-def _shortest_last(engine: Engine) -> int:
+def _longest_first(engine: Engine) -> int:
     return -engine.graphs * (10 if engine.tensor else 1)
 
 
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # tensor campaigns, the longest, first: the last to finish is then a short one
         running = {
             e.name: pool.submit(campaign, e, args.out / e.name, graphs, 1, args.seed)
-            for e in sorted(engines, key=_shortest_last)
+            for e in sorted(engines, key=_longest_first)
         }
         outcomes = [running[e.name].result() for e in engines]
     console.print(table(outcomes))
