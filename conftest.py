@@ -44,3 +44,18 @@ def engines_in_this_process(request, monkeypatch):
         monkeypatch.delenv(UNSUPERVISED, raising=False)
     else:
         monkeypatch.setenv(UNSUPERVISED, "1")
+
+
+# What asks for measurements: with one of these, the benchmarks measure (pytest.ini_options' addopts
+# has --benchmark-disable, so that the suite's normal run executes each benchmark once).
+MEASURING = ("benchmark_only", "benchmark_autosave", "benchmark_save", "benchmark_compare", "benchmark_json")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """`pytest benchmarks --benchmark-only` (or --benchmark-autosave, --benchmark-compare, ...)
+    measures as pytest-benchmark documents, without --benchmark-enable: the option that asks for
+    figures overrides the --benchmark-disable every other run has (pytest-benchmark's own
+    pytest_configure, trylast, reads the options after this)."""
+    if any(config.getoption(name, None) for name in MEASURING):
+        config.option.benchmark_enable = True

@@ -8,6 +8,10 @@ buggy / clean, and where the buggy one's extra time went (checking, explaining a
 failures, settling), with its failing graphs, findings and unexplained graphs. The engines are
 `gradcheck.testing.fragment_engines`, loaded by file path so that the same script measures an
 older checkout too (run it with that checkout's python: it reports the phases that one has).
+
+Not a pytest-benchmark benchmark: each figure is a whole `gradcheck run` in processes of its own
+(its watched workers included), read from its report.json's phase times, where the fixture times a
+call in its own process.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ Prints, per engine, milliseconds per graph of the campaign's checking phase (wal
 time of this process, which the machine's other load does not change), the ratio to minigrad's,
 and how many times faster than 0.24 s a graph (JAX with a per-point, rebuild-every-time shim)
 it is. Every figure includes the harness's own work per graph (torch reference, numerical oracle).
+
+Not a pytest-benchmark benchmark: the figures are each campaign's checking phase alone, in CPU time
+of the process and from the campaign's own phase clock, which a fixture timing the whole call cannot
+separate.
 """
 
 from __future__ import annotations

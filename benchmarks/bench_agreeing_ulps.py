@@ -7,6 +7,8 @@ that rounds at all the allowance is larger anyway; this counts the entries where
 
     python benchmarks/bench_agreeing_ulps.py                 # 200 graphs at 4 points
     python benchmarks/bench_agreeing_ulps.py --graphs 1000
+
+Not a pytest-benchmark benchmark: it counts entries, it times nothing.
 """
 
 from __future__ import annotations

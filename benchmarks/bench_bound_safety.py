@@ -12,6 +12,8 @@ engine needs the safety factor above its maximum; the gap is the margin.
     python benchmarks/bench_bound_safety.py --engine minigrad --graphs 2000
     PYTHONPATH=/path/to/femtograd python benchmarks/bench_bound_safety.py --engine femtograd.femtograd:value
     python benchmarks/bench_bound_safety.py --engine minigrad-tensor --tensor --graphs 500
+
+Not a pytest-benchmark benchmark: it measures errors against the bound, not times.
 """
 
 from __future__ import annotations

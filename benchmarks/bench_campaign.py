@@ -6,6 +6,9 @@ Prints graphs per second (whole run, including process start-up, and the checkin
 CPU time per graph over all processes (what the machine's load does not change, so the rate on
 idle cores can be estimated), the jobs-2 / jobs-1 speed-up, whether both runs gave identical
 per-op figures, and how long `python -m ci.gate` takes end to end.
+
+Not a pytest-benchmark benchmark: `--jobs 1` against `--jobs 2` is CPU time over several processes
+and the gate's wall time end to end, neither a call in this process.
 """
 
 from __future__ import annotations

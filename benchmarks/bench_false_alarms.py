@@ -9,6 +9,8 @@ failing after the trust step (every one a false alarm, or a minigrad bug to look
 
     python benchmarks/bench_false_alarms.py --scalar 200000 --tensor 20000 --parts 4 \
         --results out/false-alarms.json     # resumable: finished parts are kept in the file
+
+Not a pytest-benchmark benchmark: it counts false alarms over long campaigns, it times nothing.
 """
 
 from __future__ import annotations

@@ -1,70 +1,31 @@
-"""gradcheck's costs and accuracy, side by side.
+"""The accuracy of gradcheck's oracles, side by side.
 
-1. Slow vs fast mode on a scalar function of 100 and of 1,000 Value inputs: time and function
-   evaluations of each, and the ratio.
-2. Oracle accuracy per op family: on the probe functions of `gradcheck.checker.tolerance.PROBES` at random
+Oracle accuracy per op family: on the probe functions of `gradcheck.checker.tolerance.PROBES` at random
    smooth points, the worst error of plain central differences (eps 1e-6), of the fourth-order
    stencil gradcheck looks with first, of the Richardson oracle, and of minigrad's analytical
    gradient, each against the exact gradient (mpmath at 40 digits); and the tolerance the policy
    states next to what the data needs.
 
-Run: /work/venv/bin/python benchmarks/bench_gradcheck.py [--points 200]
+    python benchmarks/bench_gradcheck.py [--points 200]
+
+Not a pytest-benchmark benchmark: errors, not times; slow mode against fast mode is timed by
+`test_gradcheck_modes.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 import minigrad
-from gradcheck import gradcheck
 from gradcheck.checker.kinks import is_differentiable_at
 from gradcheck.checker.numerical import FlatFunction, jacobian_column, richardson_column, stencil_column
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import FAMILIES, PROBES, TORCH
-
-
-def chain_function(*xs: minigrad.Value) -> minigrad.Value:
-    """A scalar function touching every input: sum of tanh(x_i x_{i+1}) + exp(x_i / 4) / n."""
-    total = xs[0] * 0.0
-    n = len(xs)
-    for i in range(n):
-        total = total + (xs[i] * xs[(i + 1) % n]).tanh() + (xs[i] * 0.25).exp() * (1.0 / n)
-    return total
-
-
-def time_modes(n: int, seed: int = 0) -> dict[str, tuple[float, int]]:
-    rng = np.random.default_rng(seed)
-    inputs = [minigrad.Value(float(v)) for v in rng.uniform(-1, 1, n)]
-    timings = {}
-    for mode in ("slow", "fast"):
-        start = time.perf_counter()
-        result = gradcheck(chain_function, inputs, fast_mode=(mode == "fast"))
-        timings[mode] = (time.perf_counter() - start, result.evaluations)
-    return timings
-
-
-def mode_table(sizes: list[int]) -> Table:
-    table = Table(title="gradcheck: slow vs fast mode (scalar chain function, Values)")
-    for column in ("inputs", "slow s", "slow evals", "fast s", "fast evals", "slow / fast time"):
-        table.add_column(column, justify="right")
-    for n in sizes:
-        t = time_modes(n)
-        table.add_row(
-            str(n),
-            f"{t['slow'][0]:.3f}",
-            str(t["slow"][1]),
-            f"{t['fast'][0]:.4f}",
-            str(t["fast"][1]),
-            f"{t['slow'][0] / t['fast'][0]:.1f}x",
-        )
-    return table
-
 
 ESTIMATORS = ("central", "stencil", "richardson", "staged", "analytical")
 
@@ -150,10 +111,8 @@ def accuracy_table(points: int) -> Table:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=200, help="random points per probe function")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000])
     args = parser.parse_args()
     console = Console(width=150)
-    console.print(mode_table(args.sizes))
     console.print(accuracy_table(args.points))
     console.print(
         "best stage: per entry, the closest of the three estimates gradcheck tries in turn (4th-order "

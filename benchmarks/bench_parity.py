@@ -9,6 +9,10 @@ input point) checked three ways: engine vs torch, both vs central differences.
     python benchmarks/bench_parity.py                 # throughput, issue 14 goals (about two minutes)
     python benchmarks/bench_parity.py --catch         # + catch figures (broken engines)
     python benchmarks/bench_parity.py --false-alarms 20000   # + correct engines over 20k structures
+
+Not a pytest-benchmark benchmark: its figures set today's harness beside 11812d8's, each tree in a
+process of its own (two versions of gradcheck cannot be imported in one process), taking turns;
+today's per-graph check alone is `test_check_per_graph.py`'s.
 """
 
 from __future__ import annotations

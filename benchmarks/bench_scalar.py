@@ -16,6 +16,10 @@ and the processes take turns round by round, so all engines see the same load on
                                       [--shared-process]
 
 Before timing, every engine's loss and gradients are checked to agree with minigrad's.
+
+Not a pytest-benchmark benchmark: each engine runs in a process of its own, so that torch's heap
+does not slow micrograd's collector, and the fixture times calls in the process it runs in; the same
+graphs in one process, side by side, are `test_scalar_engines.py`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import math
 import multiprocessing
 import statistics
 import sys
-import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -35,9 +38,20 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from scalar_workloads import ENGINES, Engine, chain_graph, mlp_graph, mlp_numbers, torch_engine
+from scalar_workloads import (
+    ENGINES,
+    Engine,
+    chain_graph,
+    give_micrograd_tanh,
+    mlp_graph,
+    mlp_numbers,
+    run_in_big_stack,
+    torch_engine,
+)
 
 from minigrad.autograd import topological_order
+
+give_micrograd_tanh()  # the chain's tanh, in every engine process (each imports this module)
 
 # --- measuring ----------------------------------------------------------------------------------
 
@@ -208,32 +222,6 @@ def check_agreement(engines: dict[str, Any]) -> None:
         )
         if not ok:
             sys.exit(f"{name} disagrees with minigrad: loss {loss} vs {ref_loss}")
-
-
-def run_in_big_stack(fn: Callable[[], Any]) -> Any:
-    """Run `fn` in a thread with a 512 MiB stack and a raised recursion limit (micrograd's topo sort)."""
-    box: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            box.append(fn())
-        except BaseException as exc:  # re-raised in the caller
-            errors.append(exc)
-
-    old_limit, old_size = sys.getrecursionlimit(), threading.stack_size()
-    sys.setrecursionlimit(2_000_000)
-    threading.stack_size(512 * 1024 * 1024)
-    try:
-        thread = threading.Thread(target=target)
-        thread.start()
-        thread.join()
-    finally:
-        threading.stack_size(old_size)
-        sys.setrecursionlimit(old_limit)
-    if errors:
-        raise errors[0]
-    return box[0]
 
 
 def measure_workload(

@@ -17,6 +17,9 @@ environment's packages, so both see the same graphs (the generator is unchanged 
 
 Issue 28's goals: δ = 1e-10 caught in at least 50% of the graphs and δ = 1e-12 in at least 10%
 (for mul; tanh is in fewer graphs, so its shares are also given over the graphs that use it).
+
+Not a pytest-benchmark benchmark: it counts the graphs that catch a bug, and the older harness runs
+in a process of its own.
 """
 
 from __future__ import annotations

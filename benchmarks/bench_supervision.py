@@ -8,6 +8,9 @@ by side, taking turns, each a fresh process timed from start to exit.
 Prints each run's wall and CPU seconds (every process: workers included), the medians, each mode's
 ratio to the supervised one, and whether every mode gave the same per-op figures. The machine may
 be shared: compare medians of runs that took turns, not single runs.
+
+Not a pytest-benchmark benchmark: each run is a fresh process timed from start to exit, workers
+included, which the fixture (a call in its own process) cannot time.
 """
 
 from __future__ import annotations

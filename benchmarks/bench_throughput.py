@@ -16,6 +16,10 @@ In one run, on one core, against the tree of `--against` (default 7dfac76, taken
     python benchmarks/bench_throughput.py --chunks 10 --graphs 300   # a quick look
 
 Nothing is asserted: the goals are printed with the figures, met or missed.
+
+Not a pytest-benchmark benchmark: its figures set today's harness beside an older commit's, each
+tree in a process of its own (two versions of gradcheck cannot be imported in one process), and time
+whole `gradcheck run` campaigns; today's per-graph check alone is `test_check_per_graph.py`'s.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ error as a multiple of its bound (`errors.HVP_SAFETY` must cover it).
 
     python benchmarks/op_accuracy.py                     # every op (scalar 2000 points, tensor 200)
     python benchmarks/op_accuracy.py --ops tanh,sigmoid --points 5000
+
+Not a pytest-benchmark benchmark: it measures errors in ulps, not times.
 """
 
 from __future__ import annotations

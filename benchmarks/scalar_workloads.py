@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,7 @@ import minigrad
 
 # --- micrograd gets tanh ---------------------------------------------------------------------------
 # PyPI micrograd has no tanh. A tiny subclass adds one in micrograd's own closure style, and
-# micrograd's ops are pointed at the subclass so that every result has it.
+# `give_micrograd_tanh` points micrograd's ops at the subclass so that every result has it.
 _MicrogradValue = micrograd.engine.Value
 
 
@@ -35,7 +37,10 @@ class MicrogradTanhValue(_MicrogradValue):
         return out
 
 
-micrograd.engine.Value = MicrogradTanhValue
+def give_micrograd_tanh() -> None:
+    """Make every micrograd result a MicrogradTanhValue, in this whole process: bench_scalar's
+    engine processes call it; a test patches `micrograd.engine.Value` for its own duration."""
+    micrograd.engine.Value = MicrogradTanhValue
 
 
 # --- the engines: how to make a leaf and read it back --------------------------------------------
@@ -143,3 +148,29 @@ def chain_graph(engine: Engine, steps: int) -> tuple[Any, list[Any]]:
         return y
 
     return build, [w, b, y0]
+
+
+def run_in_big_stack(fn: Callable[[], Any]) -> Any:
+    """Run `fn` in a thread with a 512 MiB stack and a raised recursion limit (micrograd's topo sort)."""
+    box: list[Any] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:  # re-raised in the caller
+            errors.append(exc)
+
+    old_limit, old_size = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(2_000_000)
+    threading.stack_size(512 * 1024 * 1024)
+    try:
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if errors:
+        raise errors[0]
+    return box[0]

@@ -2,7 +2,8 @@
 # Set everything up, then run every check CI runs: lint; the gradient-regression gate; the parity
 # suite (gradcheck.suite, through its pytest plugin) on the tensor engine; the unit tests of every
 # package (JAX, autograd and Dask-cluster campaigns included) and the parity suite on the scalar
-# engine (regression corpus replayed), all under the deterministic `ci` hypothesis profile.
+# engine (regression corpus replayed), all under the deterministic `ci` hypothesis profile; then
+# the zoo's CI slice (skipped with one line when the package index cannot be reached).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -31,3 +32,5 @@ run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor
 run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor --gradcheck-dtype float32 -k tensor
 echo "== unit tests and parity suite (engine minigrad)"
 run_pytest "$@"
+echo "== the zoo's CI slice: two published engines from PyPI, 300 graphs each (docs/zoo.md)"
+bash scripts/zoo.sh --ci

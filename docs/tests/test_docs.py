@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 
@@ -53,7 +54,7 @@ def test_every_stated_figure_names_the_benchmark_that_prints_it(path):
     for paragraph in paragraphs(path):
         if not MEASURED.search(paragraph):
             continue
-        named = re.findall(r"benchmarks/(bench_\w+\.py)|`(bench_\w+\.py)`", paragraph)
+        named = re.findall(r"benchmarks/((?:bench|test)_\w+\.py)|`((?:bench|test)_\w+\.py)`", paragraph)
         assert named, f"{path.name}: a figure without the benchmark that prints it:\n{paragraph}"
         for pair in named:
             assert (ROOT / "benchmarks" / (pair[0] or pair[1])).is_file(), pair
@@ -72,3 +73,16 @@ def test_the_readme_says_how_snippets_run_and_how_to_install_minigrad_elsewhere(
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert ".venv/bin/python" in readme
     assert re.search(r"pip install (-e )?['\"]?(/path/to/minigrad|\.)(\[\w+\])?", readme)
+
+
+SCRIPTS = [p for p in sorted((ROOT / "benchmarks").glob("*.py")) if '__name__ == "__main__"' in p.read_text()]
+# started by another benchmark, never run by hand
+HELPERS = {"parity_goal_rows.py"}
+
+
+@pytest.mark.parametrize("script", [p for p in SCRIPTS if p.name not in HELPERS], ids=lambda p: p.name)
+def test_every_benchmark_script_says_why_it_is_not_a_pytest_benchmark(script):
+    """A timing the `benchmark` fixture can take is a pytest-benchmark benchmark (benchmarks/test_*.py);
+    a script says in its docstring what the fixture cannot measure there."""
+    doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8"))) or ""
+    assert "Not a pytest-benchmark benchmark: " in doc, script.name
