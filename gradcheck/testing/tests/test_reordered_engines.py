@@ -53,6 +53,22 @@ def test_z_is_x_times_y_plus_x(cls):
     assert (z.data, x.grad, y.grad) == (8.0, 4.0, 2.0)
 
 
+@pytest.mark.parametrize("cls", TENSOR_ENGINES, ids=lambda c: c.name)
+def test_z_is_x_times_y_plus_x_for_tensors_and_a_matrix_product(cls):
+    engine = cls()
+    x, y = engine.leaf(np.array([2.0, -1.0])), engine.leaf(np.array([3.0, 0.5]))
+    z = engine.apply("div", [engine.apply("mul", [x, y], {}) + x, engine.scalar_tensor(2.0)], {})
+    z.sum().backward()
+    assert (z.data.tolist(), x.grad.data.tolist(), y.grad.data.tolist()) == (
+        [4.0, -0.75],
+        [2.0, 0.75],
+        [1.0, -0.5],
+    )
+    a, b = engine.leaf(np.array([[1.0, 2.0]])), engine.leaf(np.array([[3.0], [4.0]]))
+    engine.apply("softmax", [engine.apply("matmul", [a, b], {})], {"dim": -1}).sum().backward()
+    assert (a.grad.data.tolist(), b.grad.data.tolist()) == ([[0.0, 0.0]], [[0.0], [0.0]])  # softmax of one: 1
+
+
 @pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda c: c.__name__)
 def test_every_op_on_a_worked_example(cls):
     # f = tanh(a / b) + sigmoid(a * b) + log(b) + a ** b + sqrt(a) + 2 / a + atan2(a, b) + |a| - relu(-a)
