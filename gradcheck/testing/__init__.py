@@ -9,6 +9,11 @@ engines with planted bugs that the harness must catch, and the loops that count 
 - `structural_engines`: micrograd-style engines with one bug in their graph code;
 - `fragment_engines`: engines whose one bug once came out as many findings (an in-place abs, an
   id-ordered backward) or was shown at its weakest point (a tanh derivative written `1 - t`);
+- `reordered_engines`: correct engines that evaluate otherwise than torch (a backward down every
+  path, contributions summed in another order, division through the reciprocal, other accurate
+  derivative formulas, explicit Jacobians), on which the harness must raise no bug;
+- `boundary_engines`: a problem where the adapter meets the engine (a complex number the
+  adapter's `float()` rejects, keepdim not passed on);
 - `catching`: how many graphs the seeded stream or the hypothesis property need to catch a bug.
 
 The engines built on minigrad reach past its top-level API on purpose: each subclasses minigrad's

@@ -72,18 +72,7 @@ class Value:
 
     def order(self) -> list[Value]:
         """Every node this one depends on, each after its children (iterative: no depth limit)."""
-        order: list[Value] = []
-        seen: set[int] = set()
-        stack: list[tuple[Value, bool]] = [(self, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-            elif id(node) not in seen:
-                seen.add(id(node))
-                stack.append((node, True))
-                stack.extend((child, False) for child in node._prev)
-        return order
+        return topological_order(self)
 
     def propagate(self, node: Value) -> None:
         """Add `node`'s contribution into its children's gradients."""
@@ -99,6 +88,23 @@ class Value:
         self.grad += 1.0
         for node in reversed(order):
             self.propagate(node)
+
+
+def topological_order(root: Any) -> list[Any]:
+    """Every node `root` depends on through its children (`_prev`), each after them; iterative, so
+    depth is free."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in node._prev)
+    return order
 
 
 class DoubledSharedValue(Value):
