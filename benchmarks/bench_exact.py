@@ -12,9 +12,10 @@ the machine's other load does not count):
   from the cache);
 - no H·v: without a direction, the gradients alone.
 
-A plain script rather than a pytest-benchmark one: it prints two references side by side on the
-same graphs with their ratio, which pytest-benchmark's per-function tables do not (benchmarks are
-being moved to pytest-benchmark in branch issue-41-zoo; this one can follow). Nothing is asserted.
+Not a pytest-benchmark benchmark: the exact reference's first evaluation of a graph costs more
+than its later ones (its cache of every op's exact values), and the fixture's repeated rounds
+would time only the later ones; this script empties the cache before each fresh graph and times
+fresh, cached and without H·v apart, in CPU time. Nothing is asserted.
 
     python benchmarks/bench_exact.py                # about two minutes
     python benchmarks/bench_exact.py --graphs 10    # a quick look
