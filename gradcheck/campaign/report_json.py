@@ -169,6 +169,8 @@ def build_report(
             "shrink_budget": shrink_budget(s),
             **({"dtype": s.dtype} if s.dtype != "float64" else {}),
             **({"left_out": list(s.left_out)} if s.left_out else {}),
+            **({"accumulation": s.accumulation} if s.accumulation else {}),
+            **({"max_paths": s.max_paths} if s.max_paths else {}),
         },
         "totals": {
             "graphs": len(result.records),

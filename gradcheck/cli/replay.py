@@ -12,6 +12,7 @@ structural phase is replayed by running that phase again. Exit 1 while the engin
 from __future__ import annotations
 
 import argparse
+import copy
 import io
 import json
 import sys
@@ -118,6 +119,7 @@ class Saved:
     engine: str | None
     label: str
     structural_cause: str | None = None  # a structural phase's finding: the cause it names
+    accumulation: str | None = None  # how the campaign found the engine's backward sums
 
 
 def load_saved(path: Path, finding: int | None = None) -> Saved:
@@ -154,7 +156,7 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
     engine = report.get("settings", {}).get("engine")
     label = f"{path}, finding {index} ({entry.get('title', '')})"
     cause = entry.get("extra", {}).get("cause") if entry.get("phase") == "structure" else None
-    return Saved(graph, engine, label, cause)
+    return Saved(graph, engine, label, cause, report.get("settings", {}).get("accumulation"))
 
 
 def replay(
@@ -168,6 +170,9 @@ def replay(
         adapter = engine
     else:
         adapter = load_adapter(engine or saved.engine or "minigrad")
+    if saved.accumulation is not None:  # judged as the campaign judged it (parity.any_order)
+        adapter = copy.copy(adapter)
+        adapter.accumulation = saved.accumulation
     missing = sorted(set(saved.graph.ops()) - set(adapter.ops))
     if missing:
         raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")

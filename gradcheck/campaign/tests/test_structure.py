@@ -5,8 +5,10 @@ The engines are `gradcheck.testing.structural_engines`: one micrograd-style Valu
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,22 +25,26 @@ from gradcheck.campaign.settling import (
     without_reuse,
 )
 from gradcheck.campaign.structure import (
+    EVERY_PATH,
     REBUILDS,
     RECURSION_LIMIT,
     depth_case,
     on_fresh_stack,
+    paths_case,
     run_structure,
     sharing_graphs,
 )
 from gradcheck.cli import main
-from gradcheck.cli.replay import Saved, replay
+from gradcheck.cli.replay import Saved, load_saved, replay
 from gradcheck.engines import EngineAdapter, load_engine
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing import reordered_engines as reordered
 from gradcheck.testing import structural_engines as se
 from gradcheck.testing.fragment_engines import MulGradientOffAdapter
 
+ROOT = Path(__file__).resolve().parents[3]
 ENGINES = "gradcheck.testing.structural_engines"
 BUGS = {
     "DoubledSharedAdapter": "a shared node's gradient is counted twice",
@@ -302,3 +308,47 @@ def test_a_structural_finding_replays_by_running_the_phase_again(tmp_path, capsy
     assert f"still fails: structural: {RECURSION_LIMIT}" in capsys.readouterr().out
     assert main(["replay", report, "--finding", "0", "--engine", f"{ENGINES}:CorrectAdapter"]) == 0
     assert "(fixed)" in capsys.readouterr().out
+
+
+# --- a backward that follows every path ------------------------------------------------------------
+
+
+def test_a_backward_that_follows_every_path_is_found_by_its_time_and_one_that_sorts_is_not():
+    found = paths_case(reordered.PathSum(), "add")
+    assert found.status == "failed" and found.seconds_per_path > 0
+    assert "follows each of the 2^depth paths" in found.detail
+    # the same op rules, with a topological backward: microseconds at every depth
+    assert paths_case(reordered.LocalDerivatives(), "add").status == "passed"
+    assert paths_case(load_engine("minigrad"), "add").status == "passed"
+
+
+@pytest.mark.slow
+@pytest.mark.supervised
+def test_an_exponential_backward_under_a_timeout_is_one_graph_code_finding(tmp_path, capsys):
+    # a correct engine whose backward recurses down every path, with no cap on its graphs: main
+    # d176279 reported its timeouts against every op, then died printing a finding with no graph
+    engine = "gradcheck.testing.reordered_engines:UncappedPathSum"
+    argv = ["run", "--engine", engine, "--graphs", "120", "--seed", "1", "--graph-timeout", "5"]
+    status = main([*argv, "--out", str(tmp_path), "--no-save", "--no-edges"])
+    report = json.loads((tmp_path / "report.json").read_text())
+    (finding,) = report["findings"]
+    assert status == 1 and finding["tier"] == "graph-code" and finding["where"] == EVERY_PATH
+    assert finding["graphs"] > 1 and finding["graph_indices"], "the graphs it cannot finish count in it"
+    assert not [f for f in report["findings"] if f["kind"] == "timeout"]
+    assert report["settings"]["max_paths"] > 1
+    assert "passed at about" in " ".join(finding["problems"])  # the depth the graph timeout is passed at
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_replay_judges_a_finding_as_its_campaign_found_the_engines_backward(tmp_path):
+    # a path sum's 512 products at -289.37: within the rounding of a sum over paths, not of torch's
+    alarms = json.loads((ROOT / "gradcheck/parity/tests/data/path_sum_false_alarms.json").read_text())
+    case = next(c for c in alarms["cases"] if c["title"].startswith("add ∘ atan ∘ neg ∘ sub"))
+    report = {"tool": "gradcheck", "settings": {"engine": case["engine"]}, "findings": [case]}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    console = Console(file=io.StringIO(), width=100)
+    assert replay(load_saved(path), None, console) == 1, "judged as torch sums, it differs"
+    report["settings"]["accumulation"] = "paths"
+    path.write_text(json.dumps(report))
+    assert replay(load_saved(path), None, console) == 0

@@ -2,7 +2,9 @@
 judged against the exact value by the rounding bound of any correct evaluation (`any_order`),
 which holds whatever order the engine sums in; a real bug stays outside it."""
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -211,3 +213,18 @@ def test_a_backward_stable_log_softmax_at_large_inputs_is_within_the_bound():
     error = np.abs(stable.ravel() - exact)
     assert error.max() > 2 * BOUND_SAFETY * entry_bounds(graph, batch, cot).forward[:, 0].max()
     assert np.all(error <= any_order_bounds(graph, batch, cot).forward[:, 0])
+
+
+# --- the false alarms main made on correct engines that sum over paths ------------------------------
+
+PATH_SUM_ALARMS = json.loads((Path(__file__).with_name("data") / "path_sum_false_alarms.json").read_text())
+
+
+@pytest.mark.parametrize(
+    "case", PATH_SUM_ALARMS["cases"], ids=lambda c: f"{c['engine'].split(':')[1]}-{c['title']}"
+)
+def test_each_false_alarm_of_a_path_sum_engine_passes_now(case):
+    adapter = load_engine(case["engine"])
+    adapter.accumulation = "paths"  # what the structural phase finds of its backward
+    check = check_graph(Graph.from_dict(case["graph"]), adapter)
+    assert check.passed, check.problems
