@@ -16,6 +16,8 @@ def finding_code(finding: Finding) -> str:
     """Python that reproduces the finding's minimal graph."""
     if finding.snippet:
         return finding.snippet
+    if not finding.graph:  # a death outside any graph (the structural phase, settling): nothing to run
+        return f"# no graph reproduces it: {finding.problems[0] if finding.problems else finding.title}"
     graph = Graph.from_dict(finding.graph)
     return graph_snippet(graph, "torch", second_order=finding.check == "second-derivative")
 
