@@ -59,7 +59,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import StructureReport, run_structure
-from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
+from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.engines.adapter import EngineAdapter
@@ -92,8 +92,9 @@ def run_campaign(
             many = settings.jobs > 1 and settings.scheduler is None
             runner = stack.enter_context(Supervisor(settings.jobs) if many else Inline())
         if cluster is None and settings.scheduler is not None:
-            quarantine = getattr(runner, "quarantine", None)  # a Supervisor's: one for both
-            cluster = stack.enter_context(Cluster(settings.scheduler, quarantine=quarantine))
+            timeout = getattr(runner, "timeout", DEFAULT_TIMEOUT)  # a Supervisor's, and its quarantine
+            quarantine = getattr(runner, "quarantine", None)
+            cluster = stack.enter_context(Cluster(settings.scheduler, timeout, quarantine))
         return _phases(settings, backend, progress, corpus, runner, cluster or runner)
 
 

@@ -27,6 +27,7 @@ import atexit
 import contextlib
 import os
 import signal
+import threading
 import time
 import weakref
 from collections import deque
@@ -161,6 +162,7 @@ class Quarantine:
 
 
 _LIVE: weakref.WeakSet[Supervisor] = weakref.WeakSet()
+_SPAWNING = threading.Lock()
 _READY: list[_Worker] = []  # started ahead of need (`prestart`), for the first supervisor
 
 
@@ -406,15 +408,16 @@ def _parent_of_workers() -> Iterator[None]:
     """This process allowed to start workers, should it be a daemonic process (a Dask worker's,
     as its nanny starts it: multiprocessing refuses children there, which it could not end at
     exit); ours end with it all the same (the parent-death signal, `close`, the atexit hook)."""
-    current = current_process()
-    if not current.daemon:
-        yield
-        return
-    current.daemon = False
-    try:
-        yield
-    finally:
-        current.daemon = True
+    with _SPAWNING:  # one thread at a time: the flag is the process's (a Dask worker of several threads)
+        current = current_process()
+        if not current.daemon:
+            yield
+            return
+        current.daemon = False
+        try:
+            yield
+        finally:
+            current.daemon = True
 
 
 def _discard(worker: _Worker) -> None:

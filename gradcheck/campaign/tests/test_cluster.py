@@ -8,6 +8,7 @@ workers run on 127.0.0.1, started by the tests."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from gradcheck.campaign import cluster
 from gradcheck.campaign.report_json import figures_only
 from gradcheck.cli import main
 
+pytestmark = pytest.mark.slow  # a cluster to start, and most campaigns run twice
 distributed = pytest.importorskip("distributed", reason="--scheduler needs distributed (the cluster extra)")
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -229,31 +231,49 @@ def test_workers_without_the_engines_module_are_bad_input_naming_module_and_work
     assert not (tmp_path / "o" / "report.json").exists(), "refused before any graph"
 
 
+def _dask(tmp_path: Path, *argv: str) -> subprocess.Popen:
+    """`dask ARGV` in a session of its own, quiet."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "dask", *argv],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 @pytest.mark.supervised
 def test_a_scheduler_gone_mid_run_ends_with_one_line_and_a_report_marked_incomplete(tmp_path):
-    """A cluster of its own, whose scheduler is closed while the campaign's tasks run."""
-    with (
-        distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-        ) as running,
-        distributed.Client(running, set_as_default=False) as client,
-    ):
-        address = running.scheduler_address
-        argv = ["--engine", HOSTILE + "Benign", "--graphs", "200", *ON_THE_CLUSTER_ALONE, "--no-save"]
-        proc = _gradcheck(tmp_path, *argv, "--scheduler", address)
-        _when_running_on(client, proc)
-        running.sync(running.scheduler.close)
+    """A cluster of its own (`dask scheduler`, `dask worker`), whose scheduler is killed while the
+    campaign's tasks run."""
+    file = tmp_path / "scheduler.json"
+    at = ["--scheduler-file", str(file), "--no-dashboard"]  # the client waits for the file
+    scheduler = _dask(tmp_path, "scheduler", "--host", "127.0.0.1", "--port", "0", *at)
+    worker = _dask(tmp_path, "worker", "--nthreads", "1", *at)
+    try:
+        with distributed.Client(scheduler_file=str(file), timeout="60s", set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=120)
+            address = client.scheduler.address
+            argv = ["--engine", HOSTILE + "Benign", "--graphs", "4000", *ON_THE_CLUSTER_ALONE, "--no-save"]
+            proc = _gradcheck(tmp_path, *argv, "--scheduler", address)
+            _when_running_on(client, proc)
+        scheduler.kill()
         _, err = proc.communicate(timeout=120)
+    finally:
+        for started in (scheduler, worker):  # the test's own clean-up, by process group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(started.pid, signal.SIGKILL)
+            started.wait()
     assert proc.returncode == 2, err
     (line,) = err.strip().splitlines()
     assert re.fullmatch(
-        rf"gradcheck: error: lost the Dask scheduler at {re.escape(address)} mid-run, after \d+ of 200 "
+        rf"gradcheck: error: lost the Dask scheduler at {re.escape(address)} mid-run, after \d+ of 4000 "
         r"graphs; partial reports, marked incomplete: .*report\.json",
         line,
     ), line
     written = json.loads((tmp_path / "signalled" / "report.json").read_text())
     assert written["incomplete"].startswith(f"lost the Dask scheduler at {address} mid-run")
-    assert written["passed"] is False and written["totals"]["graphs"] < 200
+    assert written["passed"] is False and written["totals"]["graphs"] < 4000
     assert "INCOMPLETE" in (tmp_path / "signalled" / "report.html").read_text()
 
 
