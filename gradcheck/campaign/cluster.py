@@ -100,6 +100,10 @@ class Cluster:
         """Each worker's address and threads (how many tasks it runs at once)."""
         return dict(self.client.nthreads())
 
+    def jobs(self) -> int:
+        """How many tasks the cluster runs at once: its workers' threads."""
+        return max(1, sum(self.threads().values()))
+
     def describe(self) -> str:
         """The cluster for the header and the progress bars: "ADDRESS (2 workers, 2 threads)"."""
         threads = self.threads()
@@ -132,7 +136,7 @@ class Cluster:
         machine's: `(first, results)` as each task finishes, a dead unit `on_death(unit, death)`."""
         self.check_engine(engine.settings.engine)
         waiting, running, done = deque(works), {}, queue.Queue()
-        ahead = TASKS_PER_THREAD * max(1, sum(self.threads().values()))
+        ahead = TASKS_PER_THREAD * self.jobs()
         try:
             while waiting or running:
                 while waiting and len(running) < ahead:

@@ -79,7 +79,7 @@ def run_campaign(
     progress: Progress | None = None,
     corpus: Corpus | None = None,
     runner: Runner | None = None,
-    cluster: Runner | None = None,
+    cluster: Cluster | None = None,
 ) -> CampaignResult:
     """Every phase in order (see the module docstring); the settings turn the structural phase,
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it.
@@ -95,6 +95,8 @@ def run_campaign(
             timeout = getattr(runner, "timeout", DEFAULT_TIMEOUT)  # a Supervisor's, and its quarantine
             quarantine = getattr(runner, "quarantine", None)
             cluster = stack.enter_context(Cluster(settings.scheduler, timeout, quarantine))
+        if cluster is not None:  # its threads are the jobs: graphs per task, failing graphs shrunk at once
+            settings = replace(settings, jobs=cluster.jobs())
         return _phases(settings, backend, progress, corpus, runner, cluster or runner)
 
 

@@ -45,6 +45,7 @@ def local_cluster():
         ) as running,
         distributed.Client(running, set_as_default=False) as client,
     ):
+        client.wait_for_workers(2, timeout=120)  # both registered: the tests compare the list
         yield running.scheduler_address, client
 
 
@@ -99,7 +100,7 @@ def test_a_campaign_on_the_cluster_reports_what_jobs_1_reports(local_cluster, tm
         ("ExitsInRelu", 60),
         ("EndsProcessInRelu", 60),
         ("SegfaultsInRelu", 60),
-        ("HangsInRelu", 3),
+        ("HangsInRelu", 5),
         ("UnreadableRelu", 60),
     ],
 )
@@ -110,7 +111,8 @@ def test_a_hostile_engine_gives_its_local_report_and_leaves_the_workers_as_they_
     quarantined on the cluster too), and the report is --jobs 1's."""
     address, client = local_cluster
     before = workers(client)
-    argv = ["--engine", HOSTILE + engine, *SMALL, "--no-edges", "--graph-timeout", str(timeout)]
+    argv = ["--engine", HOSTILE + engine, *SMALL, "--no-edges", "--no-structure"]
+    argv += ["--graph-timeout", str(timeout)]
     on_cluster, alone = both(address, tmp_path, *argv)
     assert on_cluster == alone
     assert not on_cluster["passed"] and any("relu" in f["ops"] for f in on_cluster["findings"])
@@ -127,7 +129,7 @@ def _deaths(findings: list[dict]) -> list[tuple]:
     ("engine", "timeout", "title"),
     [
         ("EndsProcessInRelu", 60, r"relu — ended the engine's process: ended the process \(os\._exit\(3\)"),
-        ("HangsInRelu", 3, r"relu — timeout: gave no answer within 3 s \(--graph-timeout\)"),
+        ("HangsInRelu", 5, r"relu — timeout: gave no answer within 5 s \(--graph-timeout\)"),
     ],
 )
 def test_an_engine_that_ends_or_hangs_its_process_on_a_worker_is_a_finding_and_the_worker_lives_on(
