@@ -133,7 +133,7 @@ def _phases(
         random_graphs(settings, graphs_on, engine, facts, clock.report, records)
         accounting_phase(graphs_on, engine, records, earlier, clock)
     except ClusterLost as lost:
-        return partial_result(settings, records, earlier, one_op, clock, str(lost))
+        return _partial_result(settings, records, earlier, one_op, clock, str(lost))
     ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
         findings = grouping(ordered_records, earlier)
@@ -250,7 +250,7 @@ def accounting_phase(
     account_for_failures(runner, engine, records, known, clock.start, clock.report)
 
 
-def partial_result(
+def _partial_result(
     settings: Settings,
     records: dict[int, GraphRecord],
     earlier: Sequence[Finding],
