@@ -34,6 +34,7 @@ from typing import Any
 from gradcheck.campaign import tasks
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.checking import campaign_graph
+from gradcheck.campaign.cluster import Cluster, ClusterLost
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.crashes import dead_structure, death_finding, death_record
 from gradcheck.campaign.edges import EdgeReport, findings_of
@@ -48,7 +49,6 @@ from gradcheck.campaign.isolation import (
 from gradcheck.campaign.pool import (
     Backend,
     Campaign,
-    Cluster,
     Inline,
     Runner,
     check_chunk,
@@ -60,7 +60,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import EVERY_PATH, StructureReport, run_structure
-from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
+from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.engines.adapter import EngineAdapter
@@ -83,22 +83,25 @@ def run_campaign(
     progress: Progress | None = None,
     corpus: Corpus | None = None,
     runner: Runner | None = None,
+    cluster: Cluster | None = None,
 ) -> CampaignResult:
     """Every phase in order (see the module docstring); the settings turn the structural phase,
     the isolation and the edge phase on or off, and a `corpus` saves the failures into it.
     `runner` runs the engine code (watched workers: `supervisor.Supervisor`); by default this
     process does, unwatched (`pool.Inline`), or `settings.jobs` watched workers when it is more
-    than one."""
+    than one. `cluster` (by default, with `settings.scheduler`, a connection made here and
+    closed after) runs the random graphs, explaining and shrinking (`campaign.cluster`)."""
     with ExitStack() as stack:
         if runner is None:
             many = settings.jobs > 1 and settings.scheduler is None
             runner = stack.enter_context(Supervisor(settings.jobs) if many else Inline())
-        graphs_on: Runner = runner
-        if settings.scheduler is not None:
-            cluster = Cluster(settings.scheduler)
-            stack.callback(cluster.close)
-            graphs_on = cluster
-        return _phases(settings, backend, progress, corpus, runner, graphs_on)
+        if cluster is None and settings.scheduler is not None:
+            timeout = getattr(runner, "timeout", DEFAULT_TIMEOUT)  # a Supervisor's, and its quarantine
+            quarantine = getattr(runner, "quarantine", None)
+            cluster = stack.enter_context(Cluster(settings.scheduler, timeout, quarantine))
+        if cluster is not None:  # its threads are the jobs: graphs per task, failing graphs shrunk at once
+            settings = replace(settings, jobs=cluster.jobs())
+        return _phases(settings, backend, progress, corpus, runner, cluster or runner)
 
 
 def _phases(
@@ -130,8 +133,12 @@ def _phases(
         one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
-    records = random_graphs(settings, graphs_on, engine, facts, clock.report)
-    accounting_phase(graphs_on, engine, records, earlier, clock)
+    records: dict[int, GraphRecord] = {}
+    try:
+        random_graphs(settings, graphs_on, engine, facts, clock.report, records)
+        accounting_phase(graphs_on, engine, records, earlier, clock)
+    except ClusterLost as lost:
+        return _partial_result(settings, records, earlier, one_op, clock, str(lost))
     ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
         findings = grouping(ordered_records, earlier)
@@ -226,16 +233,21 @@ def without_adapter_faults(settings: Settings, isolated: Sequence[Finding]) -> S
 
 
 def random_graphs(
-    settings: Settings, runner: Runner, engine: Campaign, facts: EngineFacts, progress: Progress
+    settings: Settings,
+    runner: Runner,
+    engine: Campaign,
+    facts: EngineFacts,
+    progress: Progress,
+    records: dict[int, GraphRecord] | None = None,
 ) -> dict[int, GraphRecord]:
     """Graph i of the campaign, for every i, checked three ways: its record by index (a graph
-    whose worker died: its death's finding)."""
+    whose worker died: its death's finding), into `records` as each comes back."""
 
     def lost(index: int, death: Death) -> GraphRecord:
         graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants)
         return death_record(index, graph, death)
 
-    records: dict[int, GraphRecord] = {}
+    records = {} if records is None else records
     progress("check", 0, settings.graphs)
     works = [Work(tuple(part), None, part.start) for part in chunks(settings.graphs, settings.jobs)]
     for _, batch in runner.map(check_chunk, engine, works, lost):
@@ -260,6 +272,32 @@ def accounting_phase(
     `runner` runs engine code; `records` updated in place. Graphs whose worker died have their
     finding already."""
     account_for_failures(runner, engine, records, known, clock.start, clock.report)
+
+
+def _partial_result(
+    settings: Settings,
+    records: dict[int, GraphRecord],
+    earlier: Sequence[Finding],
+    one_op: list[GraphRecord],
+    clock: _Clock,
+    reason: str,
+) -> CampaignResult:
+    """The campaign cut short by its cluster's loss (`cluster.ClusterLost`): the graphs checked so
+    far and the findings they and the earlier phases gave, unsettled, marked incomplete."""
+    clock.stop()
+    ordered_records = [records[i] for i in sorted(records)]
+    findings = grouping(ordered_records, earlier)
+    return CampaignResult(
+        settings=settings,
+        records=ordered_records,
+        ops=aggregate(ordered_records, findings, one_op),
+        seconds=clock.elapsed(),
+        check_seconds=clock.timings.get("check", 0.0),
+        findings=findings,
+        timings=dict(clock.timings),
+        isolated=one_op,
+        incomplete=f"{reason}, after {len(records)} of {settings.graphs} graphs",
+    )
 
 
 # --- 5. grouping --------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ isolation cases, the random graphs in chunks, explaining and shrinking the faili
 (`campaign.accounting`), settling and the edge cases.
 They run on a runner: watched worker processes (`gradcheck.campaign.supervisor.Supervisor`, what
 the command line uses at any --jobs), this process (`Inline`: the library's default, with no
-watch) or a Dask cluster (`Cluster`, `--scheduler`; the other phases still run on the runner).
+watch) or a Dask cluster's workers (`gradcheck.campaign.cluster.Cluster`, `--scheduler`: the
+random graphs, explaining and shrinking, each task supervised there; the other phases still run on
+the runner).
 
 Graph `i` of a campaign is drawn from an RNG derived from `(seed, i)` alone, and results are
 gathered by index, so the figures never depend on how the run was split across processes. The
@@ -19,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from gradcheck.campaign.cluster import DaskCluster
 from gradcheck.campaign.records import GraphRecord
-from gradcheck.campaign.settings import CampaignError, Settings
+from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.supervisor import OnDeath, Work
 from gradcheck.engines import tracing
 
@@ -32,6 +33,7 @@ Checker = Callable[[int], GraphRecord]
 Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
 Blamer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
 Task = Callable[[Any, Sequence[Any], Any], list[Any]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class EngineState:
 
 
 class Runner(Protocol):
-    """Runs tasks over works (`Supervisor`, `Inline`)."""
+    """Runs tasks over works (`Supervisor`, `Inline`, `cluster.Cluster`)."""
 
     def map(
         self, func: Task, engine: Campaign, works: Sequence[Work], on_death: OnDeath
@@ -143,51 +145,6 @@ class Inline:
         return func(self.state(engine), (unit,), extra)[0]
 
 
-class Cluster:
-    """The random graphs, explaining and shrinking on a Dask cluster's workers (no initializer runs
-    there: each task sets its process's state up the first time it meets the campaign)."""
-
-    def __init__(self, address: str) -> None:
-        self.cluster = DaskCluster(address)
-
-    def close(self) -> None:
-        self.cluster.close()
-
-    def map(
-        self, func: Task, engine: Campaign, works: Sequence[Work], on_death: OnDeath
-    ) -> Iterator[tuple[int, list[Any]]]:
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        executor = self.cluster.executor
-        pending = {
-            executor.submit(_on_cluster_worker, engine, func, w.units, w.extra): w.first for w in works
-        }
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                first = pending.pop(future)
-                try:
-                    yield first, future.result()
-                except Exception as exc:
-                    if type(exc).__name__ == "KilledWorker":
-                        raise CampaignError(f"a Dask worker died on this campaign's work: {exc}") from None
-                    raise
-
-
-_cluster_states: dict[Campaign, EngineState] = {}
-
-
-def _on_cluster_worker(engine: Campaign, func: Task, units: Sequence[Any], extra: Any) -> list[Any]:
-    """A task on a Dask worker: its campaign's state made once per worker process."""
-    if engine not in _cluster_states:
-        from gradcheck.parity.torch_reference import set_torch_threads
-
-        set_torch_threads(1)
-        _cluster_states.clear()
-        _cluster_states[engine] = engine.state()
-    return func(_cluster_states[engine], units, extra)
-
-
 def ordered(results: Iterator[tuple[int, list[Any]]]) -> list[Any]:
     """Every unit's result, in the order the units were given (however the work was split)."""
     by_position: dict[int, Any] = {}
@@ -207,9 +164,18 @@ def marked(units: Sequence[Any]) -> Iterator[Any]:
 # --- the tasks ------------------------------------------------------------------------------------
 
 
+def loading(make: Callable[[], T]) -> T:
+    """`make()` (a state's checker, shrinker or blamer, made on first use: a second or more in a
+    new worker) marked on the beacon as loading the engine, before the task's first unit: a
+    worker's start, not a graph's time (`supervisor.Supervisor`'s graph timeout)."""
+    tracing.stage("load")
+    return make()
+
+
 def check_chunk(state: EngineState, indices: Sequence[int], extra: Any = None) -> list[GraphRecord]:
     """The random graphs: check graphs `indices`."""
-    return [state.checker(i) for i in marked(indices)]
+    checker = loading(lambda: state.checker)
+    return [checker(i) for i in marked(indices)]
 
 
 def shrink_batch(
@@ -217,13 +183,15 @@ def shrink_batch(
 ) -> list[GraphRecord]:
     """Shrinking: each failing record shrunk to a small graph with its finding, within `seconds`
     (None: no limit)."""
-    return [state.shrinker(r, seconds) for r in marked(records)]
+    shrinker = loading(lambda: state.shrinker)
+    return [shrinker(r, seconds) for r in marked(records)]
 
 
 def blame_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:
     """Explaining: each failing record with the finding that explains it, against what `known`
     holds (`campaign.explain.Explaining`)."""
-    return [state.blamer(r, known) for r in marked(records)]
+    blamer = loading(lambda: state.blamer)
+    return [blamer(r, known) for r in marked(records)]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:

@@ -112,7 +112,10 @@ def verdict_text(report: dict) -> str:
         if t["failed"]
         else f"all {t['graphs']} graphs agree"
     )
-    return f"{'FAIL' if failed else 'PASS'}: {disagree}; {_view(report).tier_counts()}"
+    verdict = f"{'FAIL' if failed else 'PASS'}: {disagree}; {_view(report).tier_counts()}"
+    if report.get("incomplete"):
+        return f"INCOMPLETE ({report['incomplete']}): {verdict}"
+    return verdict
 
 
 def _header(report: dict) -> str:

@@ -1,11 +1,13 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
 Layout (schema_version 1):
+- `incomplete`, only in the report of a campaign cut short (its Dask cluster lost mid-run): why,
+  and how many graphs were checked; such a report never passes.
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
   shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64).
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
-  as typed, `repeat_command` with every setting explicit, jobs, timing, versions); differs
-  between reruns.
+  as typed, `repeat_command` with every setting explicit, jobs, the Dask scheduler's address
+  (`scheduler`, on a cluster only), timing, versions); differs between reruns.
 - `totals`, `ops` (per op, over the evidence about it, `statistics.aggregate`: graphs,
   failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
   error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
@@ -159,6 +161,7 @@ def build_report(
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": "gradcheck",
+        **({"incomplete": result.incomplete} if result.incomplete is not None else {}),
         "settings": {
             "engine": s.engine,
             "graphs": s.graphs,
@@ -216,6 +219,7 @@ def build_report(
             "repeat_command": repeat_command(s),
             "argv": command,
             "jobs": s.jobs,
+            **({"scheduler": s.scheduler} if s.scheduler is not None else {}),
             "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "seconds": round(result.seconds, 3),
             "check_seconds": round(result.check_seconds, 3),

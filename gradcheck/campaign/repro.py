@@ -17,8 +17,8 @@ def finding_code(finding: Finding) -> str:
     outside any graph, as a unit of settling lost with its worker)."""
     if finding.snippet:
         return finding.snippet
-    if not finding.graph:
-        return "# no graph: this finding was met outside any one graph (its problems say where)"
+    if not finding.graph:  # a death outside any graph (the structural phase, settling): nothing to run
+        return f"# no graph reproduces it: {finding.problems[0] if finding.problems else finding.title}"
     graph = Graph.from_dict(finding.graph)
     return graph_snippet(graph, "torch", second_order=finding.check == "second-derivative")
 

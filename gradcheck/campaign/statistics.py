@@ -66,6 +66,7 @@ class CampaignResult:
     edges: Any = None  # the edge-value phase's EdgeReport (None: the phase did not run)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, in the order run
     isolated: list[GraphRecord] = field(default_factory=list)  # the op-isolation pass's one-op graphs
+    incomplete: str | None = None  # why the campaign stopped short (its cluster lost), None: it finished
 
     @property
     def failures(self) -> list[GraphRecord]:
@@ -78,9 +79,9 @@ class CampaignResult:
 
     @property
     def passed(self) -> bool:
-        """No failing finding, and no failing graph left without one."""
+        """No failing finding, no failing graph left without one, and every phase run."""
         unexplained = [r for r in self.failures if r.failure is None or r.failure.finding is None]
-        return not self.failing_findings and not unexplained
+        return not self.failing_findings and not unexplained and self.incomplete is None
 
 
 def _bigger(current: float | None, new: float | None) -> float | None:

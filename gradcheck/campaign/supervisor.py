@@ -6,11 +6,14 @@ run in the process that writes the reports and decides the exit status. The work
 tasks over units (`Work`: a chunk of graph indices, a list of isolation cases...); each worker
 writes the unit it begins and the op it applies into shared memory (`gradcheck.engines.tracing`),
 so when it dies, calls `sys.exit`, raises through the harness or gives no sign of progress for
-`timeout` seconds (then it is killed), the supervisor knows which unit and which op it was on.
+`timeout` seconds (then it is killed; loading the engine, torch and a checker is the worker's
+start, with `START_LIMIT`), the supervisor knows which unit and which op it was on.
 That unit's outcome is the caller's `on_death(unit, death)` (a finding, in the campaign), the rest
 of its task is sent again, and a fresh worker takes over. An op that ended a worker is quarantined:
 later units that apply it are reported without running it (a crash costs a new process, a hang
-the whole time limit, and the outcome would be the same). A worker that dies while loading the
+the whole time limit, and the outcome would be the same; a campaign on a Dask cluster shares its
+`Quarantine` with the cluster's tasks, each run there on a `Supervisor` of its own:
+`gradcheck.campaign.cluster`). A worker that dies while loading the
 engine, or a task that refuses its input (`CampaignError`), stops the command with exit status 2.
 
 Workers die with this process: they ignore SIGINT (Ctrl-C reaches the whole process group; this
@@ -24,12 +27,13 @@ import atexit
 import contextlib
 import os
 import signal
+import threading
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -41,7 +45,7 @@ from gradcheck.interrupts import signals_held
 DEFAULT_TIMEOUT = 60.0  # seconds a unit (one graph) may run without a sign of progress
 UNATTRIBUTED_DEATHS = 5  # deaths no op explains before every further unit is refused
 FAILED_STARTS = 3  # workers in a row that die before taking a job: they cannot start here
-START_LIMIT = 300.0  # seconds a worker may take to start (import numpy, torch) and take its job
+START_LIMIT = 300.0  # seconds a worker may take to start and load the engine (import numpy, torch)
 _TICK = 0.5  # how often a busy worker's progress is looked at
 _STOP_GRACE = 2.0  # seconds a worker gets to stop by itself before it is killed
 
@@ -117,7 +121,48 @@ class _Task:
     pending: deque[Work] = field(default_factory=deque)
 
 
+class Quarantine:
+    """The ops that ended a worker, per engine (a gate's parts may check two), each with the death
+    that quarantined it; after `UNATTRIBUTED_DEATHS` deaths no op explains, every unit
+    (`tracing.ALL_UNITS`). A campaign on a Dask cluster shares one between this machine's
+    workers and the cluster's (`gradcheck.campaign.cluster`): `noted` lists the deaths taken in,
+    `for_engine` is what a task on the cluster starts from."""
+
+    def __init__(self) -> None:
+        self.ops: dict[Any, dict[str, Death]] = {}  # engine's key -> op -> the death that quarantined it
+        self.unattributed: dict[Any, int] = {}
+        self.noted: list[Death] = []
+
+    def of(self, engine: Any) -> dict[str, Death]:
+        """The ops quarantined for `engine`, each with its death."""
+        return self.ops.get(_key(engine), {})
+
+    def note(self, engine: Any, death: Death) -> None:
+        """Quarantine the op that ended a worker; after too many deaths no op explains, everything."""
+        if death.kind == "raised":
+            return
+        self.noted.append(death)
+        key = _key(engine)
+        quarantined = self.ops.setdefault(key, {})
+        if death.op and death.stage == "forward":
+            quarantined.setdefault(death.op, death)
+            return
+        self.unattributed[key] = self.unattributed.get(key, 0) + 1
+        if self.unattributed[key] >= UNATTRIBUTED_DEATHS:
+            quarantined.setdefault(ALL_UNITS, death)
+
+    def for_engine(self, engine: Any) -> Quarantine:
+        """A copy holding only `engine`'s entries, with nothing noted yet."""
+        copy, key = Quarantine(), _key(engine)
+        if key in self.ops:
+            copy.ops[key] = dict(self.ops[key])
+        if key in self.unattributed:
+            copy.unattributed[key] = self.unattributed[key]
+        return copy
+
+
 _LIVE: weakref.WeakSet[Supervisor] = weakref.WeakSet()
+_SPAWNING = threading.Lock()
 _READY: list[_Worker] = []  # started ahead of need (`prestart`), for the first supervisor
 
 
@@ -144,9 +189,7 @@ class Supervisor:
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.workers: list[_Worker] = []
-        # per engine (a gate's parts may check two): op -> the death that quarantined it
-        self.quarantined: dict[Any, dict[str, Death]] = {}
-        self.unattributed: dict[Any, int] = {}
+        self.quarantine = Quarantine()
         self.deaths = 0  # workers lost (killed or ended), for the console and the tests
         self.failed_starts = 0
         self._jobs = 0
@@ -190,16 +233,25 @@ class Supervisor:
         return result
 
     def map(
-        self, func: Callable[..., list[Any]], engine: Any, works: Sequence[Work], on_death: OnDeath
+        self,
+        func: Callable[..., list[Any]],
+        engine: Any,
+        works: Sequence[Work],
+        on_death: OnDeath,
+        cancelled: Callable[[], bool] | None = None,
     ) -> Iterator[tuple[int, list[Any]]]:
         """Run `func(state, units, extra)` over `works` on the workers (`state`: what
         `engine.state()` made, once per worker), yielding `(first, results)` as each finishes
         (`first`: the position of the results' first unit); a unit that dies yields `(its
-        position, [on_death(unit, death)])` and the rest of its work is sent again."""
+        position, [on_death(unit, death)])` and the rest of its work is sent again. When
+        `cancelled()` (asked every half second) says so, the busy workers are killed and the
+        rest is dropped (a Dask task its campaign no longer wants: `campaign.cluster`)."""
         task = _Task(func, engine, on_death, deque(works))
         busy: list[_Worker] = []
         try:
             while task.pending or busy:
+                if cancelled is not None and cancelled():
+                    return
                 while task.pending:
                     worker = self._idle(busy)
                     if worker is None:
@@ -209,7 +261,7 @@ class Supervisor:
                 for worker in self._ready(busy):
                     yield from self._collect(worker, task, busy)
                 for worker in self._stalled(busy):
-                    yield from self._lost(worker, task, busy, "timeout", self._timeout_reason())
+                    yield from self._lost(worker, task, busy, "timeout", self._timeout_reason(worker))
         finally:
             for worker in busy:  # abandoned (an exception in the caller): its answer is of no use
                 self._discard(worker)
@@ -231,7 +283,7 @@ class Supervisor:
     def _send(self, worker: _Worker, task: _Task, work: Work) -> None:
         self._jobs += 1
         worker.job, worker.work, worker.taken, worker.sent = self._jobs, work, False, time.monotonic()
-        quarantined = frozenset(self.quarantined.get(_key(task.engine), ()))
+        quarantined = frozenset(self.quarantine.of(task.engine))
         job = Job(self._jobs, task.func, task.engine, work.units, work.extra, quarantined)
         with contextlib.suppress(OSError, ValueError):  # it died idle: the next look finds out
             worker.conn.send(job)
@@ -254,13 +306,19 @@ class Supervisor:
                 elif now - w.sent > START_LIMIT:
                     stalled.append(w)
                 continue
-            if w.beacon.progress != w.seen:
+            if w.beacon.stage == b"load":  # loading the engine (and torch) is its start, not a graph
+                w.since = now
+                if now - w.sent > START_LIMIT:
+                    stalled.append(w)
+            elif w.beacon.progress != w.seen:
                 w.seen, w.since = w.beacon.progress, now
             elif self.timeout is not None and now - w.since > self.timeout:
                 stalled.append(w)
         return stalled
 
-    def _timeout_reason(self) -> str:
+    def _timeout_reason(self, worker: _Worker) -> str:
+        if worker.beacon.stage == b"load":
+            return f"gave no answer within {START_LIMIT:g} s"
         return f"gave no answer within {self.timeout:g} s (--graph-timeout)"
 
     def _collect(self, worker: _Worker, task: _Task, busy: list[_Worker]) -> Iterator[tuple[int, list[Any]]]:
@@ -289,7 +347,7 @@ class Supervisor:
 
     def _death_of(self, task: _Task, reply: Reply, beacon: Beacon) -> Death:
         if reply.status == "quarantined":
-            quarantined = self.quarantined.get(_key(task.engine), {})
+            quarantined = self.quarantine.of(task.engine)
             earlier = quarantined.get(reply.op) or quarantined.get(ALL_UNITS)
             return replace(earlier, skipped=True) if earlier else Death("crash", "was refused")
         kind = "crash" if reply.status == "ended" else "raised"
@@ -321,26 +379,13 @@ class Supervisor:
                 f"engine {_name(task.engine)!r}: loading it, its worker process {death.reason}"
             )
         if not 0 <= position < len(work.units):  # it died before any unit: the work is sent again
-            self._note(task.engine, death)
+            self.quarantine.note(task.engine, death)
             task.pending.appendleft(work)
             return
         if not death.skipped:
-            self._note(task.engine, death)
+            self.quarantine.note(task.engine, death)
         task.pending.extendleft(reversed(work.split(position)))
         yield work.first + position, [task.on_death(work.units[position], death)]
-
-    def _note(self, engine: Any, death: Death) -> None:
-        """Quarantine the op that ended a worker; after too many deaths no op explains, everything."""
-        if death.kind == "raised":
-            return
-        engine = _key(engine)
-        quarantined = self.quarantined.setdefault(engine, {})
-        if death.op and death.stage == "forward":
-            quarantined.setdefault(death.op, death)
-            return
-        self.unattributed[engine] = self.unattributed.get(engine, 0) + 1
-        if self.unattributed[engine] >= UNATTRIBUTED_DEATHS:
-            quarantined.setdefault(ALL_UNITS, death)
 
     def _discard(self, worker: _Worker) -> None:
         _discard(worker)
@@ -352,10 +397,27 @@ def _spawn(context: Any) -> _Worker:
     ours, theirs = context.Pipe(duplex=True)
     beacon = context.RawValue(Beacon)
     process = context.Process(target=worker_main, args=(theirs, beacon, os.getpid()), name="gradcheck-worker")
-    with signals_held():  # the child starts with Ctrl-C held, until it has set it aside
+    with signals_held(), _parent_of_workers():  # the child starts with Ctrl-C held, until it has set it aside
         process.start()
     theirs.close()
     return _Worker(process, ours, beacon)
+
+
+@contextlib.contextmanager
+def _parent_of_workers() -> Iterator[None]:
+    """This process allowed to start workers, should it be a daemonic process (a Dask worker's,
+    as its nanny starts it: multiprocessing refuses children there, which it could not end at
+    exit); ours end with it all the same (the parent-death signal, `close`, the atexit hook)."""
+    with _SPAWNING:  # one thread at a time: the flag is the process's (a Dask worker of several threads)
+        current = current_process()
+        if not current.daemon:
+            yield
+            return
+        current.daemon = False
+        try:
+            yield
+        finally:
+            current.daemon = True
 
 
 def _discard(worker: _Worker) -> None:

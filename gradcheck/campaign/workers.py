@@ -102,11 +102,11 @@ def worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
             os._exit(0)
         beacon.unit, beacon.op, beacon.stage = -1, b"", b"load"
         beacon.job = job.id
+        if not warmed:  # a job was waiting (a worker started for it): warmed up as part of loading
+            _warm_up()  # (`supervisor`: no graph's time), not in its first unit
+            warmed = True
         tracing.quarantine(job.quarantined)
         reply = _run(job, states, beacon)
-        if not warmed and "torch" in sys.modules:
-            _warm_up()  # the job imported torch: one thread for it from now on
-            warmed = True
         try:
             conn.send(reply)
         except (EOFError, OSError):

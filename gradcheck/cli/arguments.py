@@ -7,11 +7,14 @@ names the value given and what is expected.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
+from gradcheck.campaign.cluster import Cluster
 from gradcheck.campaign.findings import CONVENTIONS
 from gradcheck.campaign.outputs import check_free_space
 from gradcheck.campaign.pool import Inline
@@ -134,6 +137,21 @@ def engine_workers(jobs: int, timeout: float | None) -> Supervisor | Inline:
     if os.environ.get(UNSUPERVISED) == "1":
         return Inline()
     return Supervisor(jobs, timeout)
+
+
+@contextlib.contextmanager
+def engine_cluster(
+    address: str | None, engine: str, workers: Supervisor | Inline, timeout: float | None
+) -> Iterator[Cluster | None]:
+    """The Dask cluster at `address` (--scheduler), checked to have `engine` on every worker,
+    running the random graphs beside `workers` with their quarantine and `timeout`; None
+    without --scheduler."""
+    if address is None:
+        yield None
+        return
+    with Cluster(address, timeout, getattr(workers, "quarantine", None)) as cluster:
+        cluster.check_engine(engine)
+        yield cluster
 
 
 def graph_timeout_option(parser: argparse.ArgumentParser) -> None:

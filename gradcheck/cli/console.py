@@ -33,8 +33,10 @@ from gradcheck.printable import printable
 # --- `run` ------------------------------------------------------------------------------------------
 
 
-def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
-    """What the user is looking at: engine, graphs, seed, ops and what is being checked."""
+def header(settings: Settings, ops_drawn: Sequence[str], cluster: str | None = None) -> Panel:
+    """What the user is looking at: engine, graphs, seed, where it runs (the jobs, or the Dask
+    `cluster`: `Cluster.describe`), ops and what is being checked."""
+    where = f"random graphs on the Dask cluster at {cluster}" if cluster else f"{settings.jobs} job(s)"
     kind = "tensor" if settings.tensor else "scalar"
     ops = ", ".join(ops_drawn)
     if settings.ops is None:
@@ -42,7 +44,7 @@ def header(settings: Settings, ops_drawn: Sequence[str]) -> Panel:
     text = (
         f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{escape(settings.engine)}[/cyan], "
         f"{settings.graphs} random {kind} graphs ({settings.points} input points each), "
-        f"seed {settings.seed}, {settings.jobs} job(s)\n"
+        f"seed {settings.seed}, {escape(where)}\n"
         f"Ops: {escape(ops)}.\n"
         "Checking each graph's gradients against torch.autograd (float64) and a numerical "
         "oracle (finite differences), and its forward value against torch."
@@ -60,10 +62,15 @@ PHASE_BARS = {
 }
 
 
+# The phases that run on a Dask cluster when there is one (`campaign.cluster`): their bars name it.
+CLUSTER_PHASES = ("check", "explain", "shrink")
+
+
 @contextmanager
-def progress_bars(console: Console) -> Iterator[ProgressCallback]:
+def progress_bars(console: Console, cluster: str | None = None) -> Iterator[ProgressCallback]:
     """A campaign's progress callback that draws a bar per phase of `PHASE_BARS` as it starts (the
-    random graphs' always, the others' only when they have work)."""
+    random graphs' always, the others' only when they have work); the bars of the phases on a
+    Dask `cluster` (`Cluster.describe`) name it."""
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -80,7 +87,10 @@ def progress_bars(console: Console) -> Iterator[ProgressCallback]:
             if phase not in tasks:
                 if phase != "check" and total == 0:
                     return
-                tasks[phase] = bar.add_task(PHASE_BARS[phase], total=total)
+                label = PHASE_BARS[phase]
+                if cluster is not None and phase in CLUSTER_PHASES:
+                    label = f"{label} on {cluster}"
+                tasks[phase] = bar.add_task(escape(label), total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
         yield progress

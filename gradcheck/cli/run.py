@@ -210,17 +210,21 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         ops = facts.checked()
         corpus_dir = args.corpus if args.corpus is not None else args.out / "corpus"
         corpus = None if args.no_save else campaign.open_corpus(corpus_dir)
-        with ReportDirectory(args.out) as out:
+        with (
+            ReportDirectory(args.out) as out,
+            arguments.engine_cluster(args.scheduler, settings.engine, workers, args.graph_timeout) as cluster,
+        ):
             check_output_files(args.junit_xml, args.summary_md)
             if corpus is not None:
                 check_corpus_directory(corpus_dir)
-            console.print(header(settings, ops))
+            where = cluster.describe() if cluster is not None else None
+            console.print(header(settings, ops, where))
             if not facts.create_graph:
                 console.print("Second derivatives: not checked (the adapter has create_graph = False).")
             if facts.surface_note is not None:
                 console.print(Text(facts.surface_note))
-            with progress_bars(console) as progress:
-                result = campaign.run_campaign(settings, backend, progress, corpus, runner=workers)
+            with progress_bars(console, where) as progress:
+                result = campaign.run_campaign(settings, backend, progress, corpus, workers, cluster)
             workers.close()  # nothing runs the engine any more: free its memory now
             for phase in (result.structure, result.edges):
                 if phase is not None:
@@ -234,6 +238,8 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             print_unexplained(saved, console)
             console.print(op_table(saved, console.width))
             print_graphs(saved, console)
+            if saved.incomplete is not None:  # cut short (its cluster lost): the reports say so
+                raise CampaignError(f"{saved.incomplete}; partial reports, marked incomplete: {written[0]}")
     if args.junit_xml is not None:
         write_junit([run_suite(saved)], args.junit_xml)
     if args.summary_md is not None:

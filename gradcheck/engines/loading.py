@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import sysconfig
@@ -95,6 +96,39 @@ def canonical_spec(spec: str) -> str:
         return spec
     where, _, attr = spec.rpartition(":")
     return f"{Path(where).resolve()}:{attr}"
+
+
+def missing_module(spec: str) -> str | None:
+    """The module (or file) engine `spec` is loaded from, when this process cannot find it; None
+    when it can (or `spec` names no module: loading it will say what is wrong). Found without
+    importing anything, so no engine code runs: a Dask worker's check before a campaign sends it
+    work (`gradcheck.campaign.cluster`)."""
+    where = (BUILTIN_ENGINES.get(spec) or FUNCTION_ENGINES.get(spec, spec)).rpartition(":")[0]
+    if not where:
+        return None
+    if where.endswith(".py"):
+        return None if Path(where).is_file() else where
+    locations = None  # where the next part is looked for: sys.path, then its package's folders
+    parts = where.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        if name in sys.modules:
+            locations = getattr(sys.modules[name], "__path__", None)
+            continue
+        found = _find_spec(name, locations) if depth == 1 or locations is not None else None
+        if found is None:
+            return name
+        locations = found.submodule_search_locations
+    return None
+
+
+def _find_spec(name: str, locations: list[str] | None) -> importlib.machinery.ModuleSpec | None:
+    """Module `name`'s spec from the import system's finders, its parent packages left unimported."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is not None and (spec := find(name, locations)) is not None:
+            return spec
+    return None
 
 
 def import_root(spec: str) -> str | None:

@@ -5,6 +5,7 @@ Each engine is minigrad's Value over a few ops, with relu misbehaving: it calls 
 ends the process with `os._exit(3)`, reads address 0 (a segmentation fault, as a crashing C
 extension gives), never returns, or answers a value whose `__float__` raises. `SlowRelu` is only
 slow (a campaign still running when a test signals it), `Benign` not even that;
+`SlowToLoad` and `slow_checker` load slowly (loading is not a graph's time);
 `EndsProcessInReluMisspellsSigmoid` also has an adapter fault in sigmoid. Run them only in
 a worker process (`gradcheck.campaign.supervisor`): in the test's own process they end or hang it. An engine
 that exits while it is imported needs a module of its own: `EXITS_AT_IMPORT` is its source.
@@ -135,6 +136,24 @@ class NoEngine:
 
     def state(self) -> None:
         return None
+
+
+@dataclass(frozen=True)
+class SlowToLoad(NoEngine):
+    """A campaign stand-in whose state takes `seconds` to make, as an engine and torch take to load
+    on a busy machine."""
+
+    seconds: float = 2.0
+
+    def state(self) -> None:
+        time.sleep(self.seconds)
+
+
+def slow_checker(settings: Any) -> Any:
+    """A checker factory (`pool.Backend.make_checker`) that takes 2 s, as a checker's first use of
+    torch may on a busy machine; its checker answers each graph index with itself."""
+    time.sleep(2.0)
+    return lambda index: index
 
 
 def echo(state: Any, units: Sequence[Any], extra: Any = None) -> list[Any]:

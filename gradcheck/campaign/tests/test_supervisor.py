@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import multiprocessing
 from dataclasses import replace
+from unittest.mock import ANY
 
 import pytest
 
+from gradcheck.campaign.crashes import death_finding
 from gradcheck.campaign.phases import run_campaign
-from gradcheck.campaign.pool import ordered
+from gradcheck.campaign.pool import Backend, Campaign, check_chunk, ordered
+from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
-from gradcheck.testing.hostile_engines import NoEngine, echo, ends_on, hangs_on
+from gradcheck.testing.hostile_engines import NoEngine, SlowToLoad, echo, ends_on, hangs_on, slow_checker
 
 HOSTILE = "gradcheck.testing.hostile_engines:"
 
@@ -54,6 +57,16 @@ def test_a_unit_that_hangs_is_a_timeout_and_its_worker_is_killed():
     assert results[1] == ("dead", 1, "timeout", "gave no answer within 1 s (--graph-timeout)")
     assert results[0] == 0 and results[2] == 2
     assert multiprocessing.active_children() == []
+
+
+def test_loading_the_engine_and_making_the_checker_are_not_a_graphs_time():
+    """A new worker loads the engine (and torch) and makes its checker before the first graph: on a
+    busy machine that may take longer than --graph-timeout, which is each graph's."""
+    with Supervisor(jobs=1, timeout=1.0) as workers:
+        assert ordered(workers.map(echo, SlowToLoad(), [Work((1, 2))], never)) == [(1, ANY), (2, ANY)]
+        engine = Campaign(Backend(slow_checker, slow_checker), Settings(engine="minigrad"))
+        assert ordered(workers.map(check_chunk, engine, [Work((0, 1, 2))], never)) == [0, 1, 2]
+        assert workers.deaths == 0
 
 
 def test_a_death_in_a_call_is_bad_input_naming_what_happened():
@@ -109,3 +122,15 @@ def test_accounting_and_the_isolations_evidence_run_on_two_workers_as_they_do_in
         op: s.graphs for op, s in here.ops.items()
     }
     assert "explain" in there.timings and "shrink" in there.timings
+
+
+def test_a_death_outside_any_graph_is_a_finding_whose_code_says_there_is_none_to_run():
+    """Settling or the structural phase lost with its worker: the finding has no graph, and its
+    reports print no program for it (they printed a traceback)."""
+    death = Death("timeout", "gave no answer within 3 s (--graph-timeout)", "", "forward")
+    finding = death_finding(death, None, "random", where="settling")
+    assert finding.graph == {}
+    assert finding_code(finding) == (
+        "# no graph reproduces it: the engine's worker process gave no answer within 3 s "
+        "(--graph-timeout) during forward"
+    )

@@ -49,6 +49,35 @@ def test_load_engine_errors_name_the_problem_and_the_valid_names(name, message):
         load_engine(name)
 
 
+@pytest.mark.parametrize(
+    ("spec", "missing"),
+    [
+        ("minigrad", None),
+        ("gradcheck.testing.hostile_engines:Benign", None),
+        ("os.path:join", None),  # a module known by another name (posixpath)
+        ("no_such_engine:Value", "no_such_engine"),
+        ("gradcheck.no_such_module:Value", "gradcheck.no_such_module"),
+        ("gradcheck.engines.loading.inner:Value", "gradcheck.engines.loading.inner"),  # not a package
+        ("/no/such/engine.py:Value", "/no/such/engine.py"),
+    ],
+)
+def test_the_module_an_engine_needs_is_found_without_importing_it(spec, missing):
+    from gradcheck.engines.loading import missing_module
+
+    assert missing_module(spec) == missing
+
+
+def test_finding_an_engines_module_runs_none_of_its_code(tmp_path, monkeypatch):
+    from gradcheck.engines.loading import missing_module
+
+    (tmp_path / "exits_if_imported").mkdir()
+    (tmp_path / "exits_if_imported" / "__init__.py").write_text("raise SystemExit(3)\n")
+    (tmp_path / "exits_if_imported" / "engine.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert missing_module("exits_if_imported.engine:Value") is None
+    assert missing_module("exits_if_imported.other:Value") == "exits_if_imported.other"
+
+
 def test_builtin_table_lists_every_engine_the_docs_promise():
     assert set(BUILTIN_ENGINES) == {"minigrad", "minigrad-tensor", "micrograd"}
 
