@@ -197,7 +197,7 @@ def following_paths(settings: Settings, structure: StructureReport, timeout: flo
     if timeout is not None:  # every point's backward, and the rebuilds of a failing graph, on top
         max_paths = max(1, int(timeout / (per_path * settings.points * PATH_TIME_SAFETY)))
         for f in structure.findings:
-            if f.where == EVERY_PATH:
+            if f.where == EVERY_PATH:  # measured on this run: the one figure of the report that varies
                 depth = math.log2(timeout / per_path)
                 note = f"the graph timeout ({timeout:g} s) is passed at about {depth:.0f} levels"
                 structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, note))
