@@ -37,8 +37,13 @@ class TorchAdapter(EngineAdapter):
     tensor = True
     create_graph = True
     value_names = "torch.Tensor"
+    dtypes = ("float64", "float32")
 
     def leaf(self, value: Any) -> Any:
+        return torch.tensor(np.asarray(value, dtype=self.dtype), requires_grad=True)
+
+    def scalar_tensor(self, value: float) -> Any:
+        """A 0-d float64 tensor in either dtype: in float32, torch's type promotion decides."""
         return torch.tensor(np.asarray(value, dtype=np.float64), requires_grad=True)
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:

@@ -39,8 +39,9 @@ def _add_sub_domain(args: Sequence[np.ndarray], out: np.ndarray) -> np.ndarray:
 
 
 def _power_rule(base: Any, exponent: Any) -> Any:
-    """d/da a**c = c * a**(c-1), and 0 when c = 0 (also at a = 0, as torch)."""
-    return np.where(exponent != 0, exponent * base ** (exponent - 1.0), 0.0)
+    """d/da a**c = c * a**(c-1), and 0 when c = 0 at a = 0 (as torch; elsewhere c = 0 gives 0
+    by itself, and its rate along c, a**(c-1), is kept for second derivatives)."""
+    return np.where((exponent != 0) | (base != 0), exponent * base ** (exponent - 1.0), 0.0)
 
 
 def mp_divide(mp: Any, a: Any, b: Any) -> Any:

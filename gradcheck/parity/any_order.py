@@ -44,11 +44,16 @@ from gradcheck.graphs.shapes import graph_shapes, pad
 from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, torch_constant
 
 EPS = float(np.finfo(np.float64).eps)
+EPS32 = float(np.finfo(np.float32).eps)
 # How many ulps worse than the measured spellings (`OpSpec.accuracy`) another accurate formula for
 # an op or its derivative may be (1 / cosh(x) ** 2 for tanh', exp(-x) / (1 + exp(-x)) ** 2 for
 # sigmoid', a * b ** -1 for a / b): a formula worse than that is no longer accurate.
 FORMULA_ULPS = 1.0
 ACCUMULATIONS = ("nodes", "paths")
+# How fast a unary op's derivative moves with its rounded result, where the derivative computed
+# from that result vanished with its slope: |d(1 - t^2)/dt| = 2 |t| <= 2 (tanh), |1 - 2s| <= 1
+# (sigmoid), and an exact derivative below the result's rounding gives no more than this.
+SATURATED_SLOPE = 2.0
 
 
 @dataclass
@@ -61,12 +66,16 @@ class AnyOrderBounds:
 
 
 def any_order_bounds(
-    graph: Graph, batch: Sequence[Any], cotangent: Any, accumulation: str = "nodes"
+    graph: Graph, batch: Sequence[Any], cotangent: Any, accumulation: str = "nodes", float32: bool = False
 ) -> AnyOrderBounds:
     """The bounds at K points: `batch` holds each input's values, (K,) or (K, *shape);
     `cotangent` each output's weights ((n_out, K) for a scalar graph, a list of (K, *shape) for a
     tensor graph). `accumulation`: "nodes" (every node's adjoint sums its contributions, in any
-    order) or "paths" (the gradient of each input sums one product per path to it)."""
+    order) or "paths" (the gradient of each input sums one product per path to it). `float32`:
+    the bound of a float32 evaluation (float32's unit and the ops' float32 accuracies,
+    `Accuracy.ulps`) at these inputs, which should then be float32 numbers; still computed in
+    float64, and blind to float32's narrower range (a value that overflows float32 is not
+    foreseen)."""
     if accumulation not in ACCUMULATIONS:
         raise ValueError(
             f"any_order_bounds: accumulation must be one of {ACCUMULATIONS}, got {accumulation!r}"
@@ -74,7 +83,7 @@ def any_order_bounds(
     if not graph.is_tensor:  # elementwise throughout: all K points in one pass
         values = [torch.from_numpy(np.array(b, dtype=np.float64)) for b in batch]
         cot = [torch.from_numpy(np.array(c, dtype=np.float64)) for c in cotangent]
-        forward, grads = _Analysis(graph, values, cot, accumulation, tensor=False).bounds()
+        forward, grads = _Analysis(graph, values, cot, accumulation, tensor=False, float32=float32).bounds()
         return AnyOrderBounds(np.stack(forward), np.stack(grads))
     k = int(np.shape(batch[0])[0])
     shapes = graph_shapes(graph)
@@ -87,7 +96,7 @@ def any_order_bounds(
             pad(torch.from_numpy(np.array(c[p : p + 1], dtype=np.float64)), shapes[o])
             for c, o in zip(cotangent, graph.outputs)
         ]
-        forward, grads = _Analysis(graph, values, cot, accumulation, tensor=True).bounds()
+        forward, grads = _Analysis(graph, values, cot, accumulation, tensor=True, float32=float32).bounds()
         columns.append(
             (np.concatenate([f.reshape(-1) for f in forward]), np.concatenate([g.reshape(-1) for g in grads]))
         )
@@ -115,9 +124,16 @@ class _Analysis:
     one point, in the padded layout with a batch of 1)."""
 
     def __init__(
-        self, graph: Graph, values: list[Any], cot: list[Any], accumulation: str, tensor: bool
+        self,
+        graph: Graph,
+        values: list[Any],
+        cot: list[Any],
+        accumulation: str,
+        tensor: bool,
+        float32: bool = False,
     ) -> None:
         self.graph, self.tensor, self.paths = graph, tensor, accumulation == "paths"
+        self.float32, self.unit = float32, EPS32 if float32 else EPS
         self.n_in = graph.n_inputs
         self.shapes = graph_shapes(graph) if tensor else [()] * (self.n_in + len(graph.nodes))
         self.values: list[Any] = list(values)
@@ -159,8 +175,8 @@ class _Analysis:
         self.values.append(out)
         self.roundings[i] = self._rounding(i, node, args, out)
         if spec.accuracy.backward_stable:
-            ulps = spec.accuracy.value + FORMULA_ULPS
-            self.unsteady[i] = {p: EPS * ulps * args[p].abs() for p in live}
+            ulps = spec.accuracy.ulps(self.float32)[0] + FORMULA_ULPS
+            self.unsteady[i] = {p: self.unit * ulps * args[p].abs() for p in live}
 
     def _padded(self, out: Any, i: int) -> Any:
         """A tensor op's result in the padded layout its consumers read (scalar graphs: as it is)."""
@@ -238,7 +254,7 @@ class _Analysis:
         spec = REGISTRY[node.op]
         accuracy = spec.accuracy
         terms = self._terms(node, i)[0]
-        ulps = accuracy.value + FORMULA_ULPS + 0.5 * (terms - 1)
+        ulps = accuracy.ulps(self.float32)[0] + FORMULA_ULPS + 0.5 * (terms - 1)
         scale = out.abs()
         if accuracy.linear:  # the terms' sizes: the op on absolute operands
             absolute = [a.abs() if isinstance(a, torch.Tensor) else abs(a) for a in args]
@@ -249,7 +265,7 @@ class _Analysis:
             with torch.no_grad():
                 rule_scale = accuracy.scale(args, node.attr, out).abs()
             scale = torch.maximum(scale, rule_scale.reshape(out.shape))
-        return EPS * ulps * scale
+        return self.unit * ulps * scale
 
     def _terms(self, node: OpNode, i: int) -> tuple[int, tuple[int, ...]]:
         """How many terms a result entry sums, and each operand's gradient entry (`Accuracy.terms`)."""
@@ -324,11 +340,11 @@ class _Analysis:
         for i in range(n - 1, self.n_in - 1, -1):
             # node i's adjoint is complete: its contributions summed in any order
             if not self.paths:
-                error[i] = error[i] + 0.5 * EPS * (terms[i] - 1.0).clamp(min=0.0) * term_sizes[i]
+                error[i] = error[i] + 0.5 * self.unit * (terms[i] - 1.0).clamp(min=0.0) * term_sizes[i]
             weight = absolute[i] if self.paths else adjoint[i].abs()
             node = self.graph.nodes[i - self.n_in]
             spec = REGISTRY[node.op]
-            grad_ulps = spec.accuracy.grads
+            grad_ulps = spec.accuracy.ulps(self.float32)[1]
             sums = self._terms(node, i)[1]
             scales = self._grad_scales(node, i, adjoint[i])
             for use in self.uses[i]:
@@ -337,7 +353,7 @@ class _Analysis:
                 ulps = grad_ulps[min(use.position, len(grad_ulps) - 1)] + FORMULA_ULPS
                 ulps += 0.5 * (sums[min(use.position, len(sums) - 1)] - 1)
                 scale = sizes if scales is None else torch.maximum(sizes, self._to(scales[use.position], a))
-                own = EPS * ulps * scale
+                own = self.unit * ulps * scale
                 carried = self._backward_abs(use, error[i], self.values[a].shape)
                 moved = self._second(use, weight, errors, i)
                 error[a] = error[a] + carried + own + moved
@@ -352,9 +368,9 @@ class _Analysis:
             e = error[j]
             if self.paths:
                 count = self._path_counts()[j]
-                e = e + 0.5 * EPS * max(count - 1, 0) * absolute[j]
+                e = e + 0.5 * self.unit * max(count - 1, 0) * absolute[j]
             else:
-                e = e + 0.5 * EPS * (terms[j] - 1.0).clamp(min=0.0) * term_sizes[j]
+                e = e + 0.5 * self.unit * (terms[j] - 1.0).clamp(min=0.0) * term_sizes[j]
             grads.append(e)
         return grads
 
@@ -390,7 +406,12 @@ class _Analysis:
         if use.diagonal is not None and len(self.uses[i]) == 1:  # a unary op: d as a function of its result
             d, h = use.diagonal, use.second.get(use.position)
             if h is not None:
-                ratio = torch.where(d != 0, h.abs() / d.abs().clamp(min=1e-300), torch.zeros_like(d))
+                # where d and its slope both vanish the formula saturated (1 - t^2 at t = 1.0,
+                # 1 / (1 + x^2) at x^2 = inf): the exact derivative is not 0 but below the
+                # result's rounding, which moves it by SATURATED_SLOPE times that rounding
+                saturated = torch.full_like(d, SATURATED_SLOPE)
+                vanished = torch.where(h == 0, saturated, torch.zeros_like(d))
+                ratio = torch.where(d != 0, h.abs() / d.abs().clamp(min=1e-300), vanished)
                 total = total + self._reduce(weight.abs() * ratio * self.roundings[i], shape)
         return total
 

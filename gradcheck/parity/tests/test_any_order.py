@@ -2,6 +2,7 @@
 judged against the exact value by the rounding bound of any correct evaluation (`any_order`),
 which holds whatever order the engine sums in; a real bug stays outside it."""
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -19,6 +20,8 @@ from gradcheck.parity.bound import EPS, entry_bounds
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.parity.exact import run_exact
+from gradcheck.parity.torch_reference import run_torch_tensor_batch
+from gradcheck.testing.accuracy import _accuracy
 from gradcheck.testing.broken_engines import MulOffByATrillionth, TinyAdapter
 
 
@@ -213,6 +216,55 @@ def test_a_backward_stable_log_softmax_at_large_inputs_is_within_the_bound():
     error = np.abs(stable.ravel() - exact)
     assert error.max() > 2 * BOUND_SAFETY * entry_bounds(graph, batch, cot).forward[:, 0].max()
     assert np.all(error <= any_order_bounds(graph, batch, cot).forward[:, 0])
+
+
+def _float32(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, dtype=np.float32).astype(np.float64)
+
+
+def test_a_float32_evaluation_stays_within_the_float32_bound_where_float64s_would_call_it_wrong():
+    # torch in float32 on random tensor graphs, at float32 inputs and cotangents
+    rng = np.random.default_rng(4)
+    outside_float64s = 0
+    for _ in range(6):
+        graph = random_graph(rng, tensor=True, points=2, sizes=Sizes(nodes=(6, 10), deep_every=0))
+        batch = [_float32(p) for p in graph.points]
+        shapes = graph_shapes(graph)
+        cot = [_float32(rng.uniform(0.5, 1.5, size=(2, *shapes[o]))) for o in graph.outputs]
+        torch32 = run_torch_tensor_batch(graph, batch, cot, dtype="float32")
+        exact = run_exact(graph, batch, cot)
+        error = np.abs(torch32.grads - exact.grads)
+        bound32 = any_order_bounds(graph, batch, cot, float32=True)
+        assert (error <= BOUND_SAFETY * bound32.grads).all()
+        assert (np.abs(torch32.forward - exact.forward) <= BOUND_SAFETY * bound32.forward).all()
+        outside_float64s += int((error > BOUND_SAFETY * any_order_bounds(graph, batch, cot).grads).sum())
+    assert outside_float64s > 0
+
+
+def test_the_float32_bound_takes_an_ops_float32_figures_and_float32s_unit():
+    graph = Graph([Input("x", 0.75)], [OpNode("tanh", (0,))], [1])
+    batch, cot = [np.array([0.75])], np.array([[1.0]])
+    float64 = any_order_bounds(graph, batch, cot)
+    float32 = any_order_bounds(graph, batch, cot, float32=True)
+    ratio = float(np.finfo(np.float32).eps / np.finfo(np.float64).eps)
+    assert float32.forward[0, 0] == pytest.approx(ratio * float64.forward[0, 0])
+    spec = REGISTRY["tanh"]
+    figures = spec.accuracy
+    coarser = dataclasses.replace(figures, value32=10 * figures.value, grads32=figures.grads)
+    with _accuracy("tanh", coarser):
+        assert any_order_bounds(graph, batch, cot, float32=True).forward[0, 0] > 5 * float32.forward[0, 0]
+        assert any_order_bounds(graph, batch, cot).forward[0, 0] == float64.forward[0, 0]
+
+
+@pytest.mark.parametrize(("op", "x"), [("tanh", 23.95), ("sigmoid", 83.0)])
+def test_a_derivative_that_saturated_with_its_slope_is_allowed_the_results_rounding(op: str, x: float):
+    # torch's tanh' is 1 - t * t, exactly 0 at t = 1.0 though the exact value is 4 e^(-2x) > 0: any
+    # evaluation reading the rounded result may give that, and a planted 1e-12 stays outside
+    graph = Graph([Input("x", x)], [OpNode(op, (0,))], [1])
+    bounds = any_order_bounds(graph, [np.array([x])], np.array([[1.0]]))
+    exact = exact_at(graph, [1.0]).grads[0, 0]
+    assert 0.0 < exact < 1e-20
+    assert abs(0.0 - exact) <= BOUND_SAFETY * bounds.grads[0, 0] < 1e-12
 
 
 # --- the false alarms main made on correct engines that sum over paths ------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign.edges import edge_findings
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
@@ -86,6 +87,16 @@ def test_the_correct_tensor_engine_passes_in_float32_with_mixed_operands():
     check = check_graph(_mixed_graph(), "minigrad-tensor", dtype="float32")
     assert check.passed, check.report()
     assert 0 < check.max_rel_err_torch < 1e-6 or check.max_rel_err_torch == 0
+
+
+def test_torch_computes_in_float32_as_an_engine_under_test():
+    torch32 = load_engine("gradcheck.engines.torch_engine:TorchAdapter").in_dtype("float32")
+    graph = _mixed_graph()
+    values = [np.asarray(i.value, dtype=np.float32) for i in graph.inputs]
+    forward, grads = torch32.run(graph, values, [np.ones(3, dtype=np.float32)])
+    assert forward[0].dtype == np.float32 and grads[0].dtype == np.float32
+    check = check_graph(graph, torch32, dtype="float32")
+    assert check.passed, check.report()
 
 
 class PromotesToFloat64(MinigradTensor):

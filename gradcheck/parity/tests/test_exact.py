@@ -296,3 +296,15 @@ def test_a_scalar_graphs_points_at_once_are_its_points_one_by_one_to_the_bit(hvp
 
 def _compared(decisions):
     return {(a._mpf_, b._mpf_) for a, b, _ in decisions}
+
+
+def test_the_hessian_of_a_power_at_exponent_0_keeps_its_mixed_derivative():
+    # d2/da db a**b = a**(b - 1) (1 + b log a): 1/2 at (2, 0), though d/da a**b is 0 for every a
+    # there; torch's convention (0 at 0 ** 0) must not take the rate along b with it
+    graph = Graph([Input("a", 2.0), Input("b", 0.0)], [OpNode("pow", (0, 1))], [2])
+    batch = [np.array([2.0]), np.array([0.0])]
+    along_a = run_exact(graph, batch, np.array([[1.0]]), np.array([[1.0], [0.0]]))
+    along_b = run_exact(graph, batch, np.array([[1.0]]), np.array([[0.0], [1.0]]))
+    assert along_a.hvp[:, 0].tolist() == [0.0, 0.5]
+    with mpmath.workdps(40):
+        assert along_b.hvp[:, 0].tolist() == [0.5, float(mpmath.log(2) ** 2)]
