@@ -246,7 +246,8 @@ class Unexplained:
             "smallest": {
                 "index": self.smallest.index,
                 "ops": list(self.smallest.ops),
-                "problems": list(self.smallest.problems),
+                "problems": [str(p) for p in self.smallest.problems],
+                "records": [p.to_dict() for p in self.smallest.problems],
                 "graph": f.graph if f is not None else None,
                 "snippet": failure_snippet(f) if f is not None else None,
             },

@@ -31,6 +31,7 @@ def exit_statuses(fails: str, passed: str = "every check passed") -> str:
     )
     return textwrap.fill(text, 96) + "\n"
 
+
 # How --engine is named, for every command that takes one.
 ENGINE_HELP = (
     "minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor | "

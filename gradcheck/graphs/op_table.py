@@ -31,8 +31,8 @@ ATTRIBUTE_MEANINGS: dict[str, str] = {
     "target": "the class index of each row (an int for one row), no gradient",
     "keepdim": "whether the reduced dims stay, with size 1 (optional, default False)",
     "index": (
-        "one entry per dim: [\"int\", i], [\"slice\", start, stop, step], [\"ints\", [i, ...]] "
-        "(repeats and negatives allowed) or [\"mask\", [b, ...]] (a mask may cover several dims)"
+        'one entry per dim: ["int", i], ["slice", start, stop, step], ["ints", [i, ...]] '
+        '(repeats and negatives allowed) or ["mask", [b, ...]] (a mask may cover several dims)'
     ),
     "cond": "the boolean condition, nested lists broadcasting against both operands",
     "sizes": "the target sizes; -1 keeps a dim's size, extra leading sizes add dims",

@@ -24,6 +24,7 @@ Apply = Callable[[list[Any], dict[str, Any]], Any]
 # costs 4x as much to make, and a check compiles a graph three times (engine, HVP, torch).
 Step = tuple[Apply, tuple[int, ...], dict[str, Any], tuple[tuple[int, Constant], ...]]
 
+
 def registry_apply(op: str) -> Apply:
     """The registry's spelling of `op` on autograd values (`OpSpec.apply`)."""
     return REGISTRY[op].apply

@@ -2,8 +2,8 @@
 
 `PointErrors` compares the engine's forward values and gradients with torch's and with central
 differences at m points at once (one column per point): the figures a `GraphCheck` keeps, which
-points fail, and the words for a failing point. One pass over all K points costs about what one
-point cost compared alone.
+points fail, and the records of what fails at a point (`gradcheck.parity.problem`). One pass over
+all K points costs about what one point cost compared alone.
 
 Against torch every entry is judged by its own rounding bound (`parity.bound`): a float64
 evaluation of the entry errs by at most B, so the engine's and torch's differ by at most 2B,
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerance import Tolerance
+from gradcheck.parity.problem import FORWARD, GRADIENT, BoundKind, Problem, What
 
 # How far beyond the rounding bound of the difference (twice each entry's first-order bound) an
 # engine may be. The bound sums every rounding at its worst, so a correct engine measured far
@@ -193,23 +194,42 @@ class PointErrors:
         for name, values in zip(FIGURES, self.figures):
             setattr(result, name, max([getattr(result, name), *values[:upto].tolist()]))
 
-    def problems(self, c: int, labels: Sequence[str]) -> list[str]:
-        """What is wrong at column `c`, in words (empty when nothing is)."""
-        problems: list[str] = []
+    def problems(self, c: int, labels: Sequence[str]) -> list[Problem]:
+        """What is wrong at column `c`, as records (empty when nothing is)."""
+        problems: list[Problem] = []
         fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
         failing = np.flatnonzero(~(self.fwd_diff[:, c] <= self.allowed_f[:, c]))
         if failing.size:
             j = failing[_worst_output(self.fwd_diff[failing, c], self.fwd_ratio[failing, c])]
             problems.append(
-                f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
-                f"(rel err {self.fwd_rel[j, c]:.3g}; {outside(self.fwd_diff[j, c], self.fwd_bound[j, c])})"
+                Problem(
+                    What.FORWARD,
+                    FORWARD,
+                    output=int(j),
+                    engine=float(fwd_e[j]),
+                    reference=float(fwd_t[j]),
+                    error=float(self.fwd_diff[j, c]),
+                    relative=float(self.fwd_rel[j, c]),
+                    allowed=float(self.allowed_f[j, c]),
+                    bound=float(self.fwd_bound[j, c]),
+                    bound_kind=BoundKind.TORCH_ROUNDING,
+                )
             )
         abs_t, allowed_t = self.abs_t[:, c], self.allowed_t[:, c]
         for i in np.flatnonzero(~(abs_t <= allowed_t))[:3]:
             problems.append(
-                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
-                f"(abs err {abs_t[i]:.3g}; {outside(abs_t[i], self.grad_bound[i, c])})"
+                Problem(
+                    What.GRADIENT,
+                    GRADIENT,
+                    input=labels[i],
+                    engine=float(grad_e[i]),
+                    reference=float(grad_t[i]),
+                    error=float(abs_t[i]),
+                    allowed=float(allowed_t[i]),
+                    bound=float(self.grad_bound[i, c]),
+                    bound_kind=BoundKind.TORCH_ROUNDING,
+                )
             )
         if not self.numeric:
             return problems
@@ -217,14 +237,27 @@ class PointErrors:
         allowed_n, abs_tn = self.allowed_n[:, c] + allowed_t, self.abs_tn[:, c]
         for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
             problems.append(
-                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, "
-                f"central differences {float(grad_n[i])!r} "
-                f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
+                Problem(
+                    What.NUMERIC,
+                    GRADIENT,
+                    input=labels[i],
+                    engine=float(grad_e[i]),
+                    numeric=float(grad_n[i]),
+                    error=float(abs_n[i]),
+                    allowed=float(allowed_n[i]),
+                )
             )
         for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
             problems.append(
-                f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
-                f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
+                Problem(
+                    What.REFERENCES_DISAGREE,
+                    GRADIENT,
+                    input=labels[i],
+                    reference=float(grad_t[i]),
+                    numeric=float(grad_n[i]),
+                    error=float(abs_tn[i]),
+                    allowed=float(allowed_n[i]),
+                )
             )
         return problems
 
@@ -234,14 +267,6 @@ def within_ulps(difference: np.ndarray, reference: np.ndarray, ulps: float) -> b
     difference never is)."""
     with np.errstate(invalid="ignore", over="ignore"):
         return bool((difference <= ulps * EPS * np.abs(reference)).all())
-
-
-def outside(error: float, bound: float) -> str:
-    """How far a difference from torch is outside its rounding bound, in words: "412 × the
-    rounding bound 2.9e-16 (allowed 4 ×)"; an entry float64 computes exactly has bound 0."""
-    if not bound > 0:
-        return f"the entry is exact in float64 (rounding bound 0), allowed {BOUND_SAFETY:g} × that"
-    return f"{error / bound:.3g} × the rounding bound {bound:.2g} (allowed {BOUND_SAFETY:g} ×)"
 
 
 def bound_ratio(error: np.ndarray, bound: np.ndarray) -> np.ndarray:

@@ -287,7 +287,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     from gradcheck.graphs import corpus
 
     path = corpus.save(
-        check.failure, check.engine, check.problems, found_by=item.nodeid, directory=findings_directory()
+        check.failure,
+        check.engine,
+        [str(p) for p in check.problems],
+        found_by=item.nodeid,
+        directory=findings_directory(),
     )
     report.sections.append(("parity findings", f"failing graph saved to {path}"))
 

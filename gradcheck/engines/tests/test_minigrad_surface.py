@@ -95,5 +95,3 @@ def test_mappings_and_exclusions_name_what_minigrad_exposes_and_what_the_registr
     assert set(NOT_DIFFERENTIABLE_OPS) - exposed == set(), "an exclusion of a name minigrad no longer exposes"
     assert set(MINIGRAD_API_OPS) & set(NOT_DIFFERENTIABLE_OPS) == set()
     assert all(reason.strip() for reason in NOT_DIFFERENTIABLE_OPS.values())
-
-
