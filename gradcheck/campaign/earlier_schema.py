@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gradcheck.campaign.structure import RECURSION_LIMIT
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
 from gradcheck.parity.problem import FORWARD, GRADIENT, SECOND, Problem, What
 
@@ -26,24 +25,6 @@ _RAISED = re.compile(
 )
 _NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 _MODULE = re.compile(r"^the adapter's module \((.*), line (\d+)\)$")
-# A structural finding's name is its identity in a gate baseline; names written by earlier releases
-# held numbers of the run (the depth a recursion limit was met at, the example's gradients).
-_EARLIER_NAMES = (
-    (re.compile(r"^recursion limit at depth \d+$"), RECURSION_LIMIT),
-    (re.compile(r"^(backward\(\) twice does not accumulate like torch) \(.*\)$"), r"\1"),
-    (re.compile(r"^a chain \d+ deep: engine raised ([A-Za-z_][\w.]*).*$"), r"a deep chain raises \1"),
-    (re.compile(r"^a chain \d+ deep: .*$"), "a deep chain differs from torch"),
-)
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-def name_as_today(name: str) -> str:
-    """A structural finding's name (its identity) as today's releases write it: an earlier one's
-    numbers of the run dropped, its wording made today's; any number left is "#" (today's names
-    hold none)."""
-    for pattern, today in _EARLIER_NAMES:
-        name = pattern.sub(today, name)
-    return _NUMBER.sub("#", name)
 
 
 def problems_from_sentences(sentences: Iterable[str]) -> tuple[Problem, ...]:

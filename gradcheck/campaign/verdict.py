@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
-from gradcheck.campaign.earlier_schema import name_as_today
+from gradcheck.campaign.earlier_names import name_as_today
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.graphs.regions import ORDINARY

@@ -334,6 +334,7 @@ def _compare_hvp(
             allowed=float(BOUND_SAFETY * bound[i]),
             bound=float(bound[i]),
             bound_kind=BoundKind.TORCH_ROUNDING,
+            safety=BOUND_SAFETY,
             direction=along,
         )
         for i in np.flatnonzero(bad)[:3]

@@ -214,6 +214,7 @@ class PointErrors:
                     allowed=float(self.allowed_f[j, c]),
                     bound=float(self.fwd_bound[j, c]),
                     bound_kind=BoundKind.TORCH_ROUNDING,
+                    safety=BOUND_SAFETY,
                 )
             )
         abs_t, allowed_t = self.abs_t[:, c], self.allowed_t[:, c]
@@ -229,6 +230,7 @@ class PointErrors:
                     allowed=float(allowed_t[i]),
                     bound=float(self.grad_bound[i, c]),
                     bound_kind=BoundKind.TORCH_ROUNDING,
+                    safety=BOUND_SAFETY,
                 )
             )
         if not self.numeric:

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
-from gradcheck.parity.errors import BOUND_SAFETY
-from gradcheck.parity.problem import SECOND, Problem, What
+from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, What
+
+Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
 
 
 def number(value: Any, digits: int = 3) -> str:
@@ -30,12 +31,12 @@ def figure(value: float | None, places: int = 2) -> str:
     return "0" if value == 0 else f"{value:.{places}e}"
 
 
-def outside(error: float, bound: float) -> str:
+def outside(error: float, bound: float, safety: float) -> str:
     """How far a difference from torch is outside its rounding bound: "412 × the rounding bound
     2.9e-16 (allowed 4 ×)"; an entry float64 computes exactly has bound 0."""
     if not bound > 0:
-        return f"the entry is exact in float64 (rounding bound 0), allowed {BOUND_SAFETY:g} × that"
-    return f"{number(error / bound)} × the rounding bound {number(bound, 2)} (allowed {BOUND_SAFETY:g} ×)"
+        return f"the entry is exact in float64 (rounding bound 0), allowed {safety:g} × that"
+    return f"{number(error / bound)} × the rounding bound {number(bound, 2)} (allowed {safety:g} ×)"
 
 
 def frame(where: Frame) -> str:
@@ -72,14 +73,14 @@ def _answer(p: Problem) -> str:
 def _forward(p: Problem) -> str:
     return (
         f"forward: output {p.output} is {p.engine!r} but torch gives {p.reference!r} "
-        f"(rel err {number(p.relative)}; {outside(p.error, p.bound)})"
+        f"(rel err {number(p.relative)}; {outside(p.error, p.bound, p.safety)})"
     )
 
 
 def _gradient(p: Problem) -> str:
     return (
         f"gradient of {p.input}: engine {p.engine!r}, torch {p.reference!r} "
-        f"(abs err {number(p.error)}; {outside(p.error, p.bound)})"
+        f"(abs err {number(p.error)}; {outside(p.error, p.bound, p.safety)})"
     )
 
 
@@ -100,7 +101,7 @@ def _references(p: Problem) -> str:
 def _hessian(p: Problem) -> str:
     return (
         f"second derivatives: Hessian-vector product entry {p.index}: engine {p.engine!r}, "
-        f"torch {p.reference!r} ({outside(p.error, p.bound)}; direction {list(p.direction or ())})"
+        f"torch {p.reference!r} ({outside(p.error, p.bound, p.safety)}; direction {list(p.direction or ())})"
     )
 
 
@@ -211,7 +212,7 @@ def describe(p: Problem) -> str:
     """A problem in words, with the point it was found at (`at_point`) and, for an edge case or
     a structural check, the case."""
     text = TEMPLATES[p.what](p)
-    if p.case and p.what in (What.EDGE_SHAPE, What.EDGE_PATTERN, What.EDGE_VALUE, What.RAISED, What.NOT_REAL):
+    if p.case and (p.what in EDGE_DIFFERENCES or p.what in (What.RAISED, What.NOT_REAL)):
         text = f"{p.case}: {text}"
     return at_point(p) + text
 

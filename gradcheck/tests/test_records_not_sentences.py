@@ -25,6 +25,7 @@ RENDERERS_AND_READER = frozenset(
     {
         "gradcheck/parity/wording.py",
         "gradcheck/campaign/earlier_schema.py",
+        "gradcheck/campaign/earlier_names.py",
         "gradcheck/campaign/overview.py",
         "gradcheck/campaign/report_html.py",
         "gradcheck/campaign/report_markdown.py",
