@@ -184,8 +184,9 @@ _TIMES = re.compile(r"\b\d+(?:\.\d+)? ?(?:s|seconds|ms)\b")
 
 
 def scrub(text: str, scratch: str) -> str:
-    """Text with the output directory and the times in it replaced by placeholders."""
-    return _TIMES.sub("<time>", text.replace(scratch, "<out>"))
+    """Text with the output directory, the checkout recorded from and the times in it replaced by
+    placeholders (two checkouts of two commits record the same text)."""
+    return _TIMES.sub("<time>", text.replace(scratch, "<out>").replace(str(ROOT), "<tree>"))
 
 
 def normalise(value: Any, scratch: str) -> Any:
