@@ -155,7 +155,7 @@ class GateResult:
         )
 
 
-_NAMED_KINDS = ("structural", "nondeterministic")
+_NAMED_KIND_VALUES = ("structural", "nondeterministic")
 UNEXPLAINED = "no finding explains them"
 RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (gate.py)
 
@@ -167,7 +167,7 @@ def finding_identity(signature: Sequence[Any], variant: Sequence[str] | None = N
     variant its title names (`gate_variant`; None: a baseline entry written before variants,
     matched on the signature alone)."""
     sig = json.loads(json.dumps(list(signature)))
-    if len(sig) == 4 and sig[0] in _NAMED_KINDS and not sig[1] and isinstance(sig[3], str):
+    if len(sig) == 4 and sig[0] in _NAMED_KIND_VALUES and not sig[1] and isinstance(sig[3], str):
         sig[3] = name_as_today(sig[3])
     key: list[Any] = sig if variant is None else [*sig, sorted(variant)]
     return json.dumps(key, separators=(",", ":"))
