@@ -98,6 +98,7 @@ def _problems(rng: random.Random, kind: Kind, raised: str) -> tuple[Problem, ...
             error=0.26,
             allowed=1.1e-09,
             bound=2.75e-10,
+            safety=4.0,
         )
         for k in range(3)
     )

@@ -251,7 +251,7 @@ def test_a_finding_whose_op_a_graph_merely_contains_does_not_explain_it():
     nodes = [OpNode("tanh", (0,)), OpNode("mul", (0, 1)), OpNode("add", (2, 3))]
     graph, _ = failing_instance(Graph([Input("x0", 0.4), Input("x1", -0.8)], nodes, [4]), engine)
     mul = Graph([Input("x0", 0.5), Input("x1", 0.25)], [OpNode("mul", (0, 1))], [2])
-    known = finding_of(Diagnosed(("made up",), mul, None), engine)
+    known = finding_of(Diagnosed(sentences(("made up",)), mul, None), engine)
     known = type(known)(**{**known.__dict__, "extra": {"culprits": ["mul"]}})
     assert explain(graph, None, Explaining((known,), culprits_only=True), engine, index=0).finding is None
 
