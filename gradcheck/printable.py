@@ -15,9 +15,10 @@ _KEPT = {"\n", "\t"}
 _BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
 
 
-def printable(text: str) -> str:
-    """`text` with every control and bidi character written as Python writes it escaped."""
-    return "".join(_escaped(ch) for ch in text)
+def printable(text: object) -> str:
+    """`text` (or a record, in its renderer's words: `str`) with every control and bidi character
+    written as Python writes it escaped."""
+    return "".join(_escaped(ch) for ch in str(text))
 
 
 def html_text(text: str) -> str:

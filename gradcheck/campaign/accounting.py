@@ -123,12 +123,12 @@ def _shrink(
                 continue
             found.append(f)
             later = [j for j in turn[k + 1 :] if waiting(records[j])] + pending
-            pending = _by_culprits(runner, engine, records, f, later, pending)
+            pending = _explained_by_new_culprits(runner, engine, records, f, later, pending)
         progress("shrink", waited - len(pending), waited)
     return pending
 
 
-def _by_culprits(
+def _explained_by_new_culprits(
     runner: Runner,
     engine: Campaign,
     records: dict[int, GraphRecord],
@@ -246,7 +246,8 @@ class Unexplained:
             "smallest": {
                 "index": self.smallest.index,
                 "ops": list(self.smallest.ops),
-                "problems": list(self.smallest.problems),
+                "problems": [str(p) for p in self.smallest.problems],
+                "records": [p.to_dict() for p in self.smallest.problems],
                 "graph": f.graph if f is not None else None,
                 "snippet": failure_snippet(f) if f is not None else None,
             },

@@ -19,6 +19,7 @@ from gradcheck.campaign.settling import passes
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference, classify
+from gradcheck.parity.problem import Problem
 from gradcheck.parity.trust import failing_check
 
 # A candidate fails "about as strongly" when its excess is at least this part of the original's.
@@ -75,7 +76,7 @@ def first_passing(
     return next((i for i, graph in enumerate(graphs) if passes(graph, adapter, runs, dtype)), None)
 
 
-def cause_of(problems: Sequence[str], graph: Graph, adapter: EngineAdapter) -> Difference | None:
+def cause_of(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference | None:
     """The kind and check of a failure on one-point `graph` (None if classifying it fails)."""
     try:
         return classify(problems, graph, adapter)

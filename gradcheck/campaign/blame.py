@@ -31,6 +31,7 @@ from gradcheck.parity import torch_reference
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import repro_allowances
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
@@ -42,7 +43,7 @@ class Diagnosed:
     not classified yet, or classifying raised); `excess`: how far the failing point is outside
     its allowance (`GraphCheck.failing_excess`; None when unknown)."""
 
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
     failure: Graph
     difference: Difference | None
     excess: float | None = None

@@ -14,6 +14,7 @@ from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.graphs import corpus
 from gradcheck.graphs.ir import Graph, GraphFormatError
+from gradcheck.parity.problem import Problem
 
 
 @dataclass
@@ -101,10 +102,10 @@ def save_findings(result: CampaignResult, opened: Corpus) -> list[Path]:
 
 
 def _save(
-    opened: Corpus, graph: Mapping[str, Any], engine: str, found_by: str, problems: Sequence[str]
+    opened: Corpus, graph: Mapping[str, Any], engine: str, found_by: str, problems: Sequence[Problem]
 ) -> Path:
     """Write a graph with its meta into the corpus once (one file per distinct graph); its path."""
-    data = corpus.with_meta(graph, engine=engine, found_by=found_by, problems=list(problems))
+    data = corpus.with_meta(graph, engine=engine, found_by=found_by, problems=[str(p) for p in problems])
     name = corpus.file_name(data, engine)
     if name not in opened.files:
         corpus.write(data, opened.directory / name)

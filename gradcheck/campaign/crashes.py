@@ -16,8 +16,10 @@ from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import METRICS, Failure, GraphRecord
 from gradcheck.campaign.structure import CaseResult, StructureReport
 from gradcheck.campaign.supervisor import Death
+from gradcheck.engines.origin import Raised
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
 
 _KINDS = {"crash": Kind.CRASH, "timeout": Kind.TIMEOUT, "raised": Kind.EXCEPTION}
 _CHECKS = {"backward": "gradient", "second derivatives": "second-derivative"}
@@ -32,9 +34,9 @@ def death_finding(
     else:
         ops = tuple(graph.ops()) if graph is not None else ()
     if death.kind == "raised":
-        problem = f"engine {death.reason}"
+        problem = Problem(What.DIED, note=death.reason, raised=Raised(death.exception, death.reason))
     else:
-        problem = f"{'not run: ' if death.skipped else ''}the engine's worker process {death.describe}"
+        problem = Problem(What.DIED, note=death.describe, skipped=death.skipped)
     return Finding(
         kind=_KINDS[death.kind],
         ops=ops,

@@ -5,7 +5,7 @@ however many edge cases and exception types share it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcheck.campaign.findings import Finding, group_findings, raised_type
@@ -49,13 +49,13 @@ def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list
         region = region_of(problem.graph)
         # one rule at one region can be an edge at some cases and a bug at others: `x ** 0` at
         # 0.0 (torch 1, gradient 0) is a bug, `x ** -1` at 0.0 (torch inf) an edge
-        tier = tier_of(problem.kind, [problem.message], problem.graph.to_dict(), region, problem.check)
+        tier = tier_of(problem.kind, [problem.problem], problem.graph.to_dict(), region, problem.check)
         key = (problem.op, problem.kind.value, problem.check, region, tier, variant_of(problem.graph))
         groups.setdefault(key, []).append(problem)
     findings = []
     for (op, _, check, region, tier, _), problems in groups.items():
         first = problems[0]
-        raised = sorted({t for t in (raised_type([p.message]) for p in problems) if t})
+        raised = sorted({t for t in (raised_type([p.problem]) for p in problems) if t})
         findings.append(
             Finding(
                 kind=first.kind,
@@ -67,7 +67,7 @@ def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list
                 # and elsewhere alike is one finding with the random graphs' and isolation's
                 region=region,
                 graphs=len(problems),
-                problems=tuple(f"{p.where}: {p.message}" for p in problems[:SHOWN_CASES]),
+                problems=tuple(replace(p.problem, case=p.where) for p in problems[:SHOWN_CASES]),
                 snippet=adapter.snippet(first.graph),  # None: the report shows torch's code
                 extra={"raised": raised} if len(raised) > 1 else {},
                 tier=tier,

@@ -146,7 +146,7 @@ def explain(
     values, seen = None, None
     if not known.culprits_only:
         # a known culprit alone first: one check where the graph fails only because of it
-        by_culprits = _by_culprits(failing, known.findings, (), None, adapter, dtype)
+        by_culprits = _finding_by_culprits(failing, known.findings, (), None, adapter, dtype)
         if by_culprits is not None:
             return Explained(counted(by_culprits, index))
         prefer = sorted({op for f in known.findings for op in f.ops})
@@ -156,7 +156,7 @@ def explain(
         alone, values = tuple(sorted(i for i, _ in seen.failing)), seen.values
     by_culprits = None
     if alone or known.culprits_only:  # with the nodes failing alone frozen too
-        by_culprits = _by_culprits(failing, known.findings, alone, values, adapter, dtype)
+        by_culprits = _finding_by_culprits(failing, known.findings, alone, values, adapter, dtype)
     if by_culprits is not None:
         return Explained(counted(by_culprits, index), tuple(alone))
     if seen is None:
@@ -205,7 +205,7 @@ def _passes_frozen(
     return first_passing([frozen(graph, positions, values)], adapter, dtype) == 0
 
 
-def _by_culprits(
+def _finding_by_culprits(
     failing: Graph,
     findings: Sequence[Finding],
     alone: Sequence[int],

@@ -9,17 +9,19 @@ many graphs, edge values or exception types showed it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, plainer, variant_of
-from gradcheck.engines.origin import ADAPTER_RAISED
+from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE, tiny
 from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
+from gradcheck.parity.problem import Problem, adapter_fault
+from gradcheck.parity.problem import raised_type as _raised_type
+from gradcheck.parity.wording import frame
 
 # Which part of a check failed (a finding's `check`).
 CHECKS = ("forward", "gradient", "second-derivative")
@@ -52,12 +54,6 @@ _BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE})
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
 _CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
-# How the checker words an exception of the engine ("engine raised ZeroDivisionError: ...") or
-# of its adapter ("adapter raised AttributeError: ... (in gradcheck's default spelling)").
-_RAISED = re.compile(r"(?:engine|adapter) raised ([A-Za-z_][\w.]*)")
-# "adapter raised AttributeError: 'T' object has no attribute 'expand' (in gradcheck's default spelling)"
-_ADAPTER_FAULT = re.compile(rf"{ADAPTER_RAISED} ([A-Za-z_][\w.]*): (.*) \(in ([^()]*)\)\s*$")
-_NO_ATTRIBUTE = re.compile(r"has no attribute '(\w+)'")
 _SPELL_OR_LEAVE = "spell it in `apply` or leave it out of `ops`"
 
 
@@ -71,7 +67,8 @@ class Finding:
         overflow point, tiny, ordinary...; "" when unknown).
     graphs / graph_indices: how many graphs of the phase this finding covers, and their indices
     (indices of random graphs; an isolation or edge finding covers its own cases).
-    problems: the checker's messages on the minimal graph. repro: the command that replays it.
+    problems: the checks' records on the minimal graph (`gradcheck.parity.problem`). repro: the
+        command that replays it.
     snippet: code that shows the bug in the engine's own terms (or None).
     tier: how much it matters (`gradcheck.campaign.tiers`: bug, graph-code, adapter, edge,
         convention), decided when the finding is made ("" to decide it from the rest).
@@ -87,7 +84,7 @@ class Finding:
     where: str = ""
     graphs: int = 1
     graph_indices: tuple[int, ...] = ()
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     repro: str = ""
     snippet: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -135,25 +132,25 @@ class Finding:
         """For an adapter's fault, what to change in the adapter ("" for any other finding)."""
         if self.tier != tiers.ADAPTER:
             return ""
-        fault = next((m for m in map(_ADAPTER_FAULT.search, self.problems) if m), None)
+        fault = adapter_fault(self.problems)
         op = "/".join(self.ops) or "this op"
-        if fault is None:
+        if fault is None or fault.raised is None or fault.raised.frame is None:
             return f"the adapter's spelling of {op} fails: {_SPELL_OR_LEAVE}"
-        exception, message, where = fault.groups()
-        missing = _NO_ATTRIBUTE.search(message)
-        if where == "gradcheck's default spelling":
-            if exception == "AttributeError" and missing:
-                what = f"no `.{missing.group(1)}`"
+        raised = fault.raised
+        exception, message, where = raised.type, raised.message, raised.frame
+        if where.kind is FrameKind.DEFAULT_SPELLING:
+            if exception == "AttributeError" and raised.attribute:
+                what = f"no `.{raised.attribute}`"
             else:
                 what = f"no spelling gradcheck's default takes ({exception}: {message})"
             return f"the adapter lists {op} but the engine has {what}: {_SPELL_OR_LEAVE}"
-        if where.startswith("gradcheck's default "):
-            method = where.rpartition(".")[2]
+        if where.kind is FrameKind.DEFAULT_METHOD:
+            method = where.name.rpartition(".")[2]
             return (
                 f"gradcheck's default `{method}` does not fit this engine ({exception}: {message}): "
                 f"override `{method}` in the adapter (docs/adapters.md)"
             )
-        return f"{where} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
+        return f"{frame(where)} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
 
     @property
     def signature(self) -> Signature:
@@ -268,7 +265,8 @@ class Finding:
             "title": self.title,
             "graphs": self.graphs,
             "graph_indices": list(self.graph_indices),
-            "problems": list(self.problems),
+            "problems": [str(p) for p in self.problems],
+            "records": [p.to_dict() for p in self.problems],
             "repro": self.repro,
             "snippet": self.snippet,
             "graph": dict(self.graph),
@@ -292,7 +290,7 @@ class Finding:
             region=d.get("region", ""),
             graphs=int(d.get("graphs", 1)),
             graph_indices=tuple(d.get("graph_indices", ())),
-            problems=tuple(d.get("problems", ())),
+            problems=problems_of(d),
             repro=d.get("repro", ""),
             snippet=d.get("snippet"),
             extra=d.get("extra", {}),
@@ -301,13 +299,19 @@ class Finding:
         )
 
 
-def raised_type(problems: Iterable[str]) -> str:
-    """The exception type the first "engine raised X: ..." among checker messages names ("" if none)."""
-    for problem in problems:
-        match = _RAISED.search(problem)
-        if match:
-            return match.group(1)
-    return ""
+def raised_type(problems: Iterable[Problem]) -> str:
+    """The exception type the first problem recording an exception names ("" if none does)."""
+    return _raised_type(problems)
+
+
+def problems_of(d: Mapping[str, Any]) -> tuple[Problem, ...]:
+    """The problem records of a finding or a failure read from report.json: its `records`, or,
+    in a report of an earlier schema (sentences only), the records read from its sentences."""
+    if "records" in d:
+        return tuple(Problem.from_dict(r) for r in d["records"])
+    from gradcheck.campaign.earlier_schema import problems_from_sentences
+
+    return problems_from_sentences(d.get("problems", ()))
 
 
 def raised_types(findings: Iterable[Finding]) -> list[str]:

@@ -14,6 +14,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.value_class import SAMPLE, ValueClassAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
 
 
 def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = None) -> list[Finding]:
@@ -33,9 +34,12 @@ def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = No
             if refused.missing
             else f"{cls} refuses a number on the {'left' if refused.side == 0 else 'right'}"
         )
-        problem = (
-            f"at x0 = {SAMPLE[1]!r}: engine raised {refused.raised} ({refused.code}: {why}; torch takes "
-            f"the number; the other graphs pass it as {cls}(2.0))"
+        problem = Problem(
+            What.INSPECTION,
+            inputs=(("x0", SAMPLE[1]),),
+            raised=refused.raised,
+            note=f"{refused.code}: {why}",
+            answer=cls,
         )
         found.append(
             Finding(

@@ -8,6 +8,7 @@ from typing import Any
 from gradcheck.campaign.findings import Finding
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference
+from gradcheck.parity.problem import Problem
 from gradcheck.parity.result import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
@@ -23,7 +24,7 @@ class Failure:
     by its `finding`, or (None) as one of the unexplained graphs, for the reason `unexplained`
     says ("" while it is still being explained)."""
 
-    problems: tuple[str, ...]
+    problems: tuple[Problem, ...]
     snippet: str  # "" until a report shows it (`failure_snippet`): most failures are explained
     graph: dict[str, Any]
     shrunk_snippet: str | None = None
@@ -45,7 +46,7 @@ class GraphRecord:
     ops: tuple[str, ...]
     passed: bool
     figures: dict[str, float | None]
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     failure: Failure | None = None
     points_checked: int = 1
     points_skipped: int = 0

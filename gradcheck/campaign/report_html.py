@@ -18,6 +18,7 @@ import base64
 import io
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from gradcheck.campaign import tiers
@@ -26,6 +27,7 @@ from gradcheck.campaign.graph_drawing import graph_dot, render_dot
 from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, overview
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
+from gradcheck.parity.wording import figure
 from gradcheck.printable import html_text as escape
 
 _TABLE_COLUMNS = (
@@ -85,14 +87,7 @@ dl.settings dd { margin: 0; font-family: monospace; overflow-wrap: anywhere; }
 
 
 def _fmt(value: Any) -> str:
-    x = decode_float(value)
-    if x is None:
-        return "–"
-    if x == 0.0:
-        return "0"
-    if not math.isfinite(x):
-        return str(x)
-    return f"{x:.2e}"
+    return figure(decode_float(value))
 
 
 def _findings_of(report: dict) -> list[Finding]:
@@ -243,7 +238,7 @@ def _findings(report: dict) -> str:
             f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
             f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
             f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
-            f"{escape(f.count_text)}</p>{indices}{fix}{_problems(list(f.problems[:SHOWN_PROBLEMS]))}"
+            f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
             "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
             f'<pre class="command">{escape(f.repro)}</pre>{code}</div>'
         )
@@ -381,8 +376,9 @@ torch sit near float64 rounding; against the oracle, near the finite-difference 
 """
 
 
-def _problems(problems: list[str]) -> str:
-    return "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>" if problems else ""
+def _problems(problems: Sequence[Any]) -> str:
+    """Problems (records, or the words report.json keeps) as a list."""
+    return "<ul>" + "".join(f"<li>{escape(str(p))}</li>" for p in problems) + "</ul>" if problems else ""
 
 
 def _failure(failure: dict, draw: bool) -> str:

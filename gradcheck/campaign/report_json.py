@@ -1,6 +1,6 @@
 """report.json: every figure of a campaign, machine-readable, under a versioned schema.
 
-Layout (schema_version 1):
+Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlier_schema`):
 - `incomplete`, only in the report of a campaign cut short (its Dask cluster lost mid-run): why,
   and how many graphs were checked; such a report never passes.
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
@@ -13,13 +13,15 @@ Layout (schema_version 1):
   error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
   graph indices, decade histograms of each metric), `conventions` and `passed` (the verdict
   under them), `findings` (the distinct problems, bugs first, then most graphs: kind, tier, ops
-  of the minimal graph, check, phase, where, title, graphs, graph_indices, problems, repro (the
-  replay command), snippet, graph), `structure` (the structural phase's checks: name, cause,
+  of the minimal graph, check, phase, where, title, graphs, graph_indices, problems (in words),
+  records (the same problems as records, `parity.problem.Problem.to_dict`), repro (the replay
+  command), snippet, graph), `structure` (the structural phase's checks: name, cause,
   status, runs, failures, detail; null when it did not run),
   `unexplained` (the failing graphs no finding explains, `campaign.accounting`: how many, their
   indices, how many for each reason, the smallest in full; null when every failing graph has its
   finding) and `failures` (each failing graph's index, ops, problems, figures and its finding's
-  index, or why it is unexplained; for the shrunk ones also `found_problems`, `excess`, snippets
+  index, or why it is unexplained, each problem in words and as a record (`records`); for the
+  shrunk ones also `found_problems` (and `found_records`), `excess`, snippets
   and graph JSON as found and as shrunk, and the corpus file; any other graph is
   `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
@@ -40,12 +42,13 @@ from typing import Any
 
 from gradcheck.atomic import write_text
 from gradcheck.campaign.accounting import shrink_budget, unexplained
+from gradcheck.campaign.earlier_schema import EARLIER_SCHEMA_VERSION
 from gradcheck.campaign.records import METRICS, GraphRecord, failure_snippet
 from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
 from gradcheck.campaign.tiers import TIERS
 from gradcheck.launcher import command_line
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ReportError(ValueError):
@@ -96,7 +99,8 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
     out: dict[str, Any] = {
         "index": record.index,
         "ops": list(record.ops),
-        "problems": list(record.problems),
+        "problems": [str(p) for p in record.problems],
+        "records": [p.to_dict() for p in record.problems],
         "figures": _figures(record.figures),
     }
     if finding_of and record.index in finding_of:
@@ -109,7 +113,9 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
         for accounted in ("finding", "difference", "alone", "unexplained"):  # in the finding
             f.pop(accounted)
         f["excess"] = encode_float(f["excess"])
-        out["found_problems"] = list(f.pop("problems"))
+        f.pop("problems")
+        out["found_problems"] = [str(p) for p in record.failure.problems]
+        out["found_records"] = [p.to_dict() for p in record.failure.problems]
         if f["shrunk_ops"] is not None:
             f["shrunk_ops"] = list(f["shrunk_ops"])
         out.update(f)
@@ -271,8 +277,11 @@ def load_report(path: Path) -> dict:
     if not isinstance(data, dict) or data.get("tool") != "gradcheck":
         raise ReportError(f'{path}: not a gradcheck report (no "tool": "gradcheck")')
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ReportError(f"{path}: schema_version {version!r}, this gradcheck reads {SCHEMA_VERSION}")
+    if version not in (EARLIER_SCHEMA_VERSION, SCHEMA_VERSION):
+        raise ReportError(
+            f"{path}: schema_version {version!r}, this gradcheck reads {EARLIER_SCHEMA_VERSION} "
+            f"and {SCHEMA_VERSION}"
+        )
     for key in ("settings", "totals", "ops", "failures", "run"):
         if key not in data:
             raise ReportError(f"{path}: missing the {key!r} section")

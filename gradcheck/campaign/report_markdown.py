@@ -15,13 +15,12 @@ from gradcheck.campaign.records import BOUND_METRIC
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
+from gradcheck.parity.wording import figure
 from gradcheck.printable import printable
 
 
 def _fmt(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "0" if x == 0 else f"{x:.2e}"
+    return figure(x)
 
 
 def _cell(text: str) -> str:

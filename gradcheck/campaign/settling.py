@@ -17,7 +17,6 @@ over rebuilds that create its nodes in other orders (`verdict_changes_with_build
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -31,6 +30,7 @@ from gradcheck.campaign.structure import (
     OBJECT_CHECKS,
     PHASE_REBUILDS,
     REBUILDS,
+    RECURSION_LIMIT,
     chain_graph,
     object_case,
     retaining,
@@ -43,6 +43,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.edges import check_edge
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem
 from gradcheck.parity.trust import checked_graph, failing_check
 
 # Rebuilds of a failing graph that may show its verdict changing with the build before it counts as
@@ -83,7 +84,7 @@ def verdict_changes_with_build(
     other results: `_beyond_rounding`). Stops at the first build that shows it."""
     twin, kept = retaining(adapter)
     rng = np.random.default_rng(len(graph.nodes))
-    seen: set[tuple[str, ...]] = set()
+    seen: set[tuple[Any, ...]] = set()
     try:
         for run in range(runs):
             check = failing_check(graph if run % 2 == 0 else reordered(graph, rng), twin, dtype=dtype)
@@ -97,17 +98,37 @@ def verdict_changes_with_build(
         kept.clear()
 
 
-_NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
-_ASIDE = re.compile(r"\([^()]*\)")
+def _beyond_rounding(problem: Problem) -> tuple[Any, ...]:
+    """What a check found, without the figures derived from it (the error, its allowance and
+    bound) and each number to 6 significant digits: two builds that sum in another order differ in
+    the last bits, a backward that visits nodes out of order by far more."""
+    raised = problem.raised
+    return (
+        problem.what,
+        problem.check,
+        problem.point,
+        problem.output,
+        problem.input,
+        problem.index,
+        _six_digits(problem.engine),
+        _six_digits(problem.reference),
+        _six_digits(problem.numeric),
+        None if raised is None else (raised.type, raised.message),
+        problem.answer,
+        problem.shape,
+        problem.counts,
+        problem.case,
+        problem.note,
+    )
 
 
-def _beyond_rounding(problem: str) -> str:
-    """A check's words without their asides (the error, its ratio to the bound), each number to 6
-    significant digits: two builds that sum in another order differ in the last bits, a backward
-    that visits nodes out of order by far more."""
-    while _ASIDE.search(problem):
-        problem = _ASIDE.sub("", problem)
-    return _NUMBER.sub(lambda m: f"{float(m.group()):.6g}", problem)
+def _six_digits(value: Any) -> Any:
+    """A number (or the numbers of a list) to 6 significant digits; anything else as it is."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return tuple(_six_digits(v) for v in value)
+    return value
 
 
 def reordered(graph: Graph, rng: np.random.Generator) -> Graph:
@@ -280,7 +301,7 @@ def depends_on_build(finding: Finding, adapter: EngineAdapter) -> bool:
         elif name in shared:
             case = sharing_case(adapter, name, shared[name], runs=PHASE_REBUILDS)
             runs, failures = case.runs, case.failures
-        elif name == "deep chains" and not finding.where.startswith("recursion limit"):
+        elif name == "deep chains" and finding.where != RECURSION_LIMIT:
             chains = (
                 rebuild_failures(chain_graph(combine, d), adapter, PHASE_REBUILDS) for d in SHORT_CHAINS
             )

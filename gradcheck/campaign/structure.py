@@ -22,7 +22,6 @@ about shared nodes by `gradcheck.campaign.settling`, which builds on `retaining`
 from __future__ import annotations
 
 import copy
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,12 +36,14 @@ from gradcheck.campaign.structure_repro import with_engine_repro
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
-from gradcheck.engines.origin import ENGINE_RAISED, adapter_frame, raised
+from gradcheck.engines.origin import Raised, adapter_frame
 from gradcheck.engines.torch_engine import TorchRetaining
 from gradcheck.engines.tracing import applying, stage
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import torch_at
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
+from gradcheck.parity.wording import exception, frame
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
@@ -81,6 +82,8 @@ class CaseResult:
     graph: Graph | None = None
     depth: int | None = None  # the depth a chain first fails at (the deep-chain check)
     seconds_per_path: float | None = None  # a backward that follows every path: its cost per path
+    raised: Raised | None = None  # the engine's exception, when the first difference was one
+    recursion_limit: bool = False  # the deep-chain check met Python's recursion limit
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -212,8 +215,9 @@ def _repeat(
     """`attempt` run `runs` times (each a fresh build); an exception is a difference, except
     NotImplementedError or one raised in the adapter's code or gradcheck's defaults (the adapter
     offers no `backward`, say): the adapter cannot express the check, which does not apply."""
-    failures, first, ratio = 0, "", None
+    failures, first, ratio, first_raised = 0, "", None, None
     for _ in range(runs):
+        raised = None
         try:
             detail, r = attempt()
         except NotImplementedError as e:
@@ -221,15 +225,16 @@ def _repeat(
         except Exception as e:
             where = adapter_frame(e, adapter) if adapter is not None else None
             if where is not None:
-                detail = f"the adapter cannot: {type(e).__name__}: {e} (in {where})"
+                detail = f"the adapter cannot: {type(e).__name__}: {e} (in {frame(where)})"
                 return CaseResult(name, cause, "not applicable", detail=detail, graph=graph)
-            detail, r = f"{ENGINE_RAISED} {type(e).__name__}: {e}", None
+            raised = Raised.of(e)
+            detail, r = exception(raised), None
         if detail:
             failures += 1
             if not first:
-                first, ratio = detail, r
+                first, ratio, first_raised = detail, r, raised
     status = "failed" if failures else "passed"
-    return CaseResult(name, cause, status, runs, failures, first, ratio, graph)
+    return CaseResult(name, cause, status, runs, failures, first, ratio, graph, raised=first_raised)
 
 
 def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PHASE_REBUILDS) -> CaseResult:
@@ -378,7 +383,12 @@ def _chains(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
                 f"recursion limit at depth {limit + 1}: a chain of {limit} ops works, one of {limit + 1} "
                 f"raises RecursionError (Python's recursion limit is {sys.getrecursionlimit()})"
             )
-            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=limit + 1)
+            return CaseResult(
+                name, "depth", "failed", 1, 1, detail, graph=graph, depth=limit + 1, recursion_limit=True
+            )
+        if isinstance(outcome, Raised):
+            detail = f"a chain {depth} deep: {exception(outcome)}"
+            return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=depth, raised=outcome)
         if outcome:
             detail = f"a chain {depth} deep: {outcome}"
             return CaseResult(name, "depth", "failed", 1, 1, detail, graph=graph, depth=depth)
@@ -408,7 +418,10 @@ def _ladders(adapter: EngineAdapter, combine: str, name: str) -> CaseResult:
                 )
         except Exception as e:  # the graph code's other findings say what is wrong with it
             return CaseResult(
-                name, "paths", "not applicable", detail=f"a ladder {depth} deep: {raised(e, adapter)}"
+                name,
+                "paths",
+                "not applicable",
+                detail=f"a ladder {depth} deep: {exception(Raised.of(e, adapter))}",
             )
         if seconds[depth] >= LADDER_SECONDS:
             break
@@ -472,15 +485,16 @@ def right_alone(adapter: EngineAdapter, op: str) -> bool:
 
 def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:
     """ "" when the chain works, RecursionError when it overflows, `NotApplicable` when the
-    adapter's code raised, else what the engine did wrong."""
+    adapter's code raised, the engine's exception as a record, else what the engine did wrong."""
     try:
         detail, _ = _chain_attempt(adapter, combine, depth)
     except RecursionError:
         return RecursionError
     except Exception as e:
-        if adapter_frame(e, adapter) is not None:
-            return NotApplicable(f"the adapter cannot: {raised(e, adapter)}")
-        return raised(e, adapter)
+        raised = Raised.of(e, adapter)
+        if raised.by_adapter:
+            return NotApplicable(f"the adapter cannot: {exception(raised)}")
+        return raised
     return detail
 
 
@@ -573,19 +587,18 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     if interior:
         findings.append(_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
-        findings.append(_finding(_depth_name(case.detail), [case], depth=case.depth))
+        findings.append(_finding(_depth_name(case), [case], depth=case.depth))
     for case in _failed(cases, "paths"):
         findings.append(_finding(EVERY_PATH, [case]))
     return findings
 
 
-def _depth_name(detail: str) -> str:
+def _depth_name(case: CaseResult) -> str:
     """The deep-chain finding's name: what failed, without the depth or the engine's numbers (in
     its problems), so that it names one finding whatever depth a run met it at."""
-    if detail.startswith("recursion limit"):
+    if case.recursion_limit:
         return RECURSION_LIMIT
-    raised = re.search(r"engine raised ([A-Za-z_][\w.]*)", detail)
-    return f"a deep chain raises {raised.group(1)}" if raised else "a deep chain differs from torch"
+    return f"a deep chain raises {case.raised.type}" if case.raised else "a deep chain differs from torch"
 
 
 def _finding(
@@ -610,10 +623,12 @@ def _finding(
         phase="structure",
         where=name,
         graphs=len(cases),
-        problems=tuple(f"{c.name}: {c.detail}" + _rate_of(c) for c in cases),
+        problems=tuple(_problem(c) for c in cases),
         extra=extra,
     )
 
 
-def _rate_of(case: CaseResult) -> str:
-    return f" (fails {case.failures} of {case.runs} rebuilds)" if case.runs > 1 else ""
+def _problem(case: CaseResult) -> Problem:
+    """A failed check as a problem: its name, its evidence and, rebuilt, how often it failed."""
+    rate = (case.failures, case.runs) if case.runs > 1 else None
+    return Problem(What.STRUCTURAL, case=case.name, note=case.detail, rate=rate, raised=case.raised)

@@ -63,6 +63,7 @@ class Death:
     op: str = ""
     stage: str = ""
     skipped: bool = False
+    exception: str = ""  # kind "raised": the exception's type name
 
     @property
     def describe(self) -> str:
@@ -351,7 +352,7 @@ class Supervisor:
             earlier = quarantined.get(reply.op) or quarantined.get(ALL_UNITS)
             return replace(earlier, skipped=True) if earlier else Death("crash", "was refused")
         kind = "crash" if reply.status == "ended" else "raised"
-        return Death(kind, reply.reason, _text(beacon.op), _text(beacon.stage))
+        return Death(kind, reply.reason, _text(beacon.op), _text(beacon.stage), exception=reply.exception)
 
     def _lost(
         self, worker: _Worker, task: _Task, busy: list[_Worker], kind: str, reason: str

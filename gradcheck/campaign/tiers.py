@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.origin import ADAPTER_RAISED
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import NONFINITE, OFF_DOMAIN, ORDINARY, POLE, TINY
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem
 
 BUG = "bug"
 GRAPH_CODE = "graph-code"
@@ -86,17 +86,19 @@ def decide_tier(kind: Kind, adapter_fault: bool, facts: EdgeFacts | None) -> str
     return EDGE if facts is not None and facts.at_edge else BUG
 
 
-def tier_by_kind(kind: Kind, problems: Iterable[str]) -> str | None:
+def tier_by_kind(kind: Kind, problems: Iterable[Problem]) -> str | None:
     """The tier when the kind or the problems decide it (graph-code, convention, adapter; bug for
     a crash or a timeout); None when it depends on the numbers at the failing point (edge or bug)."""
     if kind in _ALWAYS_BUGS:
         return BUG
-    adapter_fault = any(ADAPTER_RAISED in p for p in problems)
+    adapter_fault = any(p.by_adapter for p in problems)
     tier = decide_tier(kind, adapter_fault, None)
     return None if tier == BUG else tier
 
 
-def tier_of(kind: Kind, problems: Sequence[str], graph: Mapping[str, Any], region: str, check: str) -> str:
+def tier_of(
+    kind: Kind, problems: Sequence[Problem], graph: Mapping[str, Any], region: str, check: str
+) -> str:
     """`decide_tier` with the facts read from a finding's graph (its first point); a graph that
     cannot be read or evaluated shows no edge."""
     decided = tier_by_kind(kind, problems)

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
+from gradcheck.campaign.earlier_names import name_as_today
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.statistics import CampaignResult
-from gradcheck.campaign.structure import RECURSION_LIMIT
 from gradcheck.graphs.regions import ORDINARY
+from gradcheck.parity.wording import figure
 
 FACTOR = 10.0
 # Figures closer than this to their baseline are "unchanged" (see the docstring).
@@ -155,16 +155,7 @@ class GateResult:
         )
 
 
-# A structural finding's name is its identity; names written by earlier releases held numbers of
-# the run (the depth a recursion limit was met at, the example's gradients): read as today's.
-_EARLIER_NAMES = (
-    (re.compile(r"^recursion limit at depth \d+$"), RECURSION_LIMIT),
-    (re.compile(r"^(backward\(\) twice does not accumulate like torch) \(.*\)$"), r"\1"),
-    (re.compile(r"^a chain \d+ deep: engine raised ([A-Za-z_][\w.]*).*$"), r"a deep chain raises \1"),
-    (re.compile(r"^a chain \d+ deep: .*$"), "a deep chain differs from torch"),
-)
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-_NAMED_KINDS = ("structural", "nondeterministic")
+_NAMED_KIND_VALUES = ("structural", "nondeterministic")
 UNEXPLAINED = "no finding explains them"
 RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (gate.py)
 
@@ -176,11 +167,8 @@ def finding_identity(signature: Sequence[Any], variant: Sequence[str] | None = N
     variant its title names (`gate_variant`; None: a baseline entry written before variants,
     matched on the signature alone)."""
     sig = json.loads(json.dumps(list(signature)))
-    if len(sig) == 4 and sig[0] in _NAMED_KINDS and not sig[1] and isinstance(sig[3], str):
-        name = sig[3]
-        for pattern, today in _EARLIER_NAMES:
-            name = pattern.sub(today, name)
-        sig[3] = _NUMBER.sub("#", name)
+    if len(sig) == 4 and sig[0] in _NAMED_KIND_VALUES and not sig[1] and isinstance(sig[3], str):
+        sig[3] = name_as_today(sig[3])
     key: list[Any] = sig if variant is None else [*sig, sorted(variant)]
     return json.dumps(key, separators=(",", ":"))
 
@@ -311,6 +299,4 @@ def within_noise(a: float, b: float) -> bool:
 
 
 def _fmt(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "0" if x == 0 else f"{x:.2e}"
+    return figure(x)

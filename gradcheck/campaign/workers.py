@@ -55,6 +55,7 @@ class Reply:
     reason: str = ""
     op: str = ""
     results: list[Any] | None = None
+    exception: str = ""  # "raised": the exception's type name
 
 
 def available_cpus() -> int:
@@ -138,7 +139,8 @@ def _run(job: Job, states: dict[Any, Any], beacon: tracing.Beacon) -> Reply:
     except BaseException as exc:
         if beacon.stage == b"load":
             states.clear()
-        return Reply("raised", beacon.unit, f"raised {type(exc).__name__}: {exc}{_where(exc)}")
+        reason = f"raised {type(exc).__name__}: {exc}{_where(exc)}"
+        return Reply("raised", beacon.unit, reason, exception=type(exc).__name__)
 
 
 def _where(exc: BaseException) -> str:

@@ -28,6 +28,7 @@ from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.errors import BOUND_SAFETY
+from gradcheck.parity.wording import figure
 from gradcheck.printable import printable
 
 # --- `run` ------------------------------------------------------------------------------------------
@@ -151,9 +152,7 @@ def _multiple(x: float | None) -> str:
 
 
 def _fmt(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "0" if x == 0 else f"{x:.1e}"
+    return figure(x, places=1)
 
 
 # The console summary's height: a terminal's first screen (issue 30: a 40-item campaign's summary

@@ -18,10 +18,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from gradcheck.atomic import write_text
 from gradcheck.campaign.gate import Part, part_for, run_gate, update_baseline
-from gradcheck.campaign.report_junit import gate_suites, write_junit
-from gradcheck.campaign.report_markdown import gate_markdown
+from gradcheck.campaign.report_session import CiFiles, report_gate
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
@@ -145,9 +143,6 @@ def run_parts_gate(
             console.print(Text(f"accepted finding: {finding.title} ({finding.count_text})"))
         console.print(Text(f"gate: {done.message}"))
         return 0 if done.written else 1
+    report_gate(outcome, CiFiles(junit_xml, summary_md))
     print_outcome(outcome, console)
-    if summary_md is not None:
-        write_text(summary_md, gate_markdown(outcome))
-    if junit_xml is not None:
-        write_junit(gate_suites(outcome), junit_xml)
     return 0 if outcome.passed else 1

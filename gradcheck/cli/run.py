@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,14 +12,11 @@ from rich.text import Text
 
 from gradcheck import campaign
 from gradcheck.atomic import write_text
-from gradcheck.campaign import CampaignError, CampaignResult, Settings
+from gradcheck.campaign import CampaignError, Settings
 from gradcheck.campaign.corpus import check_corpus_directory
-from gradcheck.campaign.findings import replay_command
-from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
+from gradcheck.campaign.outputs import ReportDirectory
 from gradcheck.campaign.pool import Campaign
-from gradcheck.campaign.report_json import build_report
-from gradcheck.campaign.report_junit import run_suite, write_junit
-from gradcheck.campaign.report_markdown import run_markdown
+from gradcheck.campaign.report_session import CiFiles, report_run
 from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
@@ -46,7 +42,7 @@ from gradcheck.cli.console import (
     print_verdict,
     progress_bars,
 )
-from gradcheck.engines.loading import canonical_spec, import_root
+from gradcheck.engines.loading import canonical_spec
 from gradcheck.launcher import command_line, launcher
 
 DESCRIPTION = """\
@@ -229,22 +225,20 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
             for phase in (result.structure, result.edges):
                 if phase is not None:
                     console.print(Text(phase.summary()))
-            saved = with_repros(result, out.path / "report.json")
-            report = build_report(saved, command=[*launcher(), *argv], run_id=out.run_id)
-            unexplained = report.get("unexplained")  # the failing graphs no finding explains, if any
-            written = write_report_pair(report, out.path)  # first: what is printed next cannot lose it
+            ci = CiFiles(args.junit_xml, args.summary_md)
+            reported = report_run(result, out, [*launcher(), *argv], ci)
+            saved, unexplained = reported.result, reported.unexplained
             print_summary(saved, console, unexplained)
             print_findings(saved, console)
             print_unexplained(saved, console)
             console.print(op_table(saved, console.width))
             print_graphs(saved, console)
             if saved.incomplete is not None:  # cut short (its cluster lost): the reports say so
-                raise CampaignError(f"{saved.incomplete}; partial reports, marked incomplete: {written[0]}")
-    if args.junit_xml is not None:
-        write_junit([run_suite(saved)], args.junit_xml)
-    if args.summary_md is not None:
-        write_text(args.summary_md, run_markdown(saved, unexplained))
+                raise CampaignError(
+                    f"{saved.incomplete}; partial reports, marked incomplete: {reported.written[0]}"
+                )
     print_verdict(saved, console, unexplained)
+    written = reported.written
     console.print(Text(f"Reports: {written[0]}, {written[1]}"), soft_wrap=True)
     return 0 if saved.passed else 1
 
@@ -260,15 +254,3 @@ def print_adapter(facts: EngineFacts, path: Path, console: Console) -> int:
     command = command_line("run", "--engine", f"{path}:{facts.adapter_class}")
     console.print(Text(f"wrote {path}; edit it, then run: {command}"), soft_wrap=True)
     return 0
-
-
-def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
-    """Each finding with its replay command (finding i of the report.json about to be written),
-    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
-    engine = result.settings.engine
-    root = import_root(engine)
-    findings = [
-        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
-        for i, f in enumerate(result.findings)
-    ]
-    return dataclasses.replace(result, findings=findings)

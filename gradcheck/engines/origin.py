@@ -19,13 +19,97 @@ import re
 import sys
 import sysconfig
 import traceback
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-# How a problem words an exception of the adapter ("adapter raised AttributeError: ... (in ...)").
-ADAPTER_RAISED = "adapter raised"
-ENGINE_RAISED = "engine raised"
+
+class Producer(str, Enum):
+    """Whose code an exception (or a value) came from: the engine's, or its adapter's (its own
+    code, or gradcheck's default spellings the adapter relied on)."""
+
+    ENGINE = "engine"
+    ADAPTER = "adapter"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FrameKind(str, Enum):
+    """Which of the adapter's places an exception came from."""
+
+    DEFAULT_SPELLING = "default-spelling"  # gradcheck's default spelling of an op (the registry's)
+    DEFAULT_METHOD = "default-method"  # a default method of gradcheck's adapters (`EngineAdapter.value`)
+    ADAPTER_METHOD = "adapter-method"  # a method of the adapter's own class
+    ADAPTER_MODULE = "adapter-module"  # a module-level lambda of the adapter's module (a spellings table)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where in the adapter's code (or gradcheck's defaults it relied on) an exception was raised:
+    the kind of place, its qualified name ("TapeAdapter.apply", "EngineAdapter.value") or, for a
+    module's lambda, the file's name and `line`."""
+
+    kind: FrameKind
+    name: str = ""
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "name": self.name, "line": self.line}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Frame:
+        return cls(FrameKind(d["kind"]), str(d.get("name", "")), d.get("line"))
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An exception met while running an engine, as a record: its type's name, its message, who
+    raised it (`producer`), for the adapter's the frame it came from (None for the engine's), and
+    for an AttributeError the attribute it names (`AttributeError.name`)."""
+
+    type: str
+    message: str
+    producer: Producer = Producer.ENGINE
+    frame: Frame | None = None
+    attribute: str | None = None
+
+    @classmethod
+    def of(cls, e: BaseException, adapter: Any = None) -> Raised:
+        """`e` as a record; with the `adapter` whose engine was running, attributed by its frame
+        (`adapter_frame`); without, the engine's."""
+        where = None if adapter is None else adapter_frame(e, adapter)
+        producer = Producer.ENGINE if where is None else Producer.ADAPTER
+        attribute = getattr(e, "name", None) if isinstance(e, AttributeError) else None
+        return cls(
+            type(e).__name__, str(e), producer, where, attribute if isinstance(attribute, str) else None
+        )
+
+    @property
+    def by_adapter(self) -> bool:
+        return self.producer is Producer.ADAPTER
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "message": self.message, "producer": self.producer.value}
+        if self.frame is not None:
+            out["frame"] = self.frame.to_dict()
+        if self.attribute is not None:
+            out["attribute"] = self.attribute
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Raised:
+        frame = Frame.from_dict(d["frame"]) if d.get("frame") else None
+        return cls(
+            str(d["type"]),
+            str(d.get("message", "")),
+            Producer(d.get("producer", "engine")),
+            frame,
+            d.get("attribute"),
+        )
+
 
 _GRADCHECK = Path(__file__).resolve().parents[1]
 # gradcheck's default spellings of the ops and default adapter methods: a frame here is the
@@ -63,18 +147,9 @@ _FORWARD = {
 }
 
 
-def raised(e: BaseException, adapter: Any) -> str:
-    """An exception met while running `adapter`'s engine, in words: "engine raised X: ..." or,
-    when the adapter's code or a default spelling raised it, "adapter raised X: ... (in ...)"."""
-    where = adapter_frame(e, adapter)
-    if where is None:
-        return f"{ENGINE_RAISED} {type(e).__name__}: {e}"
-    return f"{ADAPTER_RAISED} {type(e).__name__}: {e} (in {where})"
-
-
-def adapter_frame(e: BaseException, adapter: Any) -> str | None:
-    """Where in the adapter's code or gradcheck's default spellings `e` was raised ("the adapter's
-    TapeAdapter.apply", "gradcheck's default spelling", "gradcheck's default EngineAdapter.value");
+def adapter_frame(e: BaseException, adapter: Any) -> Frame | None:
+    """Where in the adapter's code or gradcheck's default spellings `e` was raised (the adapter's
+    `TapeAdapter.apply`, gradcheck's default spelling, gradcheck's default `EngineAdapter.value`);
     None when the engine's code raised it (or a number refused by an operator the engine's class
     defines: a missing reflected method is the engine's)."""
     frames = [frame for frame, _ in traceback.walk_tb(e.__traceback__)]
@@ -88,8 +163,8 @@ def adapter_frame(e: BaseException, adapter: Any) -> str | None:
     if file in DEFAULT_SPELLINGS:
         owner = code.co_qualname.split(".")[0]
         if owner in ("EngineAdapter", "FunctionAdapter", "ValueClassAdapter"):
-            return f"gradcheck's default {code.co_qualname.split('.<locals>')[0]}"
-        return "gradcheck's default spelling"
+            return Frame(FrameKind.DEFAULT_METHOD, code.co_qualname.split(".<locals>")[0])
+        return Frame(FrameKind.DEFAULT_SPELLING)
     for cls in type(adapter).__mro__:
         module = sys.modules.get(cls.__module__)
         source = getattr(module, "__file__", None)
@@ -98,9 +173,9 @@ def adapter_frame(e: BaseException, adapter: Any) -> str | None:
         if str(Path(source).resolve()) in DEFAULT_SPELLINGS:
             continue
         if code.co_qualname.split(".")[0] == cls.__name__:
-            return f"the adapter's {code.co_qualname.split('.<locals>')[0]}"
+            return Frame(FrameKind.ADAPTER_METHOD, code.co_qualname.split(".<locals>")[0])
         if code.co_qualname.startswith("<lambda>"):  # a module-level spellings table
-            return f"the adapter's module ({Path(file).name}, line {inner.f_lineno})"
+            return Frame(FrameKind.ADAPTER_MODULE, Path(file).name, inner.f_lineno)
     return None
 
 

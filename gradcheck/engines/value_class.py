@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import torch_beside, value_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
@@ -67,13 +68,13 @@ METHOD_OPS: dict[str, str] = {
 @dataclass(frozen=True)
 class RefusedNumber:
     """A number the class refuses on one side of an operator it defines (`2.0 / x` without
-    `__rtruediv__`): the op, the side (0: left), the code tried and the exception in words. The
+    `__rtruediv__`): the op, the side (0: left), the code tried and the exception's record. The
     campaign passes such numbers as values of the class and reports the refusal once."""
 
     op: str
     side: int
     code: str
-    raised: str
+    raised: Raised
     missing: str | None = None  # the reflected method the class lacks, when that is why
 
 
@@ -353,7 +354,7 @@ def _with_number_operands(
             cause = f"{reflected} missing" if missing else f"{code} raised {type(e).__name__}"
             notes.append(f"{cause}: {code} not checked; the constant is passed as {cls.__name__}({NUMBER!r})")
             if refused is not None:
-                refused.append(RefusedNumber(spelling.op, side, code, f"{type(e).__name__}: {e}", missing))
+                refused.append(RefusedNumber(spelling.op, side, code, Raised.of(e), missing))
         except Exception:
             pass  # it takes the number; a wrong result is for the campaign to find
     return Spelling(spelling.op, spelling.form, spelling.name, tuple(as_value))

@@ -18,11 +18,11 @@ import numpy as np
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
-from gradcheck.engines.origin import ADAPTER_RAISED, ENGINE_RAISED
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import TORCH_TOLERANCE
-from gradcheck.parity.kinds import WRONG_TYPE, Kind
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import NOT_NUMBERS, SECOND, Problem, What
 from gradcheck.parity.result import GraphCheck
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
@@ -44,12 +44,6 @@ class Difference:
     check: str  # "forward", "gradient" or "second-derivative"
 
 
-def problem_text(problem: str) -> str:
-    """A GraphCheck problem without its "point p (x0=...): " prefix."""
-    head, sep, rest = problem.partition("): ")
-    return rest if sep and head.startswith("point ") else problem
-
-
 def classify_check(check: GraphCheck, engine: str | EngineAdapter) -> Difference:
     """The kind of difference a failing `check` shows (see the module docstring)."""
     if check.failure is None:
@@ -57,18 +51,17 @@ def classify_check(check: GraphCheck, engine: str | EngineAdapter) -> Difference
     return classify(check.problems, check.failure, engine)
 
 
-def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter) -> Difference:
+def classify(problems: Sequence[Problem], graph: Graph, engine: str | EngineAdapter) -> Difference:
     """The kind of difference behind `problems`, found on `graph` (a one-point failing instance)."""
-    texts = [problem_text(p) for p in problems]
-    if any(t.startswith((ENGINE_RAISED, ADAPTER_RAISED)) for t in texts):
+    if any(p.what is What.RAISED and p.check != SECOND for p in problems):
         return Difference(Kind.EXCEPTION, "gradient")
-    wrong = [t for t in texts if t.startswith(WRONG_TYPE)]
+    wrong = [p for p in problems if p.what in NOT_NUMBERS]
     if wrong:
-        return Difference(Kind.WRONG_TYPE, "gradient" if "the gradient of" in wrong[0][:30] else "forward")
+        return Difference(Kind.WRONG_TYPE, "gradient" if wrong[0].input is not None else "forward")
     adapter = load_engine(engine)
     values, cotangent = graph.input_values(0), _cotangent(graph)
-    if any(t.startswith("second derivatives") for t in texts) and not _first_order_problem(texts):
-        return _second_order(graph, adapter, values, cotangent, texts)
+    if any(p.check == SECOND for p in problems) and not any(p.first_order for p in problems):
+        return _second_order(graph, adapter, values, cotangent, problems)
     try:
         forward, grads = adapter.run(graph, values, cotangent)
     except Exception:
@@ -76,7 +69,7 @@ def classify(problems: Sequence[str], graph: Graph, engine: str | EngineAdapter)
     fwd_e, grad_e = flat_vector(forward), flat_vector(grads)
     reference = torch_at(graph, values, cotangent)
     fwd_t, grad_t = reference.forward[:, 0], reference.grads[:, 0]
-    if any(t.startswith("forward") for t in texts) or not _same_pattern(fwd_e, fwd_t):
+    if any(p.of_forward_values for p in problems) or not _same_pattern(fwd_e, fwd_t):
         kind = Kind.NONFINITE if not _same_pattern(fwd_e, fwd_t) else Kind.WRONG_VALUE
         return Difference(kind, "forward")
     if not _same_pattern(grad_e, grad_t):
@@ -130,15 +123,10 @@ def _constants_as_inputs(graph: Graph, values: list[Any]) -> tuple[Graph, list[A
     return Graph(inputs, [op], [len(inputs)], None, graph.cotangent, meta), lifted_values
 
 
-def _first_order_problem(texts: Sequence[str]) -> bool:
-    return any(t.startswith(("forward", "gradient of", ENGINE_RAISED, ADAPTER_RAISED)) for t in texts)
-
-
 def _second_order(
-    graph: Graph, adapter: EngineAdapter, values: list[Any], cotangent: list[Any], texts: Sequence[str]
+    graph: Graph, adapter: EngineAdapter, values: list[Any], cotangent: list[Any], problems: Sequence[Problem]
 ) -> Difference:
-    raised = tuple(f"second derivatives: {who}" for who in (ENGINE_RAISED, ADAPTER_RAISED))
-    if any(t.startswith(raised) for t in texts):
+    if any(p.what is What.RAISED for p in problems):
         return Difference(Kind.EXCEPTION, "second-derivative")
     direction = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
     try:

@@ -26,7 +26,7 @@ from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
-from gradcheck.engines.origin import raised
+from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
@@ -40,13 +40,12 @@ from gradcheck.parity.errors import (
     SCALE_FLOOR,
     PointErrors,
     bound_ratio,
-    outside,
     within_ulps,
     worst_error,
 )
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.float32 import check_float32
-from gradcheck.parity.kinds import WRONG_TYPE
+from gradcheck.parity.problem import FORWARD, SECOND, BoundKind, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck, record_failure
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
@@ -117,7 +116,7 @@ def check_graph(
     points, cotangents = run.values(checkable), run.cotangents(checkable)
     results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
     blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
-    hvp_problems: list[str] = []
+    hvp_problems: list[Problem] = []
     hvp_excess = 0.0
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
@@ -208,36 +207,32 @@ def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
 
 def _evaluate(
     evaluations: Iterator[tuple[list[Any], list[Any]]], n: int, adapter: EngineAdapter
-) -> tuple[list[Any], str | None]:
+) -> tuple[list[Any], Problem | None]:
     """The engine's (forward, gradients) at each of `n` points, as it gave them, up to the first
-    point where it raised; and that exception in words, the engine's or the adapter's (None if
+    point where it raised; and that exception's record, the engine's or the adapter's (None if
     it never did). An engine that raises is a finding, not a crash of the harness."""
     results: list[Any] = []
     try:
         for _, result in zip(range(n), evaluations):
             results.append(result)
     except Exception as e:
-        return results, raised(e, adapter)
+        return results, raised_problem(Raised.of(e, adapter))
     return results, None
-
-
-def _raised(e: Exception) -> str:
-    return f"engine raised {type(e).__name__}: {e}"
 
 
 def _error_blocks(
     policy: Tolerance,
     results: list[Any],
-    crash: str | None,
+    crash: Problem | None,
     reference: Any,
     numbers: Any,
     checkable: list[int],
     graph: Graph,
-) -> tuple[list[tuple[PointErrors, int]], str | None]:
+) -> tuple[list[tuple[PointErrors, int]], Problem | None]:
     """The errors at the evaluated points, with the index of each block's first point: one block
     for all points, or one per point when the engine's results differ in shape between points;
-    and the engine's exception in words, or the first answer that is no number of the expected
-    shape (`wrong_type`)."""
+    and the engine's exception, or the first answer that is no number of the expected shape
+    (`wrong_type`), as a record."""
     matrices, columns = _matrices(results), []
     if matrices is None:  # some point gave no plain numbers, or not as many as the others
         expected = _answer_shapes(graph)
@@ -249,7 +244,7 @@ def _error_blocks(
             try:
                 columns.append((flat_vector(fwd), flat_vector(grads)))
             except Exception as e:
-                crash = _raised(e)
+                crash = raised_problem(Raised.of(e))
                 break
         if len({(f.shape, g.shape) for f, g in columns}) == 1:
             matrices = np.stack([f for f, _ in columns], axis=1), np.stack([g for _, g in columns], axis=1)
@@ -293,22 +288,23 @@ def wrong_type(
     grads: Sequence[Any],
     out_shapes: Sequence[tuple[int, ...]],
     inputs: Sequence[tuple[str, tuple[int, ...]]],
-) -> str | None:
+) -> Problem | None:
     """The first of an engine's answers that is not a number (a float, or a numeric array) of the
-    expected shape, in words; None when all are. A node inside `.data`, None or a list is the
+    expected shape, as a record; None when all are. A node inside `.data`, None or a list is the
     engine's answer, not the harness's trouble: the check reports it against the graph."""
-    answers = [(f"output {j}", shape, v) for j, (shape, v) in enumerate(zip(out_shapes, forward))]
-    answers += [(f"the gradient of {name}", shape, g) for (name, shape), g in zip(inputs, grads)]
     if len(forward) != len(out_shapes) or len(grads) != len(inputs):
-        return (
-            f"{WRONG_TYPE}: the engine gave {len(forward)} output(s) and {len(grads)} gradient(s), "
-            f"expected {len(out_shapes)} and {len(inputs)}"
-        )
-    for what, shape, v in answers:
+        counts = (len(forward), len(grads), len(out_shapes), len(inputs))
+        return Problem(What.WRONG_COUNT, FORWARD, counts=counts)
+    answers = [(FORWARD, j, None, shape, v) for j, (shape, v) in enumerate(zip(out_shapes, forward))]
+    answers += [("gradient", None, name, shape, g) for (name, shape), g in zip(inputs, grads)]
+    for check, output, name, shape, v in answers:
         if not _is_number(v):
-            return f"{WRONG_TYPE}: {what} is {type(v).__name__} {_short_repr(v)}, not a number"
+            answer = f"{type(v).__name__} {_short_repr(v)}"
+            return Problem(What.NOT_A_NUMBER, check, output=output, input=name, answer=answer)
         if np.shape(v) != shape:
-            return f"{WRONG_TYPE}: {what} has shape {np.shape(v)}, expected {shape}"
+            return Problem(
+                What.WRONG_SHAPE, check, output=output, input=name, shape=np.shape(v), expected=tuple(shape)
+            )
     return None
 
 
@@ -333,14 +329,14 @@ def _compare_hvp(
     cot: list[Any],
     direction: list[Any],
     hvp_t: np.ndarray,
-) -> tuple[list[str], float]:
-    """The differences of the engine's Hessian-vector product from torch's, in words, and how far
-    the worst is outside its allowance (`PointErrors.excess`)."""
+) -> tuple[list[Problem], float]:
+    """The differences of the engine's Hessian-vector product from torch's, as records, and how
+    far the worst is outside its allowance (`PointErrors.excess`)."""
     try:
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [f"second derivatives: {raised(e, adapter)}"], float("inf")
+        return [raised_problem(Raised.of(e, adapter), SECOND)], float("inf")
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
@@ -359,10 +355,21 @@ def _compare_hvp(
     bad = ~(err <= BOUND_SAFETY * bound)
     with np.errstate(invalid="ignore", divide="ignore"):
         excess = worst_error(bound_ratio(err[bad], BOUND_SAFETY * bound[bad])) if bad.any() else 0.0
+    along = tuple(flat_vector(direction).tolist())
     return [
-        f"second derivatives: Hessian-vector product entry {i}: engine {float(hvp_e[i])!r}, "
-        f"torch {float(hvp_t[i])!r} ({outside(err[i], bound[i])}; "
-        f"direction {flat_vector(direction).tolist()})"
+        Problem(
+            What.HESSIAN,
+            SECOND,
+            index=int(i),
+            engine=float(hvp_e[i]),
+            reference=float(hvp_t[i]),
+            error=float(err[i]),
+            allowed=float(BOUND_SAFETY * bound[i]),
+            bound=float(bound[i]),
+            bound_kind=BoundKind.TORCH_ROUNDING,
+            safety=BOUND_SAFETY,
+            direction=along,
+        )
         for i in np.flatnonzero(bad)[:3]
     ], excess
 

@@ -19,12 +19,13 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
-from gradcheck.engines.origin import raised
+from gradcheck.engines.origin import Raised
 from gradcheck.graphs.edges import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.classify import classify
-from gradcheck.parity.kinds import WRONG_TYPE, Kind
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import FORWARD, Problem, What, raised_problem
 
 try:
     import torch
@@ -39,13 +40,18 @@ EDGE_ATOL = 1e-15
 
 @dataclass(frozen=True)
 class EdgeProblem:
-    """One difference at one edge case: its kind, which check (forward or gradient) and the message."""
+    """One difference at one edge case: its kind, which check (forward or gradient) and its record."""
 
     op: str
     graph: Graph
     kind: Kind
     check: str
-    message: str
+    problem: Problem
+
+    @property
+    def message(self) -> str:
+        """The difference in words (the renderer's)."""
+        return str(self.problem)
 
     @property
     def where(self) -> str:
@@ -93,13 +99,13 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
     except Exception as e:  # the engine raised where torch computed a value
         # `run` computes the value and gradients in one call: as in random graphs (`classify`),
         # an exception is the gradient check's, so a bug both meet is one finding
-        return [EdgeProblem(op, graph, Kind.EXCEPTION, "gradient", raised(e, adapter))]
+        return [EdgeProblem(op, graph, Kind.EXCEPTION, "gradient", raised_problem(Raised.of(e, adapter)))]
     try:
         value_e = np.asarray(forward[0], dtype=np.float64)
         grads_e = [np.asarray(g, dtype=np.float64) for g in grads]
     except Exception as e:  # e.g. Python's (-1.0) ** 0.5 is a complex number; a raising __float__
-        text = f"{WRONG_TYPE}: the engine gave a result that is not a real number: {e}"
-        return [EdgeProblem(op, graph, Kind.WRONG_TYPE, "forward", text)]
+        problem = Problem(What.NOT_REAL, FORWARD, raised=Raised.of(e))
+        return [EdgeProblem(op, graph, Kind.WRONG_TYPE, "forward", problem)]
     with np.errstate(all="ignore"):
         problems = _compare(op, graph, "forward", value_e, value_t)
         # slopes at a kink are conventions: the kink cases judge them (a tie of infinities has no
@@ -115,14 +121,13 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
 def _classified(problem: EdgeProblem, adapter: EngineAdapter, cotangent: list[Any]) -> EdgeProblem:
     """`problem` with the kind and check the one classifier gives it (a valid subgradient at a tie
     is a convention here as in the random graphs; (0, 0) at maximum's tie is a wrong gradient)."""
-    text = problem.message if problem.check == "gradient" else f"forward {problem.message}"
     cotangent = [c.tolist() if isinstance(c, np.ndarray) and c.ndim == 0 else c for c in cotangent]
     weighted = Graph(
         problem.graph.inputs, problem.graph.nodes, problem.graph.outputs, None, cotangent, problem.graph.meta
     )
     with np.errstate(all="ignore"):
-        difference = classify([text], weighted, adapter)
-    return EdgeProblem(problem.op, problem.graph, difference.kind, difference.check, problem.message)
+        difference = classify([problem.problem], weighted, adapter)
+    return EdgeProblem(problem.op, problem.graph, difference.kind, difference.check, problem.problem)
 
 
 def _at_a_kink(graph: Graph) -> bool:
@@ -175,26 +180,39 @@ def _pattern(x: np.ndarray) -> np.ndarray:
 def _compare(
     op: str, graph: Graph, check: str, e: np.ndarray, t: np.ndarray, of: str = ""
 ) -> list[EdgeProblem]:
-    what = f"gradient of {of}" if of else "value"
+    entry = of or None  # a gradient's input, or the value
     if e.shape != t.shape:
         e = np.broadcast_to(e, t.shape) if e.size in (1, t.size) else e
         if e.shape != t.shape:
-            return [
-                EdgeProblem(op, graph, Kind.WRONG_VALUE, check, f"{what}: shape {e.shape}, torch {t.shape}")
-            ]
+            problem = Problem(What.EDGE_SHAPE, check, input=entry, shape=e.shape, expected=t.shape)
+            return [EdgeProblem(op, graph, Kind.WRONG_VALUE, check, problem)]
     pe, pt = _pattern(e), _pattern(t)
     if (pe != pt).any():
         i = int(np.flatnonzero((pe != pt).reshape(-1))[0])
-        msg = f"{what}: engine {_short(e.reshape(-1)[i])}, torch {_short(t.reshape(-1)[i])}"
-        return [EdgeProblem(op, graph, Kind.NONFINITE, check, msg)]
+        problem = Problem(
+            What.EDGE_PATTERN,
+            check,
+            input=entry,
+            engine=_short(e.reshape(-1)[i]),
+            reference=_short(t.reshape(-1)[i]),
+        )
+        return [EdgeProblem(op, graph, Kind.NONFINITE, check, problem)]
     finite = pt == 0
     err = np.abs(e - t)[finite]
     allowed = (EDGE_RTOL * np.abs(t) + EDGE_ATOL)[finite]
     if (err > allowed).any():
         i = int(np.argmax(err - allowed))
-        msg = f"{what}: engine {_short(e[finite][i])}, torch {_short(t[finite][i])} (abs err {err[i]:.3g})"
+        problem = Problem(
+            What.EDGE_VALUE,
+            check,
+            input=entry,
+            engine=_short(e[finite][i]),
+            reference=_short(t[finite][i]),
+            error=float(err[i]),
+            allowed=float(allowed[i]),
+        )
         kind = Kind.WRONG_VALUE if check == "forward" else Kind.WRONG_GRADIENT
-        return [EdgeProblem(op, graph, kind, check, msg)]
+        return [EdgeProblem(op, graph, kind, check, problem)]
     return []
 
 

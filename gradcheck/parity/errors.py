@@ -2,8 +2,8 @@
 
 `PointErrors` compares the engine's forward values and gradients with torch's and with central
 differences at m points at once (one column per point): the figures a `GraphCheck` keeps, which
-points fail, and the words for a failing point. One pass over all K points costs about what one
-point cost compared alone.
+points fail, and the records of what fails at a point (`gradcheck.parity.problem`). One pass over
+all K points costs about what one point cost compared alone.
 
 Against torch every entry is judged by its own rounding bound (`parity.bound`): a float64
 evaluation of the entry errs by at most B, so the engine's and torch's differ by at most 2B,
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checker.tolerance import Tolerance
+from gradcheck.parity.problem import FORWARD, GRADIENT, BoundKind, Problem, What
 
 # How far beyond the rounding bound of the difference (twice each entry's first-order bound) an
 # engine may be. The bound sums every rounding at its worst, so a correct engine measured far
@@ -268,9 +269,9 @@ class PointErrors:
         for name, values in zip(FIGURES, self.figures):
             setattr(result, name, max([getattr(result, name), *values[:upto].tolist()]))
 
-    def problems(self, c: int, labels: Sequence[str]) -> list[str]:
-        """What is wrong at column `c`, in words (empty when nothing is)."""
-        problems: list[str] = []
+    def problems(self, c: int, labels: Sequence[str]) -> list[Problem]:
+        """What is wrong at column `c`, as records (empty when nothing is)."""
+        problems: list[Problem] = []
         fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
         judged = self.exact.get(c)
@@ -280,57 +281,113 @@ class PointErrors:
         if failing.size:
             j = failing[_worst_output(self.fwd_diff[failing, c], self.fwd_ratio[failing, c])]
             problems.append(
-                f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} "
-                f"(rel err {self.fwd_rel[j, c]:.3g}; {outside(self.fwd_diff[j, c], self.fwd_bound[j, c])})"
+                Problem(
+                    What.FORWARD,
+                    FORWARD,
+                    output=int(j),
+                    engine=float(fwd_e[j]),
+                    reference=float(fwd_t[j]),
+                    error=float(self.fwd_diff[j, c]),
+                    relative=float(self.fwd_rel[j, c]),
+                    allowed=float(self.allowed_f[j, c]),
+                    bound=float(self.fwd_bound[j, c]),
+                    bound_kind=BoundKind.TORCH_ROUNDING,
+                    safety=BOUND_SAFETY,
+                )
             )
         abs_t, allowed_t = self.abs_t[:, c], self.allowed_t[:, c]
         for i in np.flatnonzero(~(abs_t <= allowed_t))[:3]:
             problems.append(
-                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r} "
-                f"(abs err {abs_t[i]:.3g}; {outside(abs_t[i], self.grad_bound[i, c])})"
+                Problem(
+                    What.GRADIENT,
+                    GRADIENT,
+                    input=labels[i],
+                    engine=float(grad_e[i]),
+                    reference=float(grad_t[i]),
+                    error=float(abs_t[i]),
+                    allowed=float(allowed_t[i]),
+                    bound=float(self.grad_bound[i, c]),
+                    bound_kind=BoundKind.TORCH_ROUNDING,
+                    safety=BOUND_SAFETY,
+                )
             )
         return problems + self._numeric_problems(c, labels)
 
-    def _exact_problems(self, judged: ExactJudgement, c: int, labels: Sequence[str]) -> list[str]:
-        """The entries that failed against the exact values, in words."""
-        problems: list[str] = []
+    def _exact_problems(self, judged: ExactJudgement, c: int, labels: Sequence[str]) -> list[Problem]:
+        """The entries that failed against the exact values, as records (the bound of any
+        evaluation order, `BoundKind.ANY_ORDER`)."""
+        problems: list[Problem] = []
         fwd_e, fwd_t = self.fwd_e[:, c], self.fwd_t[:, c]
         for j in np.flatnonzero(judged.bad_forward)[:1]:
-            error = abs(float(fwd_e[j]) - float(judged.forward[j]))
+            bound = float(judged.forward_bound[j])
             problems.append(
-                f"forward: output {j} is {float(fwd_e[j])!r} but torch gives {float(fwd_t[j])!r} and the "
-                f"exact value is {float(judged.forward[j])!r} (rel err {self.fwd_rel[j, c]:.3g}; "
-                f"{outside_any_order(error, float(judged.forward_bound[j]))})"
+                Problem(
+                    What.FORWARD,
+                    FORWARD,
+                    output=int(j),
+                    engine=float(fwd_e[j]),
+                    reference=float(fwd_t[j]),
+                    exact=float(judged.forward[j]),
+                    error=abs(float(fwd_e[j]) - float(judged.forward[j])),
+                    relative=float(self.fwd_rel[j, c]),
+                    allowed=BOUND_SAFETY * bound,
+                    bound=bound,
+                    bound_kind=BoundKind.ANY_ORDER,
+                    safety=BOUND_SAFETY,
+                )
             )
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
         for i in np.flatnonzero(judged.bad_grads)[:3]:
-            error = abs(float(grad_e[i]) - float(judged.grads[i]))
+            bound = float(judged.grad_bound[i])
             problems.append(
-                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, torch {float(grad_t[i])!r}, exact "
-                f"{float(judged.grads[i])!r} (abs err {self.abs_t[i, c]:.3g}; "
-                f"{outside_any_order(error, float(judged.grad_bound[i]))})"
+                Problem(
+                    What.GRADIENT,
+                    GRADIENT,
+                    input=labels[i],
+                    engine=float(grad_e[i]),
+                    reference=float(grad_t[i]),
+                    exact=float(judged.grads[i]),
+                    error=abs(float(grad_e[i]) - float(judged.grads[i])),
+                    allowed=BOUND_SAFETY * bound,
+                    bound=bound,
+                    bound_kind=BoundKind.ANY_ORDER,
+                    safety=BOUND_SAFETY,
+                )
             )
         return problems
 
-    def _numeric_problems(self, c: int, labels: Sequence[str]) -> list[str]:
-        """The entries that fail against central differences (and torch's against them), in words."""
+    def _numeric_problems(self, c: int, labels: Sequence[str]) -> list[Problem]:
+        """The entries that fail against central differences (and torch's against them), as records."""
         if not self.numeric:
             return []
-        problems: list[str] = []
+        problems: list[Problem] = []
         grad_e, grad_t = self.grad_e[:, c], self.grad_t[:, c]
         allowed_t = self.allowed_t[:, c]
         grad_n, abs_n = self.grad_n[:, c], self.abs_n[:, c]
         allowed_n, abs_tn = self.allowed_n[:, c] + allowed_t, self.abs_tn[:, c]
         for i in np.flatnonzero(~(abs_n <= allowed_n))[:3]:
             problems.append(
-                f"gradient of {labels[i]}: engine {float(grad_e[i])!r}, "
-                f"central differences {float(grad_n[i])!r} "
-                f"(abs err {abs_n[i]:.3g} > allowed {allowed_n[i]:.3g})"
+                Problem(
+                    What.NUMERIC,
+                    GRADIENT,
+                    input=labels[i],
+                    engine=float(grad_e[i]),
+                    numeric=float(grad_n[i]),
+                    error=float(abs_n[i]),
+                    allowed=float(allowed_n[i]),
+                )
             )
         for i in np.flatnonzero(~(abs_tn <= allowed_n))[:1]:
             problems.append(
-                f"reference disagreement: torch's gradient of {labels[i]} {float(grad_t[i])!r} vs central "
-                f"differences {float(grad_n[i])!r} (abs err {abs_tn[i]:.3g} > allowed {allowed_n[i]:.3g})"
+                Problem(
+                    What.REFERENCES_DISAGREE,
+                    GRADIENT,
+                    input=labels[i],
+                    reference=float(grad_t[i]),
+                    numeric=float(grad_n[i]),
+                    error=float(abs_tn[i]),
+                    allowed=float(allowed_n[i]),
+                )
             )
         return problems
 
@@ -340,23 +397,6 @@ def within_ulps(difference: np.ndarray, reference: np.ndarray, ulps: float) -> b
     difference never is)."""
     with np.errstate(invalid="ignore", over="ignore"):
         return bool((difference <= ulps * EPS * np.abs(reference)).all())
-
-
-def outside(error: float, bound: float) -> str:
-    """How far a difference from torch is outside its rounding bound, in words: "412 × the
-    rounding bound 2.9e-16 (allowed 4 ×)"; an entry float64 computes exactly has bound 0."""
-    if not bound > 0:
-        return f"the entry is exact in float64 (rounding bound 0), allowed {BOUND_SAFETY:g} × that"
-    return f"{error / bound:.3g} × the rounding bound {bound:.2g} (allowed {BOUND_SAFETY:g} ×)"
-
-
-def outside_any_order(error: float, bound: float) -> str:
-    """How far an entry is from the exact value, against the rounding bound of any correct
-    evaluation order: "412 × the rounding bound of any evaluation order 2.9e-16 (allowed 4 ×)"."""
-    if not bound > 0:
-        return f"the exact value is exact in float64 in any evaluation order, allowed {BOUND_SAFETY:g} × 0"
-    ratio = f"{error / bound:.3g} × the rounding bound of any evaluation order {bound:.2g}"
-    return f"{ratio} (allowed {BOUND_SAFETY:g} ×)"
 
 
 def bound_ratio(error: np.ndarray, bound: np.ndarray) -> np.ndarray:

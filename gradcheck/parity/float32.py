@@ -25,11 +25,12 @@ import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.origin import raised
+from gradcheck.engines.origin import Raised
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import SCALE_FLOOR, worst_error
+from gradcheck.parity.problem import Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck, record_failure
 from gradcheck.parity.runs import TensorRun
 from gradcheck.parity.torch_reference import torch
@@ -72,7 +73,7 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
         try:
             fwd, grads = engine.run(graph, values, cotangent)
         except Exception as e:  # an engine that raises is a finding, not a crash of the harness
-            record_failure(result, graph, p, list(cotangent), raised(e, engine))
+            record_failure(result, graph, p, list(cotangent), raised_problem(Raised.of(e, engine)))
             break
         problems = _dtype_problems(fwd, dtypes)
         problems += _compare(
@@ -122,14 +123,14 @@ def _round32(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
-def _dtype_problems(forward: list[Any], torch_dtypes: list[str] | None) -> list[str]:
-    problems: list[str] = []
+def _dtype_problems(forward: list[Any], torch_dtypes: list[str] | None) -> list[Problem]:
+    problems: list[Problem] = []
     if torch_dtypes is None:
         return problems
     for j, (out, want) in enumerate(zip(forward, torch_dtypes)):
         got = str(np.asarray(out).dtype)
         if got != want:
-            problems.append(f"dtype: output {j} is {got} but torch gives {want} (type promotion)")
+            problems.append(Problem(What.DTYPE, "forward", output=j, engine=got, reference=want))
     return problems
 
 
@@ -142,7 +143,7 @@ def _compare(
     moved: np.ndarray | None,
     labels: list[str] | None = None,
     adjoint: float = 0.0,
-) -> list[str]:
+) -> list[Problem]:
     """The engine's float32 error against the float64 truth, allowed from torch's own and the
     conditioning; `adjoint` (the largest |d loss / d node|, or of one use of a node) widens the
     ulps term for gradients, since a gradient that is 0 in exact arithmetic is a sum of terms
@@ -162,8 +163,17 @@ def _compare(
         result.max_abs_err_numeric = max(result.max_abs_err_numeric, worst_error(err_t))
         result.max_rel_err_numeric = max(result.max_rel_err_numeric, worst_error(err_t) / max(scale, 1.0))
     return [
-        f"float32 {what} {labels[i] if labels else i}: engine {float(engine[i])!r}, float64 truth "
-        f"{float(truth[i])!r}, torch float32 {float(torch32[i])!r} (engine err {err_e[i]:.3g} > allowed "
-        f"{allowed[i]:.3g}; torch's float32 err {err_t[i]:.3g})"
+        Problem(
+            What.FLOAT32,
+            what,
+            input=labels[i] if labels else None,
+            index=None if labels else int(i),
+            engine=float(engine[i]),
+            reference=float(truth[i]),
+            torch32=float(torch32[i]),
+            error=float(err_e[i]),
+            allowed=float(allowed[i]),
+            torch32_error=float(err_t[i]),
+        )
         for i in np.flatnonzero(~(err_e <= allowed))[:3]
     ]

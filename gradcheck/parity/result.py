@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.graphs.ir import Graph
+from gradcheck.parity.problem import Problem
+from gradcheck.parity.wording import number
 
 
 @dataclass
@@ -27,7 +29,7 @@ class GraphCheck:
     n_nodes: int
     depth: int
     passed: bool = True
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     points_checked: int = 0
     points_skipped: int = 0
     max_forward_err: float = 0.0
@@ -69,7 +71,8 @@ class GraphCheck:
             "n_nodes": self.n_nodes,
             "depth": self.depth,
             "passed": self.passed,
-            "problems": list(self.problems),
+            "problems": [str(p) for p in self.problems],
+            "records": [p.to_dict() for p in self.problems],
             "points_checked": self.points_checked,
             "points_skipped": self.points_skipped,
             "max_forward_err": self.max_forward_err,
@@ -89,7 +92,7 @@ class GraphCheck:
         """Everything a bug report needs: problems, figures, the failing graph as minigrad and torch code."""
         lines = [f"engine {self.engine}: {'PASSED' if self.passed else 'FAILED'} ({', '.join(self.ops)})"]
         lines += [f"  - {p}" for p in self.problems]
-        figures = {k: v for k, v in self.to_dict().items() if k.startswith("max_") or k.startswith("points")}
+        figures = {name: getattr(self, name) for name in FIGURE_NAMES}
         lines.append("  figures: " + ", ".join(f"{k}={_fmt(v)}" for k, v in figures.items()))
         if self.failure is not None:
             lines += [
@@ -103,21 +106,36 @@ class GraphCheck:
         return "\n".join(lines)
 
 
+# The figures `report` prints, in report.json's order.
+FIGURE_NAMES = (
+    "points_checked",
+    "points_skipped",
+    "max_forward_err",
+    "max_abs_err_torch",
+    "max_rel_err_torch",
+    "max_bound_ratio",
+    "max_abs_err_numeric",
+    "max_rel_err_numeric",
+    "max_rel_err_torch_numeric",
+    "max_rel_err_hvp",
+)
+
+
 def _fmt(v: Any) -> str:
-    return f"{v:.3g}" if isinstance(v, float) else str(v)
+    return number(v) if isinstance(v, float) else str(v)
 
 
-def record_failure(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: str) -> None:
+def record_failure(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: Problem) -> None:
     """Mark `result` failed at point `p`: the graph at that point with cotangent `cot` becomes its
-    `failure`, and each problem is recorded with the point's input values."""
+    `failure`, and each problem is recorded at that point, with its input values."""
     result.passed = False
     result.failing_point = p
     cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
     failure = graph.instance(p, cotangent=cotangent)
     result.failure = failure
-    values = ", ".join(f"{inp.name}={_short(inp.value)}" for inp in failure.inputs)
-    result.problems.extend(f"point {p} ({values}): {msg}" for msg in problems)
+    values = tuple((inp.name, _plain(inp.value)) for inp in failure.inputs)
+    result.problems.extend(problem.at(p, values) for problem in problems)
 
 
-def _short(v: Any) -> str:
-    return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(v)
+def _plain(v: Any) -> Any:
+    return v.tolist() if isinstance(v, np.ndarray) else v

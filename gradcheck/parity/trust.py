@@ -24,27 +24,17 @@ from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
-from gradcheck.parity.classify import problem_text
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import NUMERIC_SAFETY, SCALE_FLOOR
+from gradcheck.parity.problem import What
 from gradcheck.parity.result import GraphCheck
-
-# The problems that are the numerical oracle's word alone (the engine agrees with torch).
-_ORACLE_ONLY = ("reference disagreement",)
-_ORACLE_GRADIENT = "central differences"
 
 
 def oracle_only(check: GraphCheck) -> bool:
     """A failing check whose every problem is a disagreement with central differences."""
     if check.passed or not check.problems:
         return False
-    for problem in map(problem_text, check.problems):
-        if problem.startswith(_ORACLE_ONLY):
-            continue
-        if problem.startswith("gradient of") and _ORACLE_GRADIENT in problem:
-            continue
-        return False
-    return True
+    return all(p.oracle_only for p in check.problems)
 
 
 def precise_gradient(graph: Graph, cotangent: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -173,6 +163,6 @@ def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> Graph
         return None
     if check.passed or check.points_checked == 0:
         return None
-    if all("reference disagreement" in p for p in check.problems):
+    if all(p.what is What.REFERENCES_DISAGREE for p in check.problems):
         return None  # torch and the oracle disagree: the candidate left the checkable domain
     return check

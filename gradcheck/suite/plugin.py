@@ -136,17 +136,6 @@ def gate_baseline(config: pytest.Config) -> Path | None:
     return None if value is None else Path(value)
 
 
-def gate_report(outcome: Any) -> str:
-    """A failed gate as the command line says it, the verdict first: new findings and failing op
-    rows, then each new finding in full with its repro in the engine's terms, the summary."""
-    from gradcheck.campaign.repro import finding_text
-
-    lines = outcome.verdict_lines()
-    for new in outcome.new_findings:
-        lines += ["", f"new finding ({new.part}):", finding_text(new.finding)]
-    return "\n".join([*lines, "", *outcome.new_coverage, outcome.summary()])
-
-
 def conventions(config: pytest.Config) -> str:
     """torch (a convention at a kink fails) or subgradient (it is a warning)."""
     return _option(config, "--gradcheck-conventions", "--conventions", "torch")
@@ -287,7 +276,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     from gradcheck.graphs import corpus
 
     path = corpus.save(
-        check.failure, check.engine, check.problems, found_by=item.nodeid, directory=findings_directory()
+        check.failure,
+        check.engine,
+        [str(p) for p in check.problems],
+        found_by=item.nodeid,
+        directory=findings_directory(),
     )
     report.sections.append(("parity findings", f"failing graph saved to {path}"))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck.suite.plugin import gate_baseline, gate_report
+from gradcheck.suite.plugin import gate_baseline
 
 
 def test_the_engine_passes_its_gradient_regression_gate(pytestconfig, gradcheck_engine_name):
@@ -16,6 +16,7 @@ def test_the_engine_passes_its_gradient_regression_gate(pytestconfig, gradcheck_
     if path is None:
         pytest.skip("no --gradcheck-baseline FILE: the gate is not run")
     from gradcheck.campaign.gate import baseline_parts, run_gate
+    from gradcheck.campaign.report_session import CiFiles, report_gate
     from gradcheck.campaign.settings import CampaignError
 
     try:
@@ -23,4 +24,4 @@ def test_the_engine_passes_its_gradient_regression_gate(pytestconfig, gradcheck_
     except CampaignError as e:
         pytest.fail(f"--gradcheck-baseline: {e}", pytrace=False)
     if not outcome.passed:
-        pytest.fail(gate_report(outcome), pytrace=False)
+        pytest.fail(report_gate(outcome, CiFiles()), pytrace=False)

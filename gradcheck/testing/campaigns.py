@@ -16,8 +16,10 @@ from typing import Any
 from gradcheck.campaign import CampaignResult, Failure, GraphRecord, Settings, aggregate
 from gradcheck.campaign.findings import Finding, replay_command
 from gradcheck.campaign.records import METRICS
+from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
 from gradcheck.graphs.registry import TENSOR_OPS
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
 
 ENGINE = "/home/someone/projects/tensorette/adapters/tensorette_adapter.py:TensoretteAdapter"
 REPORT = "/home/someone/projects/tensorette/out/report.json"
@@ -81,13 +83,23 @@ def tensor_graph(op: str, rng: random.Random, nodes: int = 1) -> dict[str, Any]:
     }
 
 
-def _problems(rng: random.Random, kind: Kind, raised: str) -> tuple[str, ...]:
-    point = ", ".join(f"{rng.uniform(-3, 3)!r}" for _ in range(9))
+def _problems(rng: random.Random, kind: Kind, raised: str) -> tuple[Problem, ...]:
+    point = (("x0", [rng.uniform(-3, 3) for _ in range(9)]),)
     if raised:
-        return (f"point 0 (x0=[{point}]): engine raised {raised}: unsupported operand",)
+        return (Problem(What.RAISED, point=0, inputs=point, raised=Raised(raised, "unsupported operand")),)
     return tuple(
-        f"point 0 (x0=[{point}]): gradient of x0[0, {k}]: engine {rng.uniform(-1, 1)!r}, torch "
-        f"{rng.uniform(-1, 1)!r} (abs err 0.26 > allowed 1.1e-09; {kind.value})"
+        Problem(
+            What.GRADIENT,
+            point=0,
+            inputs=point,
+            input=f"x0[0, {k}]",
+            engine=rng.uniform(-1, 1),
+            reference=rng.uniform(-1, 1),
+            error=0.26,
+            allowed=1.1e-09,
+            bound=2.75e-10,
+            safety=4.0,
+        )
         for k in range(3)
     )
 
@@ -119,11 +131,18 @@ def triage_findings(rng: random.Random, failing: Sequence[int]) -> list[Finding]
     ]
     for kind, where in GRAPH_CODE:
         extra = {"rate": "fails 3 of 8 rebuilds"} if kind is Kind.NONDETERMINISTIC else {}
-        problems = (f"{where}: gradient of x0: engine -6.75, torch -3.375",)
+        problems = (Problem(What.STRUCTURAL, case=where, note="gradient of x0: engine -6.75, torch -3.375"),)
         made.append(_made(rng, kind, (), phase="structure", where=where, extra=extra, problems=problems))
-    fault = (
-        "point 0: adapter raised AttributeError: 'T' object has no attribute 'expand' "
-        "(in gradcheck's default spelling)"
+    fault = Problem(
+        What.RAISED,
+        point=0,
+        raised=Raised(
+            "AttributeError",
+            "'T' object has no attribute 'expand'",
+            Producer.ADAPTER,
+            Frame(FrameKind.DEFAULT_SPELLING),
+            "expand",
+        ),
     )
     made.append(_made(rng, Kind.EXCEPTION, ("expand",), phase="isolation", problems=(fault,)))
     made += [

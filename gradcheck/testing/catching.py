@@ -9,6 +9,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.strategies import engine_graphs, engine_tensor_graphs
 from gradcheck.graphs.generate import random_graph
 from gradcheck.parity.compare import check_graph
+from gradcheck.parity.problem import What
 from gradcheck.parity.result import GraphCheck
 
 
@@ -38,7 +39,7 @@ def stream_graphs_until_caught(
 def _caught(result: GraphCheck, raises: bool = False) -> bool:
     """False when the check passed; raises when the engine itself crashed (a broken test engine),
     unless raising is the bug being caught."""
-    crashes = [p for p in result.problems if "engine raised" in p]
+    crashes = [p for p in result.problems if p.what is What.RAISED and not p.by_adapter]
     if crashes and not raises:
         raise RuntimeError(
             f"engine {result.engine} crashed instead of computing a wrong gradient: {crashes[0]}"

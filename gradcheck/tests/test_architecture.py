@@ -227,3 +227,27 @@ def test_no_module_is_over_550_lines_data_tables_aside(path):
         assert lines > MAX_LINES, f"{name} is {lines} lines now: drop it from DATA_TABLES"
     else:
         assert lines <= MAX_LINES, f"{name} is {lines} lines, over {MAX_LINES}: split it by concept"
+
+
+#: The front ends that report a campaign or a gate: each goes through the one report session.
+REPORTING_FRONT_ENDS = ("gradcheck/cli/run.py", "gradcheck/cli/gate.py", "gradcheck/suite/test_gate.py")
+#: What writes or assembles a report; only `campaign/report_session.py` (and the writers' own
+#: modules) call these.
+REPORT_WRITERS = frozenset(
+    {
+        "gradcheck.campaign.report_json.build_report",
+        "gradcheck.campaign.outputs.write_report_pair",
+        "gradcheck.campaign.report_junit.write_junit",
+        "gradcheck.campaign.report_junit.run_suite",
+        "gradcheck.campaign.report_junit.gate_suites",
+        "gradcheck.campaign.report_markdown.run_markdown",
+        "gradcheck.campaign.report_markdown.gate_markdown",
+    }
+)
+
+
+@pytest.mark.parametrize("name", REPORTING_FRONT_ENDS)
+def test_run_gate_and_the_plugin_report_through_the_one_report_session(name):
+    imported = imported_modules((ROOT / name).read_text())
+    assert imported & REPORT_WRITERS == set(), f"{name} assembles reports: call campaign.report_session"
+    assert "gradcheck.campaign.report_session" in imported

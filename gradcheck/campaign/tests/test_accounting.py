@@ -28,6 +28,7 @@ from gradcheck.campaign import (
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.explain import Explaining, culprits, explain, variant, weighting_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
@@ -180,8 +181,9 @@ def flaky_accounting(known, shrunk_to_no_op=False):
     (`shrunk_to_no_op`: that shrinks it to a graph of no op node, its inputs its outputs)."""
 
     def record(index):
-        failure = Failure(("wrong",), "x", {"index": index})
-        return GraphRecord(index, ("mul",), False, dict.fromkeys(METRICS, 0.0), ("wrong",), failure)
+        wrong = sentences(("wrong",))
+        failure = Failure(wrong, "x", {"index": index})
+        return GraphRecord(index, ("mul",), False, dict.fromkeys(METRICS, 0.0), wrong, failure)
 
     def passes_again(record, seconds):
         if shrunk_to_no_op:
@@ -249,7 +251,7 @@ def test_a_finding_whose_op_a_graph_merely_contains_does_not_explain_it():
     nodes = [OpNode("tanh", (0,)), OpNode("mul", (0, 1)), OpNode("add", (2, 3))]
     graph, _ = failing_instance(Graph([Input("x0", 0.4), Input("x1", -0.8)], nodes, [4]), engine)
     mul = Graph([Input("x0", 0.5), Input("x1", 0.25)], [OpNode("mul", (0, 1))], [2])
-    known = finding_of(Diagnosed(("made up",), mul, None), engine)
+    known = finding_of(Diagnosed(sentences(("made up",)), mul, None), engine)
     known = type(known)(**{**known.__dict__, "extra": {"culprits": ["mul"]}})
     assert explain(graph, None, Explaining((known,), culprits_only=True), engine, index=0).finding is None
 

@@ -27,6 +27,7 @@ from gradcheck.campaign import (
     unexplained,
 )
 from gradcheck.campaign.accounting import account_for_failures
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.report_json import build_report, write_report
@@ -94,7 +95,7 @@ def test_a_graph_is_the_same_whichever_worker_draws_it_and_whatever_came_before(
 
 def fake_record(index: int) -> GraphRecord:
     passed = index % 3 != 0
-    failure = None if passed else Failure(("wrong",), f"graph {index}", {"index": index})
+    failure = None if passed else Failure(sentences(("wrong",)), f"graph {index}", {"index": index})
     return GraphRecord(
         index, ("mul",), passed, dict.fromkeys(METRICS, index * 1e-16), ("wrong",) * (not passed), failure
     )
@@ -187,12 +188,12 @@ def test_a_failure_that_does_not_fail_again_when_shrunk_is_left_unexplained():
         "nodes": [{"op": "tanh", "args": [0], "attrs": {}}],
         "outputs": [1],
     }
-    failure = Failure(("flaky",), "x", graph)
-    record = GraphRecord(4, ("tanh",), False, dict.fromkeys(METRICS, 0.0), ("flaky",), failure)
+    failure = Failure(sentences(("flaky",)), "x", graph)
+    record = GraphRecord(4, ("tanh",), False, dict.fromkeys(METRICS, 0.0), sentences(("flaky",)), failure)
     shrunk = campaign.FailureShrinker(Settings())(record)
     assert shrunk.failure.finding is None and shrunk.failure.shrunk_graph is None
     assert shrunk.failure.unexplained == "it did not fail its way again when shrunk"
-    assert shrunk.problems == ("flaky",)
+    assert tuple(map(str, shrunk.problems)) == ("flaky",)
 
 
 def test_a_clean_corpus_directory_loads_every_file(tmp_path):

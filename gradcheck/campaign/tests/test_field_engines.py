@@ -79,7 +79,7 @@ def test_a_complex_number_at_an_edge_value_is_wrong_type():
     from gradcheck.campaign.validation import load_adapter
 
     findings = edge_findings(load_adapter("micrograd"), ["pow_const"])
-    (complex_result,) = [f for f in findings if any("not a real number" in p for p in f.problems)]
+    (complex_result,) = [f for f in findings if any("not a real number" in str(p) for p in f.problems)]
     assert (complex_result.kind, complex_result.ops) == (Kind.WRONG_TYPE, ("pow_const",))
 
 

@@ -5,6 +5,7 @@ import shlex
 
 import pytest
 
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding, failing, group_findings, replay_command, summary
 from gradcheck.launcher import launcher
 from gradcheck.parity.kinds import Kind
@@ -42,7 +43,13 @@ def test_a_different_kind_check_or_region_is_a_different_finding():
 def raised(exception: str, region: str, phase: str = "edges") -> Finding:
     problem = f"at x = 0.0: engine raised {exception}: boom"
     return Finding(
-        Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase=phase, region=region, problems=(problem,)
+        Kind.EXCEPTION,
+        ("pow_const",),
+        "gradient",
+        RELU,
+        phase=phase,
+        region=region,
+        problems=sentences((problem,)),
     )
 
 
@@ -143,7 +150,7 @@ def test_a_finding_survives_a_json_round_trip():
         BIG,
         graphs=3,
         graph_indices=(1, 2, 8),
-        problems=("second derivatives: entry 0",),
+        problems=sentences(("second derivatives: entry 0",)),
         repro=replay_command("out/report.json", "minigrad", 0),
     )
     back = Finding.from_dict(json.loads(json.dumps(f.to_dict())))
@@ -176,7 +183,15 @@ def test_a_finding_met_in_several_phases_counts_each_phase_in_its_own_unit():
     def raised(phase: str, graphs: int, indices: tuple[int, ...] = ()) -> Finding:
         problems = ("engine raised ZeroDivisionError: 0.0 cannot be raised to a negative power",)
         return Finding(
-            Kind.EXCEPTION, ("pow_const",), "gradient", RELU, phase, "at 0", graphs, indices, problems
+            Kind.EXCEPTION,
+            ("pow_const",),
+            "gradient",
+            RELU,
+            phase,
+            "at 0",
+            graphs,
+            indices,
+            sentences(problems),
         )
 
     edges_only = raised("edges", 5)
@@ -200,7 +215,7 @@ def test_an_exception_at_a_pole_is_one_finding_in_every_phase():
             RELU,
             phase=phase,
             where=where,
-            problems=(problem,),
+            problems=sentences((problem,)),
             region="pole",
         )
 

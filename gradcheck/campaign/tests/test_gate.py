@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from gradcheck.campaign import gate, verdict
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.cli.gate import run_parts_gate
@@ -217,7 +218,7 @@ def test_findings_are_compared_by_signature():
         ops=("div",),
         check="gradient",
         graph=graph,
-        problems=("engine raised X: a",),
+        problems=sentences(("engine raised X: a",)),
         region="pole",
     )
     other = Finding(kind="nonfinite", ops=("div",), check="gradient", graph=graph)

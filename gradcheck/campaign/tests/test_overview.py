@@ -1,6 +1,7 @@
 """The overview every report opens on: what to fix first, the edge behaviour compact, conventions
 as notes (issue 30, point 6)."""
 
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.overview import edge_outcome, overview, title_parts
 from gradcheck.parity.kinds import Kind
@@ -15,7 +16,7 @@ def made(kind: Kind, ops: tuple[str, ...] = ("div",), **fields) -> Finding:
 
 def raised(exception: str, region: str, **fields) -> Finding:
     problem = f"at (0.0, 0.0): engine raised {exception}: float division by zero"
-    return made(Kind.EXCEPTION, region=region, tier="edge", problems=(problem,), **fields)
+    return made(Kind.EXCEPTION, region=region, tier="edge", problems=sentences((problem,)), **fields)
 
 
 BUG = made(Kind.WRONG_GRADIENT, ("tanh",), region="ordinary", tier="bug", graphs=93)
@@ -25,9 +26,11 @@ STRUCTURAL = made(
 ADAPTER = made(
     Kind.EXCEPTION,
     ("expand",),
-    problems=(
-        "point 0: adapter raised AttributeError: 'T' object has no attribute 'expand' "
-        "(in gradcheck's default spelling)",
+    problems=sentences(
+        (
+            "point 0: adapter raised AttributeError: 'T' object has no attribute 'expand' "
+            "(in gradcheck's default spelling)",
+        )
     ),
 )
 CONVENTION = made(Kind.CONVENTION, ("amax",), region="tie", graphs=29)

@@ -21,6 +21,7 @@ from gradcheck.campaign import (
     aggregate,
     histogram_bin,
 )
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.graph_drawing import graph_dot
 from gradcheck.campaign.report_html import render_html
 from gradcheck.campaign.report_json import (
@@ -65,9 +66,9 @@ def figures(
 
 def record(index: int, ops: tuple[str, ...], rel_t: float, passed: bool = True) -> GraphRecord:
     failure = None
-    problems: tuple[str, ...] = ()
+    problems: tuple = ()
     if not passed:
-        problems = (f"gradient of x0 differs from torch by {rel_t:.1e} relative",)
+        problems = sentences((f"gradient of x0 differs from torch by {rel_t:.1e} relative",))
         small = "x0 = Value(0.5)\nv2 = x0 * x0\n"
         failure = Failure(problems, "x0 = Value(0.5)\n", GRAPH, small, GRAPH, ("mul", "pow_const"))
     return GraphRecord(index, ops, passed, figures(rel_t / 2, rel_t, 1e-9, 1e-8), problems, failure)
@@ -174,20 +175,21 @@ def test_report_json_holds_every_figure_under_a_schema_version(tmp_path):
     assert sum(loaded["ops"]["tanh"]["histograms"]["max_rel_err_torch"]) == 2
     (failure,) = loaded["failures"]
     assert failure["index"] == 3 and failure["graph"] == GRAPH
-    assert failure["found_problems"] == failure["problems"] == list(RECORDS[3].problems)
+    assert failure["found_problems"] == failure["problems"] == list(map(str, RECORDS[3].problems))
     assert failure["shrunk_snippet"].startswith("x0 = Value(0.5)")
     assert loaded["run"]["command"] == "python -m gradcheck run"
 
 
 def test_failures_explained_without_shrinking_keep_only_their_figures(tmp_path):
     unshrunk = GraphRecord(
-        9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "x", GRAPH)
+        9, ("exp",), False, figures(1, 1, 1, 1), sentences(("forward differs",)), Failure((), "x", GRAPH)
     )
     (entry,) = build_report(result_of([unshrunk], graphs=10))["failures"]
     assert entry == {
         "index": 9,
         "ops": ["exp"],
         "problems": ["forward differs"],
+        "records": [{"what": "earlier", "check": "forward", "note": "forward differs"}],
         "figures": {m: 1.0 for m in METRICS} | {"max_forward_err": 0.0},
     }
 
@@ -285,7 +287,9 @@ def test_with_graphviz_installed_the_failing_graph_is_drawn_inline(tmp_path, mon
 def test_unexplained_graphs_are_one_entry_with_the_smallest_in_full():
     why = "the shrink budget was spent before its turn"
     left = [
-        GraphRecord(i, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",), failure)
+        GraphRecord(
+            i, ("exp",), False, figures(1, 1, 1, 1), sentences(("point 0: forward differs",)), failure
+        )
         for i, failure in [
             (9, Failure((), "x0 = Value(0.5)\nv1 = x0.exp()\n", ONE_OP, unexplained=why)),
             (12, Failure((), "two ops", GRAPH, unexplained=why)),
@@ -307,7 +311,9 @@ def test_unexplained_graphs_are_one_entry_with_the_smallest_in_full():
 def test_a_failures_code_is_written_when_a_report_first_shows_it():
     # record_of leaves it out: most failing graphs are explained by a finding, never shown
     why = "the shrink budget was spent before its turn"
-    lazy = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("forward differs",), Failure((), "", ONE_OP))
+    lazy = GraphRecord(
+        9, ("exp",), False, figures(1, 1, 1, 1), sentences(("forward differs",)), Failure((), "", ONE_OP)
+    )
     unexplained_one = replace(lazy, failure=replace(lazy.failure, unexplained=why))
     report = build_report(result_of([unexplained_one], graphs=10))
     assert report["unexplained"]["smallest"]["snippet"] == Graph.from_dict(ONE_OP).to_python("minigrad")
@@ -323,7 +329,7 @@ def test_every_failing_graph_has_a_finding_or_the_report_has_no_unexplained_entr
 
 
 def test_failures_past_the_shrink_limit_are_listed_by_index_not_drawn():
-    unshrunk = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), ("point 0: forward differs",))
+    unshrunk = GraphRecord(9, ("exp",), False, figures(1, 1, 1, 1), sentences(("point 0: forward differs",)))
     page = html_of([*RECORDS, unshrunk])
     assert "Failing graphs (2)" in page and 'id="graph-3"' in page and 'id="graph-9"' not in page
     assert "<summary>graph indices (2)</summary><p>3, 9</p>" in page

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from gradcheck.campaign import tiers
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.tiers import EdgeFacts, decide_tier, edge_facts
 from gradcheck.graphs.ir import Graph, Input, OpNode
@@ -65,7 +66,9 @@ def test_an_edge_is_a_special_argument_or_a_special_answer_of_torch(graph, at_ed
 
 def finding(kind: Kind, graph: Graph, problem: str = "", region: str = "", **options) -> Finding:
     ops = tuple(graph.ops())
-    return Finding(kind, ops, "gradient", graph.to_dict(), problems=(problem,), region=region, **options)
+    return Finding(
+        kind, ops, "gradient", graph.to_dict(), problems=sentences((problem,)), region=region, **options
+    )
 
 
 def test_a_finding_decides_its_tier_when_it_is_made_and_keeps_it_in_report_json():
@@ -128,6 +131,8 @@ def test_an_engine_that_ends_its_process_or_hangs_is_a_bug_at_any_input(kind, va
     graph = one_op("relu", value)
     death = {"death": "called sys.exit(0)"} if kind is Kind.CRASH else {"death": "gave no answer within 3 s"}
     problem = "the engine's worker process called sys.exit(0) while applying relu"
-    finding = Finding(kind, ("relu",), "forward", graph.to_dict(), problems=(problem,), extra=death)
+    finding = Finding(
+        kind, ("relu",), "forward", graph.to_dict(), problems=sentences((problem,)), extra=death
+    )
     assert finding.tier == "bug"
     assert Finding.from_dict(finding.to_dict()).tier == "bug"

@@ -6,6 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding, group_findings
 from gradcheck.campaign.variants import SURFACE_QUALIFIERS, surface_words, variant_of
 from gradcheck.graphs import surface
@@ -51,7 +52,9 @@ def test_the_forms_of_an_op_a_minimal_graph_shows(graph, variant):
 def raised(graph: Graph, index: int) -> Finding:
     problem = "point 0: engine raised TypeError: 'tuple' object cannot be interpreted as an integer"
     ops, graph_dict = tuple(graph.ops()), graph.to_dict()
-    return Finding(Kind.EXCEPTION, ops, "gradient", graph_dict, problems=(problem,), graph_indices=(index,))
+    return Finding(
+        Kind.EXCEPTION, ops, "gradient", graph_dict, problems=sentences((problem,)), graph_indices=(index,)
+    )
 
 
 def test_a_failure_of_one_form_only_is_titled_by_it_never_by_its_values():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
 from gradcheck.cli import main
 from gradcheck.cli.console import SUMMARY_LINES, print_findings, print_summary
@@ -112,7 +113,7 @@ def test_details_print_commands_headings_and_code_whole_never_wrapped():
         graph,
         region="ordinary",
         tier="bug",
-        problems=("point 0 (x0=0.0): engine raised ZeroDivisionError: 0.0 cannot be raised",),
+        problems=sentences(("point 0 (x0=0.0): engine raised ZeroDivisionError: 0.0 cannot be raised",)),
         repro=repro,
         snippet=code,
     )

@@ -50,9 +50,10 @@ def _only_known_second_order_finding(name: str, check: Any) -> bool:
     HIPS autograd's mixed second derivative of pow(a, b) at an exact-zero exponent is a (its
     Hessian is not symmetric there), torch's is 0, the truth 1/a: they differ at such points."""
     if name.startswith("autograd"):
-        return all("second derivatives" in p and "=0.0" in p for p in check.problems)
+        return all("second derivatives" in str(p) and "=0.0" in str(p) for p in check.problems)
     return name.startswith("jax") and all(
-        "second derivatives" in p or ("=0.0" in p and "engine nan" in p) for p in check.problems
+        "second derivatives" in str(p) or ("=0.0" in str(p) and "engine nan" in str(p))
+        for p in check.problems
     )
 
 
@@ -132,7 +133,7 @@ def test_jax_second_derivative_of_x_to_the_one_is_nan_at_zero():
         [Input("x0", 4.0)], [OpNode("sub", (0, 0)), OpNode("pow_const", (1,), (("exponent", 1.0),))], [2]
     )
     check = check_graph(graph, "jax", numeric=False)
-    assert [p for p in check.problems if "second derivatives" in p and "engine nan" in p]
+    assert [p for p in check.problems if "second derivatives" in str(p) and "engine nan" in str(p)]
     assert check_graph(graph, "autograd", numeric=False).passed
 
 

@@ -164,12 +164,13 @@ def _findings(engine: str, phase: str | None = None) -> set[tuple]:
     }
 
 
-def _depthless(problems: tuple[str, ...]) -> tuple[str, ...]:
+def _depthless(problems: tuple) -> tuple[str, ...]:
     """The problems with a recursion limit's depth left out: it moves with the frames of the
     engine's backward, and the `micrograd` adapter hashes micrograd's nodes in Python (so that
     its sets, and the report's last bits, are the same in every run), a frame more wherever
     micrograd's topological sort looks a node up in a set, for every adapter after it."""
-    return tuple(re.sub(r"\d+", "N", p) if "recursion limit" in p else p for p in problems)
+    texts = map(str, problems)
+    return tuple(re.sub(r"\d+", "N", p) if "recursion limit" in p else p for p in texts)
 
 
 @pytest.mark.parametrize("engine", list(HANDWRITTEN))
@@ -188,7 +189,9 @@ def test_the_printed_adapter_imports_and_checks_like_the_inspected_one(tmp_path)
     assert not isinstance(printed, ValueClassAdapter) and printed.ops == inspected.ops
     for seed in range(20):
         graph = random_graph(np.random.default_rng(seed), ops=sorted(inspected.ops), points=2)
-        assert check_graph(graph, printed).problems == check_graph(graph, inspected).problems
+        assert list(map(str, check_graph(graph, printed).problems)) == list(
+            map(str, check_graph(graph, inspected).problems)
+        )
 
 
 def test_print_adapter_on_the_command_line_writes_the_file_and_refuses_an_adapter(tmp_path, capsys):

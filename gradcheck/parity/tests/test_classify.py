@@ -5,7 +5,7 @@ import pytest
 
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
-from gradcheck.parity.classify import classify_check, problem_text
+from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing import cause_engines, kind_engines, triage_engines
@@ -66,14 +66,6 @@ def test_a_passing_check_has_nothing_to_classify():
     result = check_graph(one_op("tanh", 0.2), "minigrad")
     with pytest.raises(ValueError, match="no failing instance"):
         classify_check(result, "minigrad")
-
-
-def test_problem_text_drops_the_point_prefix_only():
-    assert (
-        problem_text("point 2 (x0=0.5, x1=[1.0, 2.0]): gradient of x0: engine 1")
-        == "gradient of x0: engine 1"
-    )
-    assert problem_text("second derivatives: entry 0") == "second derivatives: entry 0"
 
 
 def test_nonfinite_means_a_different_pattern_of_nan_and_inf():

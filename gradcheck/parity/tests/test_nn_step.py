@@ -52,7 +52,7 @@ RETAINED = Architecture("tensor", (3, 4, 4, 2), batch=5, loss="cross_entropy", r
 def test_the_nn_check_catches_linear_relu_masking_a_gradient_it_does_not_own(masking_unowned_gradients):
     check = check_network(NETWORK, RETAINED, seed=0)
     assert not check.passed
-    assert "step 1: gradient of hidden activation" in check.problems[0]
+    assert "step 1: gradient of hidden activation" in str(check.problems[0])
 
 
 def test_without_retained_activations_the_masking_bug_changes_nothing_a_plain_network_shows(
@@ -84,7 +84,7 @@ def test_an_optimizer_that_forgets_adams_bias_correction_is_caught(monkeypatch):
     arch = Architecture("value", (2, 3, 1), activation="tanh", optimizer="adam", lr=0.1)
     check = check_network(NETWORK, arch, seed=3)
     assert not check.passed
-    assert "step 1: layer 0 weight after the update" in check.problems[0]
+    assert "step 1: layer 0 weight after the update" in str(check.problems[0])
 
 
 def _adam_without_bias_correction(self):

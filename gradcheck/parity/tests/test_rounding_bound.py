@@ -38,10 +38,9 @@ def test_a_planted_1e12_gradient_error_is_caught_on_a_well_conditioned_graph():
     assert check_graph(WELL_CONDITIONED, TinyAdapter(), seed=0).passed
     check = check_graph(WELL_CONDITIONED, MulOffByATrillionth(), seed=0, numeric=False)
     assert not check.passed
-    (problem,) = [p for p in check.problems if "gradient of x1" in p]
-    assert "× the rounding bound" in problem and f"(allowed {BOUND_SAFETY:g} ×)" in problem
-    multiple = float(problem.split("; ")[1].split(" ×")[0])
-    assert multiple > BOUND_SAFETY
+    (problem,) = [p for p in check.problems if p.input == "x1"]
+    assert "× the rounding bound" in str(problem) and f"(allowed {BOUND_SAFETY:g} ×)" in str(problem)
+    assert problem.error / problem.bound > BOUND_SAFETY and problem.allowed == BOUND_SAFETY * problem.bound
 
 
 def test_a_well_conditioned_entry_is_allowed_a_few_ulps():
@@ -83,13 +82,13 @@ def test_a_square_of_a_cancellation_is_allowed_its_second_order_rounding():
 
 def test_a_square_of_a_wrong_value_at_a_cancellation_still_fails():
     check = check_graph(log_of_ratio(OpNode("mul", (2, 2))), DivisionOffByAPart())
-    assert not check.passed and "× the rounding bound" in check.problems[0]
+    assert not check.passed and "× the rounding bound" in str(check.problems[0])
 
 
 def test_a_wrong_value_at_an_exact_cancellation_still_fails():
     check = check_graph(log_of_ratio(), DivisionOffByAPart())
     assert not check.passed
-    (problem,) = check.problems
+    (problem,) = map(str, check.problems)
     assert "forward: output 0 is 1.0000" in problem and "e-12 but torch gives 0.0" in problem
     assert "× the rounding bound" in problem
 
@@ -167,7 +166,7 @@ def test_a_wrong_gradient_on_the_cancelling_graph_still_fails(seed):
 
     check = check_graph(CANCELLING_GRADIENT, OffByAMillionth(), seed=seed, second_order=False)
     assert not check.passed
-    assert any("gradient of x1" in p for p in check.problems)
+    assert any("gradient of x1" in str(p) for p in check.problems)
 
 
 def test_a_convention_at_a_kink_is_not_taken_for_rounding():
@@ -178,7 +177,7 @@ def test_a_convention_at_a_kink_is_not_taken_for_rounding():
     for seed in SEEDS:
         check = check_graph(graph, kind_engines.ReluHalfAtZero(), seed=seed, numeric=False)
         assert not check.passed
-        assert any("gradient of x0: engine" in p and "torch 0.0" in p for p in check.problems)
+        assert any("gradient of x0: engine" in str(p) and "torch 0.0" in str(p) for p in check.problems)
 
 
 # --- Hessian-vector products ------------------------------------------------------------------------
@@ -211,7 +210,9 @@ def test_a_wrong_second_derivative_of_the_same_size_still_fails():
     for seed in SEEDS:
         check = check_graph(graph, kind_engines.TanhFirstOrderOnly(), seed=seed)
         assert not check.passed
-        assert any("second derivatives" in p and "× the rounding bound" in p for p in check.problems)
+        assert any(
+            "second derivatives" in str(p) and "× the rounding bound" in str(p) for p in check.problems
+        )
     assert check_graph(graph, load_engine("minigrad"), seed=0).passed
 
 
@@ -226,7 +227,7 @@ def test_a_wrong_second_derivative_on_the_cancelling_graph_still_fails():
     for seed in SEEDS:
         check = check_graph(CANCELLING_HVP, OffByAMillionth(), seed=seed)
         assert not check.passed
-        assert any("Hessian-vector product entry" in p for p in check.problems)
+        assert any("Hessian-vector product entry" in str(p) for p in check.problems)
 
 
 class HvpOffByUlps(type(load_engine("minigrad"))):
@@ -273,7 +274,7 @@ def test_values_and_gradients_beyond_the_agreeing_ulps_are_judged_by_their_bound
     for seed in SEEDS:
         check = check_graph(CUBIC, engine, seed=seed, second_order=False)
         assert not check.passed
-        assert any("× the rounding bound" in p for p in check.problems)
+        assert any("× the rounding bound" in str(p) for p in check.problems)
 
 
 def test_a_hessian_product_a_few_ulps_from_torchs_passes_without_computing_its_bound(monkeypatch):
@@ -288,7 +289,7 @@ def test_a_hessian_product_beyond_the_agreeing_ulps_is_judged_by_its_bound():
     for seed in SEEDS:
         check = check_graph(CUBIC, engine, seed=seed)
         assert not check.passed
-        assert any("× the rounding bound" in p for p in check.problems)
+        assert any("× the rounding bound" in str(p) for p in check.problems)
 
 
 def test_a_point_failing_against_central_differences_takes_its_full_bound_in_one_pass(monkeypatch):
@@ -300,7 +301,7 @@ def test_a_point_failing_against_central_differences_takes_its_full_bound_in_one
     engine = GradientsOffByAnUlp()
     engine.factor = 1.1  # 10% off: central differences disagree too
     check = check_graph(CUBIC, engine, seed=0, second_order=False)
-    assert not check.passed and any("× the rounding bound" in p for p in check.problems)
+    assert not check.passed and any("× the rounding bound" in str(p) for p in check.problems)
     assert runs == [{"seeded": False, "differentiable": True}]
 
 

@@ -9,6 +9,7 @@ from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph, wrong_type
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import What
 from gradcheck.testing.field_engines import NodeInData, Scalar
 
 TANH = Graph([Input("x0", 0.5)], [OpNode("tanh", (0,))], [1])
@@ -18,7 +19,8 @@ def test_a_node_inside_data_is_a_wrong_type_finding_of_the_forward_value():
     check = check_graph(TANH, NodeInData())
     assert not check.passed
     (problem,) = check.problems
-    assert "wrong type: output 0 is Scalar <gradcheck.testing.field_engines.Scalar" in problem
+    assert (problem.what, problem.output, problem.input) == (What.NOT_A_NUMBER, 0, None)
+    assert "wrong type: output 0 is Scalar <gradcheck.testing.field_engines.Scalar" in str(problem)
     difference = classify_check(check, NodeInData())
     assert (difference.kind, difference.check) == (Kind.WRONG_TYPE, "forward")
 
@@ -50,20 +52,26 @@ class _Answers(MinigradValue):
 def test_none_a_list_a_wrong_shape_or_a_node_is_wrong_type(engine, words, check):
     result = check_graph(TANH, engine)
     assert not result.passed
-    assert f"wrong type: {words}" in result.problems[0]
+    assert f"wrong type: {words}" in str(result.problems[0])
     assert classify_check(result, engine).check == check
 
 
 def test_tensor_answers_must_have_the_shapes_of_the_outputs_and_inputs():
     out_shapes, inputs = [(2,)], [("x0", (2, 3))]
     assert wrong_type([np.zeros(2)], [np.zeros((2, 3))], out_shapes, inputs) is None
-    assert wrong_type([np.zeros(2)], [np.zeros((2, 2, 3))], out_shapes, inputs) == (
-        "wrong type: the gradient of x0 has shape (2, 2, 3), expected (2, 3)"
+    shape = wrong_type([np.zeros(2)], [np.zeros((2, 2, 3))], out_shapes, inputs)
+    assert (shape.what, shape.input, shape.shape, shape.expected) == (
+        What.WRONG_SHAPE,
+        "x0",
+        (2, 2, 3),
+        (2, 3),
     )
-    assert wrong_type([np.zeros(2, dtype=object)], [np.zeros((2, 3))], out_shapes, inputs).startswith(
-        "wrong type: output 0 is ndarray"
-    )
-    assert "gave 2 output(s)" in wrong_type([np.zeros(2)] * 2, [np.zeros((2, 3))], out_shapes, inputs)
-    assert wrong_type([np.zeros(2)], [True], out_shapes, inputs) == (
-        "wrong type: the gradient of x0 is bool True, not a number"
-    )
+    assert str(shape) == "wrong type: the gradient of x0 has shape (2, 2, 3), expected (2, 3)"
+    objects = wrong_type([np.zeros(2, dtype=object)], [np.zeros((2, 3))], out_shapes, inputs)
+    assert (objects.what, objects.output) == (What.NOT_A_NUMBER, 0)
+    assert str(objects).startswith("wrong type: output 0 is ndarray")
+    count = wrong_type([np.zeros(2)] * 2, [np.zeros((2, 3))], out_shapes, inputs)
+    assert (count.what, count.counts) == (What.WRONG_COUNT, (2, 1, 1, 1))
+    assert "gave 2 output(s)" in str(count)
+    boolean = wrong_type([np.zeros(2)], [True], out_shapes, inputs)
+    assert str(boolean) == "wrong type: the gradient of x0 is bool True, not a number"

@@ -1,0 +1,89 @@
+"""One report session for every front end: `gradcheck run`, `gradcheck gate` and the pytest plugin
+hand it what a campaign (or a gate) concluded, and it writes every file a reader or a CI keeps:
+report.json and report.html (a run's `--out`), the markdown summary (`--summary-md`) and JUnit
+(`--junit-xml`). It returns what the console shows: the result with each finding's replay command,
+the report, and the gate's failure in words. The front ends only print (cli/console.py) or fail a
+test with the text (suite/plugin.py); none of them assembles reports of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gradcheck.atomic import write_text
+from gradcheck.campaign.findings import replay_command
+from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
+from gradcheck.campaign.report_json import build_report
+from gradcheck.campaign.report_junit import gate_suites, run_suite, write_junit
+from gradcheck.campaign.report_markdown import gate_markdown, run_markdown
+from gradcheck.campaign.repro import finding_text
+from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.verdict import GateResult
+from gradcheck.engines.loading import import_root
+
+
+@dataclass(frozen=True)
+class CiFiles:
+    """The files a CI reads, when asked for: JUnit XML and a markdown summary."""
+
+    junit_xml: Path | None = None
+    summary_md: Path | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run's reports hold, for the console: the result with each finding's replay command,
+    report.json's content, the unexplained graphs' entry (None when every failing graph has its
+    finding) and the paths of report.json and report.html."""
+
+    result: CampaignResult
+    report: dict[str, Any]
+    unexplained: dict[str, Any] | None
+    written: tuple[Path, Path]
+
+
+def report_run(result: CampaignResult, out: ReportDirectory, command: list[str], ci: CiFiles) -> RunReport:
+    """Write a run's report.json and report.html into `out` (before anything is printed), then the
+    CI files; `command`: the command line as typed (report.json's `run`)."""
+    saved = with_repros(result, out.path / "report.json")
+    report = build_report(saved, command=command, run_id=out.run_id)
+    written = write_report_pair(report, out.path)
+    unexplained = report.get("unexplained")
+    if ci.junit_xml is not None:
+        write_junit([run_suite(saved)], ci.junit_xml)
+    if ci.summary_md is not None:
+        write_text(ci.summary_md, run_markdown(saved, unexplained))
+    return RunReport(saved, report, unexplained, written)
+
+
+def report_gate(outcome: GateResult, ci: CiFiles) -> str:
+    """Write a gate's CI files; return its failure in words (`gate_failure`)."""
+    if ci.summary_md is not None:
+        write_text(ci.summary_md, gate_markdown(outcome))
+    if ci.junit_xml is not None:
+        write_junit(gate_suites(outcome), ci.junit_xml)
+    return gate_failure(outcome)
+
+
+def gate_failure(outcome: GateResult) -> str:
+    """A failed gate as the command line says it, the verdict first: new findings and failing op
+    rows, then each new finding in full with its repro in the engine's terms, the summary."""
+    lines = outcome.verdict_lines()
+    for new in outcome.new_findings:
+        lines += ["", f"new finding ({new.part}):", finding_text(new.finding)]
+    return "\n".join([*lines, "", *outcome.new_coverage, outcome.summary()])
+
+
+def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
+    """Each finding with its replay command (finding i of the report.json about to be written),
+    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
+    engine = result.settings.engine
+    root = import_root(engine)
+    findings = [
+        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
+        for i, f in enumerate(result.findings)
+    ]
+    return dataclasses.replace(result, findings=findings)

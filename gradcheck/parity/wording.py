@@ -1,0 +1,241 @@
+"""The words for a problem: how every report (console, HTML, markdown, JUnit, a repro's header,
+report.json's `problems`) says what a check found. The only module that turns a `Problem` into
+text; nothing reads the text back (`gradcheck.parity.problem`).
+
+`TEMPLATES` holds one function per kind of problem; a point's prefix ("point 3 (x0=0.5): ") and
+the exception's words are `at_point` and `exception`. A test rewords them all and shows that no
+verdict, tier or gate identity moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
+from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, BoundKind, What
+
+Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number in words: `digits` significant digits ("1.3e-12", "0.5", "inf")."""
+    return f"{value:.{digits}g}"
+
+
+def figure(value: float | None, places: int = 2) -> str:
+    """The one format of the reports' figures (errors in tables): "1.23e-12" (`places` decimals),
+    "0", "inf", and "-" (an en dash) for none."""
+    if value is None:
+        return "\u2013"
+    return "0" if value == 0 else f"{value:.{places}e}"
+
+
+def outside(error: float, bound: float, safety: float) -> str:
+    """How far a difference from torch is outside its rounding bound: "412 × the rounding bound
+    2.9e-16 (allowed 4 ×)"; an entry float64 computes exactly has bound 0."""
+    if not bound > 0:
+        return f"the entry is exact in float64 (rounding bound 0), allowed {safety:g} × that"
+    return f"{number(error / bound)} × the rounding bound {number(bound, 2)} (allowed {safety:g} ×)"
+
+
+def frame(where: Frame) -> str:
+    """Where in the adapter an exception came from: "the adapter's TapeAdapter.apply",
+    "gradcheck's default spelling", "the adapter's module (adapter.py, line 12)"."""
+    if where.kind is FrameKind.DEFAULT_SPELLING:
+        return "gradcheck's default spelling"
+    if where.kind is FrameKind.DEFAULT_METHOD:
+        return f"gradcheck's default {where.name}"
+    if where.kind is FrameKind.ADAPTER_MODULE:
+        return f"the adapter's module ({where.name}, line {where.line})"
+    return f"the adapter's {where.name}"
+
+
+def exception(raised: Raised) -> str:
+    """ "engine raised X: message", or "adapter raised X: message (in the adapter's T.apply)"."""
+    if raised.producer is Producer.ADAPTER and raised.frame is not None:
+        return f"adapter raised {raised.type}: {raised.message} (in {frame(raised.frame)})"
+    return f"engine raised {raised.type}: {raised.message}"
+
+
+def at_point(p: Problem) -> str:
+    """The prefix naming the point a problem was found at ("" before it is recorded at one)."""
+    if p.point is None:
+        return ""
+    values = ", ".join(f"{name}={value!r}" for name, value in p.inputs)
+    return f"point {p.point} ({values}): "
+
+
+def _answer(p: Problem) -> str:
+    return f"output {p.output}" if p.input is None else f"the gradient of {p.input}"
+
+
+def _forward(p: Problem) -> str:
+    if p.bound_kind is BoundKind.ANY_ORDER:
+        return (
+            f"forward: output {p.output} is {p.engine!r} but torch gives {p.reference!r} and the exact "
+            f"value is {p.exact!r} (rel err {number(p.relative)}; {outside_any_order(p)})"
+        )
+    return (
+        f"forward: output {p.output} is {p.engine!r} but torch gives {p.reference!r} "
+        f"(rel err {number(p.relative)}; {outside(p.error, p.bound, p.safety)})"
+    )
+
+
+def outside_any_order(p: Problem) -> str:
+    """How far an entry is from the exact value, against the rounding bound of any correct
+    evaluation: "412 × the rounding bound of any evaluation order 2.9e-16 (allowed 4 ×)"."""
+    if not p.bound > 0:
+        return f"exact in float64 in any evaluation order (rounding bound 0), allowed {p.safety:g} × that"
+    ratio = f"{number(p.error / p.bound)} × the rounding bound of any evaluation order {number(p.bound, 2)}"
+    return f"{ratio} (allowed {p.safety:g} ×)"
+
+
+def _gradient(p: Problem) -> str:
+    if p.bound_kind is BoundKind.ANY_ORDER:
+        return (
+            f"gradient of {p.input}: engine {p.engine!r}, torch {p.reference!r}, exact {p.exact!r} "
+            f"(abs err {number(p.error)}; {outside_any_order(p)})"
+        )
+    return (
+        f"gradient of {p.input}: engine {p.engine!r}, torch {p.reference!r} "
+        f"(abs err {number(p.error)}; {outside(p.error, p.bound, p.safety)})"
+    )
+
+
+def _numeric(p: Problem) -> str:
+    return (
+        f"gradient of {p.input}: engine {p.engine!r}, central differences {p.numeric!r} "
+        f"(abs err {number(p.error)} > allowed {number(p.allowed)})"
+    )
+
+
+def _references(p: Problem) -> str:
+    return (
+        f"reference disagreement: torch's gradient of {p.input} {p.reference!r} vs central "
+        f"differences {p.numeric!r} (abs err {number(p.error)} > allowed {number(p.allowed)})"
+    )
+
+
+def _hessian(p: Problem) -> str:
+    return (
+        f"second derivatives: Hessian-vector product entry {p.index}: engine {p.engine!r}, "
+        f"torch {p.reference!r} ({outside(p.error, p.bound, p.safety)}; direction {list(p.direction or ())})"
+    )
+
+
+def _raised(p: Problem) -> str:
+    assert p.raised is not None
+    return ("second derivatives: " if p.check == SECOND else "") + exception(p.raised)
+
+
+def _count(p: Problem) -> str:
+    assert p.counts is not None
+    outputs, gradients, want_outputs, want_gradients = p.counts
+    return (
+        f"wrong type: the engine gave {outputs} output(s) and {gradients} gradient(s), "
+        f"expected {want_outputs} and {want_gradients}"
+    )
+
+
+def _not_a_number(p: Problem) -> str:
+    return f"wrong type: {_answer(p)} is {p.answer}, not a number"
+
+
+def _shape(p: Problem) -> str:
+    return f"wrong type: {_answer(p)} has shape {p.shape}, expected {p.expected}"
+
+
+def _not_real(p: Problem) -> str:
+    message = p.raised.message if p.raised is not None else ""
+    return f"wrong type: the engine gave a result that is not a real number: {message}"
+
+
+def _dtype(p: Problem) -> str:
+    return f"dtype: output {p.output} is {p.engine} but torch gives {p.reference} (type promotion)"
+
+
+def _float32(p: Problem) -> str:
+    entry = p.input if p.input is not None else p.index
+    return (
+        f"float32 {p.check} {entry}: engine {p.engine!r}, float64 truth {p.reference!r}, torch float32 "
+        f"{p.torch32!r} (engine err {number(p.error)} > allowed {number(p.allowed)}; "
+        f"torch's float32 err {number(p.torch32_error)})"
+    )
+
+
+def _edge_entry(p: Problem) -> str:
+    return "value" if p.input is None else f"gradient of {p.input}"
+
+
+def _edge_shape(p: Problem) -> str:
+    return f"{_edge_entry(p)}: shape {p.shape}, torch {p.expected}"
+
+
+def _edge_pattern(p: Problem) -> str:
+    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference}"
+
+
+def _edge_value(p: Problem) -> str:
+    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference} (abs err {number(p.error)})"
+
+
+def _structural(p: Problem) -> str:
+    rate = f" (fails {p.rate[0]} of {p.rate[1]} rebuilds)" if p.rate else ""
+    return f"{p.case}: {p.note}{rate}"
+
+
+def _died(p: Problem) -> str:
+    if p.raised is not None:  # an exception that escaped the checks: `note` says where
+        return f"engine {p.note}"
+    return f"{'not run: ' if p.skipped else ''}the engine's worker process {p.note}"
+
+
+def _inspection(p: Problem) -> str:
+    assert p.raised is not None
+    ((name, value),) = p.inputs
+    return (
+        f"at {name} = {value!r}: {exception(p.raised)} ({p.note}; torch takes the number; the other "
+        f"graphs pass it as {p.answer}(2.0))"
+    )
+
+
+def _earlier(p: Problem) -> str:
+    return p.note
+
+
+TEMPLATES: dict[What, Callable[[Problem], str]] = {
+    What.FORWARD: _forward,
+    What.GRADIENT: _gradient,
+    What.NUMERIC: _numeric,
+    What.REFERENCES_DISAGREE: _references,
+    What.HESSIAN: _hessian,
+    What.RAISED: _raised,
+    What.NOT_A_NUMBER: _not_a_number,
+    What.WRONG_COUNT: _count,
+    What.WRONG_SHAPE: _shape,
+    What.NOT_REAL: _not_real,
+    What.DTYPE: _dtype,
+    What.FLOAT32: _float32,
+    What.EDGE_SHAPE: _edge_shape,
+    What.EDGE_PATTERN: _edge_pattern,
+    What.EDGE_VALUE: _edge_value,
+    What.STRUCTURAL: _structural,
+    What.DIED: _died,
+    What.INSPECTION: _inspection,
+    What.EARLIER: _earlier,
+}
+
+
+def describe(p: Problem) -> str:
+    """A problem in words, with the point it was found at (`at_point`) and, for an edge case or
+    a structural check, the case."""
+    text = TEMPLATES[p.what](p)
+    if p.case and (p.what in EDGE_DIFFERENCES or p.what in (What.RAISED, What.NOT_REAL)):
+        text = f"{p.case}: {text}"
+    return at_point(p) + text
+
+
+def describe_all(problems: Any) -> list[str]:
+    """Each problem in words."""
+    return [describe(p) for p in problems]
