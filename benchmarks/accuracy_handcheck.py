@@ -11,8 +11,9 @@ input, which uses no derivative rule at all. A difference is confirmed when the 
 directly, gives the survey's number and the hand-computed exact value agrees with the survey's
 exact value to 1e-12 relative (or both are 0, or both are the same non-finite value).
 
-Why a script: it reads a survey run's JSON (`benchmarks/accuracy_survey.py --out`) and prints one
-line per difference for docs/accuracy.md; it calls other people's frameworks.
+Not a pytest-benchmark benchmark: it times nothing; it reads a survey run's JSON
+(`benchmarks/accuracy_survey.py --out`) and prints one line per difference for docs/accuracy.md;
+it calls other people's frameworks.
 
     python benchmarks/accuracy_handcheck.py out/survey-*.json
 """

@@ -20,7 +20,8 @@ in ulps: a derivative that loses accuracy against its own forward (tanh' as 1 - 
 is 0 where the exact value is 4 e^(-2|x|)) shows as a derivative far worse than its value, inside
 the bound (which allows the rounding of a result a derivative reads) but not inside a few ulps.
 
-Why a script and not a test: it measures other people's frameworks (their versions decide the
+Not a pytest-benchmark benchmark: it times nothing. Why a script and not a test: it measures other
+people's frameworks (their versions decide the
 numbers, and the answer is a table for docs/accuracy.md, not a pass or fail), and it takes minutes.
 `benchmarks/tests/test_accuracy_survey.py` checks that it judges as it says on a small run.
 

@@ -16,6 +16,9 @@ Starts a scheduler and `--workers` single-threaded workers on 127.0.0.1 (as docs
     python benchmarks/bench_cluster.py                       # throughput, about three minutes
     python benchmarks/bench_cluster.py --hostile --repeats 0  # the hostile engines alone
 
+Not a pytest-benchmark benchmark: each figure is a whole `gradcheck run` in processes of its own
+(a scheduler, workers, the command), which the fixture's in-process rounds cannot time.
+
 The machine may be shared: compare medians of runs that took turns. Nothing is asserted: the goal
 (the cluster's rate per worker within 15% of --jobs') is printed with the figures, met or missed.
 """

@@ -23,6 +23,7 @@ from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph, failing_check
 
@@ -52,9 +53,13 @@ class GraphChecker:
 def too_many_paths(index: int, graph: Graph, limit: int) -> GraphRecord:
     """Random graph `index`, not run: more paths than an engine whose backward follows every path
     finishes within the graph timeout (`Settings.max_paths`); counted in that structural finding."""
-    problem = (
-        f"not run: {graph.path_count()} paths from the outputs to the inputs, more than the {limit} "
-        f"the engine's backward follows within the graph timeout"
+    problem = Problem(
+        What.STRUCTURAL,
+        case=f"graph {index}",
+        note=(
+            f"not run: {graph.path_count()} paths from the outputs to the inputs, more than the {limit} "
+            f"the engine's backward follows within the graph timeout"
+        ),
     )
     finding = Finding(
         kind=Kind.STRUCTURAL,

@@ -59,13 +59,15 @@ from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
-from gradcheck.campaign.structure import EVERY_PATH, StructureReport, run_structure
+from gradcheck.campaign.structure import EVERY_PATH, StructureReport
+from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.edges import check_edges, edge_cases
+from gradcheck.parity.problem import Problem, What
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
 # structure, isolate, check, explain, shrink, group, settle, edges, save.
@@ -200,7 +202,8 @@ def following_paths(settings: Settings, structure: StructureReport, timeout: flo
             if f.where == EVERY_PATH:  # measured on this run: the one figure of the report that varies
                 depth = math.log2(timeout / per_path)
                 note = f"the graph timeout ({timeout:g} s) is passed at about {depth:.0f} levels"
-                structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, note))
+                problem = Problem(What.STRUCTURAL, case="a ladder of shared nodes", note=note)
+                structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, problem))
     return replace(settings, accumulation="paths", max_paths=max_paths)
 
 

@@ -20,7 +20,8 @@ from gradcheck.campaign.isolation import CaseOutcome, IsolationCase, check_case
 from gradcheck.campaign.pool import EngineState, marked
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.settling import settle_findings, with_rates
-from gradcheck.campaign.structure import StructureReport, run_structure
+from gradcheck.campaign.structure import StructureReport
+from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.validation import campaign_ops, campaign_variants, surface_note, validate
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.graphs.ir import Graph

@@ -31,9 +31,9 @@ from gradcheck.campaign.structure import (
     depth_case,
     on_fresh_stack,
     paths_case,
-    run_structure,
     sharing_graphs,
 )
+from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.cli import main
 from gradcheck.cli.replay import Saved, load_saved, replay
 from gradcheck.engines import EngineAdapter, load_engine

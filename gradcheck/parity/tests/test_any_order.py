@@ -21,6 +21,7 @@ from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import BOUND_SAFETY
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.torch_reference import run_torch_tensor_batch
+from gradcheck.parity.what import BoundKind
 from gradcheck.testing.accuracy import _accuracy
 from gradcheck.testing.broken_engines import MulOffByATrillionth, TinyAdapter
 
@@ -194,8 +195,10 @@ def test_the_check_passes_another_order_and_says_so_and_fails_a_bug_by_the_bound
     assert check.passed and check.order_settled_points == 1, check.problems
     wrong = check_graph(WELL_CONDITIONED, MulOffByATrillionth(), numeric=False, second_order=False)
     assert not wrong.passed
-    (problem,) = [p for p in wrong.problems if "gradient of x1" in p]
-    assert "exact" in problem and "the rounding bound of any evaluation order" in problem
+    (problem,) = [p for p in wrong.problems if p.input == "x1"]
+    assert problem.bound_kind is BoundKind.ANY_ORDER and problem.error == abs(problem.engine - problem.exact)
+    assert problem.error > problem.allowed == BOUND_SAFETY * problem.bound
+    assert "the rounding bound of any evaluation order" in str(problem)
     assert math.isfinite(wrong.failing_excess) and wrong.failing_excess > 1
 
 

@@ -1,0 +1,157 @@
+"""The structural phase run and diagnosed: each check of `gradcheck.campaign.structure` on the
+engine's simplest ops, and one finding per cause the failed checks show, kind `structural` (or
+`nondeterministic` when only some rebuilds differ), with a plain name and no ops: the graph code
+is to blame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.structure import (
+    EVERY_PATH,
+    OBJECT_CHECKS,
+    RECURSION_LIMIT,
+    CaseResult,
+    StructureReport,
+    depth_case,
+    object_case,
+    paths_case,
+    right_alone,
+    sharing_case,
+    sharing_graphs,
+    simplest_ops,
+    tree_graph,
+)
+from gradcheck.campaign.structure_repro import with_engine_repro
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.tracing import stage
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
+
+# --- the phase --------------------------------------------------------------------------------------
+
+
+def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
+    """Every structural check of `adapter` on its simplest ops, and the findings they show."""
+    started = time.perf_counter()
+    ops = sorted(adapter.ops) if ops is None else ops
+    wrong = [op for op in ("add", "mul") if op in ops and not right_alone(adapter, op)]
+    simplest = simplest_ops([op for op in ops if op not in wrong])
+    if simplest is None:
+        detail = "the engine has neither add nor mul"
+        if wrong:
+            detail = f"the engine's {' and '.join(wrong)} differ from torch alone: every check would fail"
+        case = CaseResult("every structural check", "all", "not applicable", detail=detail)
+        return StructureReport([case], [], time.perf_counter() - started)
+    base, combine = simplest
+    cases = []
+    for name, graph in sharing_graphs(base, combine).items():
+        stage(name)  # each check is progress for a watching supervisor
+        if len(graph.outputs) > 1 and "mul" in wrong:
+            detail = "the adapter weights two outputs with the engine's mul, which differs from torch alone"
+            cases.append(CaseResult(name, "sharing", "not applicable", detail=detail))
+            continue
+        cases.append(sharing_case(adapter, name, graph))
+    tree = tree_graph(base, combine)
+    for name in OBJECT_CHECKS:
+        stage(name)
+        cases.append(object_case(adapter, name, tree))
+    stage("deep chains")
+    cases.append(depth_case(adapter, combine))
+    stage("a ladder of shared nodes")
+    cases.append(paths_case(adapter, combine))
+    findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
+    return StructureReport(cases, findings, time.perf_counter() - started)
+
+
+def _failed(cases: Sequence[CaseResult], cause: str) -> list[CaseResult]:
+    return [c for c in cases if c.cause == cause and c.status == "failed"]
+
+
+def _near(ratio: float | None, value: float) -> bool:
+    return ratio is not None and abs(ratio - value) < 1e-9
+
+
+def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
+    """One finding per cause the failed checks show, named plainly (see the module docstring)."""
+    findings: list[Finding] = []
+    shared, twice = _failed(cases, "sharing"), _failed(cases, "backward-twice")
+    reset, interior = _failed(cases, "reset"), _failed(cases, "interior")
+    if shared:
+        first = shared[0]
+        if any(c.failures < c.runs for c in shared):
+            runs, fails = sum(c.runs for c in shared), sum(c.failures for c in shared)
+            name = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
+            findings.append(
+                _finding(name, shared, Kind.NONDETERMINISTIC, rate=f"fails {fails} of {runs} rebuilds")
+            )
+        elif _near(first.ratio, 0.5) and twice and _near(twice[0].ratio, 0.5):
+            name = "gradients are assigned, not accumulated (`=` where `+=` belongs)"
+            findings.append(_finding(name, shared + twice))
+            twice = []
+        elif first.ratio is not None and first.ratio > 1:
+            twice_word = "twice" if _near(first.ratio, 2) else "more than once"
+            findings.append(_finding(f"a shared node's gradient is counted {twice_word}", shared))
+        elif first.ratio is not None and first.ratio < 1:
+            findings.append(_finding("a shared node's gradient is lost (one use overwrites another)", shared))
+        else:
+            findings.append(_finding("a shared node's gradient differs from torch's", shared))
+    if twice and reset:
+        name = "zero_grad leaves interior gradients, which the next backward() adds again"
+        findings.append(_finding(name, twice + reset, cause="zero-grad"))
+    elif twice:
+        findings.append(_finding("backward() twice does not accumulate like torch", twice))
+    elif reset:
+        findings.append(_finding("gradients reset and taken again differ from torch's", reset))
+    if interior:
+        findings.append(_finding("interior nodes' gradients differ from torch's", interior))
+    for case in _failed(cases, "depth"):
+        findings.append(_finding(_depth_name(case), [case], depth=case.depth))
+    for case in _failed(cases, "paths"):
+        findings.append(_finding(EVERY_PATH, [case]))
+    return findings
+
+
+def _depth_name(case: CaseResult) -> str:
+    """The deep-chain finding's name: what failed, without the depth or the engine's numbers (in
+    its problems), so that it names one finding whatever depth a run met it at."""
+    if case.recursion_limit:
+        return RECURSION_LIMIT
+    return f"a deep chain raises {case.raised.type}" if case.raised else "a deep chain differs from torch"
+
+
+def _finding(
+    name: str,
+    cases: Sequence[CaseResult],
+    kind: Kind = Kind.STRUCTURAL,
+    rate: str = "",
+    cause: str = "",
+    depth: int | None = None,
+) -> Finding:
+    graph = next(c.graph for c in cases if c.graph is not None)
+    extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
+    if rate:
+        extra["rate"] = rate
+    if depth is not None:
+        extra["depth"] = depth
+    return Finding(
+        kind=kind,
+        ops=(),
+        check="gradient",
+        graph=graph.to_dict(),
+        phase="structure",
+        where=name,
+        graphs=len(cases),
+        problems=tuple(_problem(c) for c in cases),
+        extra=extra,
+    )
+
+
+def _problem(case: CaseResult) -> Problem:
+    """A failed check as a problem: its name, its evidence and, rebuilt, how often it failed."""
+    rate = (case.failures, case.runs) if case.runs > 1 else None
+    return Problem(What.STRUCTURAL, case=case.name, note=case.detail, rate=rate, raised=case.raised)
