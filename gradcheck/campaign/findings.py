@@ -39,6 +39,7 @@ _KIND_WORDS = {
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
     Kind.WRONG_TYPE: "not a number",
+    Kind.WRONG_SHAPE: "wrong shape",
     Kind.CONVENTION: "convention at a kink",
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",
@@ -49,7 +50,7 @@ _KIND_WORDS = {
 # is not a real number): at a special region they are one problem whichever check met them and
 # however the rule broke at each point (micrograd's power of a negative number is complex for
 # exponent 0.5 and raises OverflowError for -0.5).
-_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE})
+_BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE, Kind.WRONG_SHAPE})
 # The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
@@ -91,6 +92,9 @@ class Finding:
     region: str = ""
     tier: str = ""
     variant: tuple[str, ...] | None = None
+    # an adapter's fault whose op has findings of its own (the engine's): its fix never says to
+    # leave the op out, which would hide them (set by `group_findings`)
+    op_has_findings: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -150,6 +154,8 @@ class Finding:
                 f"gradcheck's default `{method}` does not fit this engine ({exception}: {message}): "
                 f"override `{method}` in the adapter (docs/adapters.md)"
             )
+        if self.op_has_findings:
+            return f"{frame(where)} raised {exception} for {op}: fix it there ({op} has findings of its own)"
         return f"{frame(where)} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
 
     @property
@@ -239,6 +245,9 @@ class Finding:
             phrase += f" {self.raised}"
         if kind in (Kind.CRASH, Kind.TIMEOUT) and self.extra.get("death"):
             phrase += f": {self.extra['death']}"  # how: "called sys.exit(0)", "gave no answer within 60 s"
+        unpassed = next((p.unpassed for p in self.problems if p.unpassed), "")
+        if kind is Kind.WRONG_SHAPE and unpassed:
+            phrase += f" (the adapter may not pass {unpassed} on)"
         if check == "second-derivative" and kind is not Kind.WRONG_SECOND_DERIVATIVE:
             phrase += " (second derivatives)"
         elif check == "forward" and kind is Kind.NONFINITE:
@@ -376,6 +385,11 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
         variants = [f for c, g in groups.items() if c != cause and plainest.get(c) == cause for f in g]
         prefer = [f for f in group if id(f) not in joined] or group
         merged.append(_merge([*group, *variants], prefer=prefer))
+    found = {op for f in merged if f.tier != tiers.ADAPTER for op in f.ops}
+    merged = [
+        replace(f, op_has_findings=True) if f.tier == tiers.ADAPTER and set(f.ops) & found else f
+        for f in merged
+    ]
     return sorted(merged, key=lambda f: (tiers.tier_rank(f.tier), -f.graphs, f.title, f.phase))
 
 

@@ -42,6 +42,7 @@ _EDGE_WORDS = {
     Kind.NONFINITE: "inf/nan",
     Kind.EXCEPTION: "raises",
     Kind.WRONG_TYPE: "not a number",
+    Kind.WRONG_SHAPE: "wrong shape",
     Kind.CONVENTION: "convention",
     Kind.STRUCTURAL: "structural",
     Kind.NONDETERMINISTIC: "nondeterministic",

@@ -102,6 +102,18 @@ class EngineAdapter:
         """The plain value of an engine node (float or numpy array)."""
         return node.data
 
+    def read_value(self, node: Any) -> Any:
+        """`value(node)`, or, where reading it raises because the engine's value is no real number
+        (a complex number, None, an object without `__float__`), that value itself: it is the
+        engine's answer, which the check reports (`wrong-type`), not a fault of the adapter."""
+        try:
+            return self.value(node)
+        except (TypeError, ValueError, OverflowError):
+            raw = getattr(node, "data", node)
+            if _real(raw):
+                raise  # the engine's value is a number: the adapter could not read it
+            return raw
+
     def grad_of(self, node: Any) -> Any:
         """The gradient stored on a node after backward (None or 0 when unused; None also where the
         engine keeps no gradient, as on torch's interior tensors)."""
@@ -247,7 +259,7 @@ class EngineAdapter:
     ) -> tuple[list[Any], list[Any]]:
         """Forward values of the outputs and the cotangent-weighted input gradients, as numbers."""
         leaves, outputs = self.build(graph, values) if program is None else self.build(graph, values, program)
-        forward = [self.value(o) for o in outputs]
+        forward = [self.read_value(o) for o in outputs]
         grads = self.gradients(outputs, leaves, cotangent)
         return forward, [_zero_if_none(g, v) for g, v in zip(grads, values)]
 
@@ -289,3 +301,12 @@ def _zero_if_none(g: Any, like: Any) -> Any:
     if g is None:
         return np.zeros_like(like) if isinstance(like, np.ndarray) else 0.0
     return g
+
+
+def _real(x: Any) -> bool:
+    """A real number or an array of them (what an adapter's `value` can always read)."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fiu"

@@ -57,7 +57,8 @@ def classify(problems: Sequence[Problem], graph: Graph, engine: str | EngineAdap
         return Difference(Kind.EXCEPTION, "gradient")
     wrong = [p for p in problems if p.what in NOT_NUMBERS]
     if wrong:
-        return Difference(Kind.WRONG_TYPE, "gradient" if wrong[0].input is not None else "forward")
+        kind = Kind.WRONG_SHAPE if wrong[0].what is What.WRONG_SHAPE else Kind.WRONG_TYPE
+        return Difference(kind, "gradient" if wrong[0].input is not None else "forward")
     adapter = load_engine(engine)
     values, cotangent = graph.input_values(0), _cotangent(graph)
     if any(p.check == SECOND for p in problems) and not any(p.first_order for p in problems):

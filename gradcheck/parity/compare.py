@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -239,7 +240,7 @@ def _error_blocks(
         for fwd, grads in results:
             wrong = wrong_type(fwd, grads, *expected)
             if wrong:
-                crash = wrong
+                crash = with_unpassed_attribute(wrong, graph)
                 break
             try:
                 columns.append((flat_vector(fwd), flat_vector(grads)))
@@ -281,6 +282,36 @@ def _answer_shapes(graph: Graph) -> tuple[list[tuple[int, ...]], list[tuple[str,
     """The shape of each output, and the name and shape of each input (its gradient's shape)."""
     shapes = graph_shapes(graph) if graph.is_tensor else [()] * (graph.n_inputs + len(graph.nodes))
     return [shapes[o] for o in graph.outputs], [(inp.name, shapes[i]) for i, inp in enumerate(graph.inputs)]
+
+
+def with_unpassed_attribute(problem: Problem, graph: Graph) -> Problem:
+    """A wrong-shape output record, with the optional attribute (`OpSpec.optional_attrs`: keepdim)
+    without which the graph's output has the shape the engine gave, if one does: the adapter may
+    have opted in to the attribute's variant without passing it on."""
+    if problem.what is not What.WRONG_SHAPE or problem.output is None or not graph.is_tensor:
+        return problem
+    output = graph.outputs[problem.output]
+    for name in sorted({a for node in graph.nodes for a in REGISTRY[node.op].optional_attrs}):
+        nodes = [_without(node, name) for node in graph.nodes]
+        if nodes == list(graph.nodes):
+            continue
+        try:
+            shapes = graph_shapes(
+                Graph(list(graph.inputs), nodes, list(graph.outputs), meta=dict(graph.meta))
+            )
+        except ValueError:  # the graph does not fit together without it
+            continue
+        if shapes[output] == tuple(problem.shape or ()):
+            return replace(problem, unpassed=name)
+    return problem
+
+
+def _without(node: OpNode, name: str) -> OpNode:
+    """`node` with optional attribute `name` at the value meant when it is left out."""
+    default = REGISTRY[node.op].optional_attrs.get(name)
+    if name not in node.attr or default is None or node.attr[name] == default:
+        return node
+    return OpNode(node.op, node.args, tuple(sorted({**node.attr, name: default}.items())), node.consts)
 
 
 def wrong_type(

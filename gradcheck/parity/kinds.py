@@ -29,8 +29,12 @@ class Kind(str, Enum):
     """The engine raised where torch computed a result."""
 
     WRONG_TYPE = "wrong-type"
-    """The engine answered with something that is not a number of the expected shape (a node
-    inside `.data`, None, a list, an array of another shape)."""
+    """The engine answered with something that is not a number (a node inside `.data`, None, a
+    list, a complex number), or not as many answers as the graph has."""
+
+    WRONG_SHAPE = "wrong-shape"
+    """The engine answered with numbers of another shape than torch's (an attribute such as
+    keepdim not passed on, a reduction over the wrong dims)."""
 
     CONVENTION = "convention"
     """At a kink the engine's slope lies between the one-sided derivatives but is not torch's."""

@@ -47,7 +47,9 @@ class Problem:
     error allowed; bound: the rounding bound the allowance was made from, `bound_kind` which, and
     `safety` the multiple of it allowed;
     `exact` the exact value when known. raised: an exception's record. answer: a non-number's
-    type and short repr; shape / expected: shapes of a wrong-shape answer; counts: the outputs
+    type and short repr; shape / expected: shapes of a wrong-shape answer, and `unpassed` an
+    attribute (keepdim) without which the graph has the answer's shape: the adapter may not pass
+    it on; counts: the outputs
     and gradients given and expected. case: a structural check's or an edge case's name; rate:
     the failures and runs of a structural check's rebuilds; skipped: a unit not run because its op
     ended a worker before (a death's problem); note:
@@ -79,6 +81,7 @@ class Problem:
     shape: tuple[int, ...] | None = None
     expected: tuple[int, ...] | None = None
     counts: tuple[int, int, int, int] | None = None
+    unpassed: str = ""
     direction: tuple[float, ...] | None = None
     case: str = ""
     rate: tuple[int, int] | None = None
