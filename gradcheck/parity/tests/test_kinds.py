@@ -11,6 +11,7 @@ def test_every_kind_has_its_report_spelling():
         "nonfinite",
         "exception",
         "wrong-type",
+        "wrong-shape",
         "convention",
         "structural",
         "nondeterministic",
