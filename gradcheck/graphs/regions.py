@@ -49,10 +49,11 @@ PLACES = {
 
 def region_of(graph: Graph) -> str:
     """The most special region of `graph`'s op nodes at its first point (`ORDINARY` if none);
-    tiny magnitudes only where an input is tiny (an intermediate value that cancels to 1e-17 at
-    ordinary inputs does not make a finding one of tiny magnitudes)."""
+    tiny magnitudes only where an input or a constant operand is tiny (an intermediate value that
+    cancels to 1e-17 at ordinary inputs does not make a finding one of tiny magnitudes)."""
     values: list[Any] = [np.asarray(v, dtype=np.float64) for v in graph.input_values(0)]
-    tiny_inputs = any(tiny(v).any() for v in values)
+    constants = [np.asarray(c.value, dtype=np.float64) for node in graph.nodes for c in node.consts]
+    tiny_inputs = any(tiny(v).any() for v in [*values, *constants])
     found = ORDINARY
     with np.errstate(all="ignore"):
         for node in graph.nodes:
