@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradcheck.campaign.findings import Finding, group_findings, raised_type
+from gradcheck.campaign.findings import Finding, Merged, raised_type
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.tiers import tier_of
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
@@ -69,7 +70,7 @@ def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list
                 graphs=len(problems),
                 problems=tuple(replace(p.problem, case=p.where) for p in problems[:SHOWN_CASES]),
                 snippet=adapter.snippet(first.graph),  # None: the report shows torch's code
-                extra={"raised": raised} if len(raised) > 1 else {},
+                merged=Merged(raised=tuple(raised)) if len(raised) > 1 else Merged(),
                 tier=tier,
             )
         )

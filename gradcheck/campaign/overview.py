@@ -190,7 +190,7 @@ def edge_rows(rows: Sequence[Row]) -> tuple[EdgeRow, ...]:
 
 def edge_outcome(f: Finding) -> list[str]:
     """What the engine did, in a word or two per kind: "raises ZeroDivisionError", "inf/nan"."""
-    kinds = [Kind(k) for k in f.extra.get("merged_kinds") or (f.kind.value,)]
+    kinds = f.merged.kinds or (f.kind,)
     words = []
     for kind in kinds:
         word = _EDGE_WORDS[kind]

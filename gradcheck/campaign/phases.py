@@ -8,7 +8,7 @@
    freezing makes it pass, the graph code: `explain`), or shrunk into a new one while the shrink
    budget lasts, or left among the unexplained graphs (`accounting`); each failure is classified
    once there.
-5. grouping: one finding per root cause (`findings.group_findings`), the isolation's and the
+5. grouping: one finding per root cause (`grouping.group_findings`), the isolation's and the
    structural phase's included.
 6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
    explains it (`settling`); per-op statistics from the settled findings.
@@ -38,7 +38,8 @@ from gradcheck.campaign.cluster import Cluster, ClusterLost
 from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.crashes import dead_structure, death_finding, death_record
 from gradcheck.campaign.edges import EdgeReport, findings_of
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.isolation import (
     CaseOutcome,
     IsolationCase,

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.findings import Finding, GraphCode
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -133,11 +132,6 @@ def _finding(
     depth: int | None = None,
 ) -> Finding:
     graph = next(c.graph for c in cases if c.graph is not None)
-    extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
-    if rate:
-        extra["rate"] = rate
-    if depth is not None:
-        extra["depth"] = depth
     return Finding(
         kind=kind,
         ops=(),
@@ -147,7 +141,8 @@ def _finding(
         where=name,
         graphs=len(cases),
         problems=tuple(_problem(c) for c in cases),
-        extra=extra,
+        rate=rate,
+        graph_code=GraphCode(cause or cases[0].cause, tuple(c.name for c in cases), depth),
     )
 
 

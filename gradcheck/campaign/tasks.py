@@ -4,7 +4,7 @@ begun (`pool.marked`), so that a unit whose worker dies is known.
 
 `describe` answers what the command line needs to know about an engine before any campaign
 (`EngineFacts`), so that the engine is imported only in a worker. The random graphs,
-shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `blame_batch`.
+shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `explain_batch`.
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
         console.print(
             Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))
         )
-    same = [f for f in report.findings if f.extra.get("cause") == saved.structural_cause]
+    same = [f for f in report.findings if f.structural_cause == saved.structural_cause]
     if not same:
         console.print(Text("agrees: the structural checks of this cause match torch (fixed)", style="green"))
         return 0

@@ -130,9 +130,9 @@ def triage_findings(rng: random.Random, failing: Sequence[int]) -> list[Finding]
         for ops, kind, variant, raised in BUGS
     ]
     for kind, where in GRAPH_CODE:
-        extra = {"rate": "fails 3 of 8 rebuilds"} if kind is Kind.NONDETERMINISTIC else {}
+        rate = "fails 3 of 8 rebuilds" if kind is Kind.NONDETERMINISTIC else ""
         problems = (Problem(What.STRUCTURAL, case=where, note="gradient of x0: engine -6.75, torch -3.375"),)
-        made.append(_made(rng, kind, (), phase="structure", where=where, extra=extra, problems=problems))
+        made.append(_made(rng, kind, (), phase="structure", where=where, rate=rate, problems=problems))
     fault = Problem(
         What.RAISED,
         point=0,
