@@ -42,7 +42,7 @@ from gradcheck.campaign.structure import (
 )
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.parity.edges import check_edge
+from gradcheck.parity.edge_check import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem
 from gradcheck.parity.trust import checked_graph, failing_check

@@ -1,4 +1,4 @@
-"""Every failing graph accounted for once (issue 30): explained by the finding shown to be its
+"""Every failing graph accounted for once: explained by the finding shown to be its
 cause, shrunk into one, or counted among the unexplained graphs, never a finding of its own; and
 each finding shows its most telling example.
 

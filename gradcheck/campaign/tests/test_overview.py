@@ -1,5 +1,5 @@
 """The overview every report opens on: what to fix first, the edge behaviour compact, conventions
-as notes (issue 30, point 6)."""
+as notes."""
 
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding, Merged

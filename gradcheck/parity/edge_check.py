@@ -20,7 +20,7 @@ import numpy as np
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.origin import Raised
-from gradcheck.graphs.edges import describe
+from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.classify import classify

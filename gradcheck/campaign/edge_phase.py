@@ -1,4 +1,4 @@
-"""The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edges`),
+"""The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edge_check`),
 reported as findings (phase "edges"), one per root cause (op, input region, check, kind and tier)
 however many edge cases and exception types share it."""
 
@@ -14,7 +14,7 @@ from gradcheck.campaign.tiers import tier_of
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.regions import region_of
-from gradcheck.parity.edges import EdgeProblem, check_edges
+from gradcheck.parity.edge_check import EdgeProblem, check_edges
 
 # How many of a finding's edge cases its problems list shows.
 SHOWN_CASES = 5
