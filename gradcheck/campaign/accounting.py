@@ -75,7 +75,7 @@ def account_for_failures(
         if backend.make_explainer is not None:
             against = Explaining(distinct(found))
             explain_all(runner, engine, wave, records, against, progress, explained, len(failing))
-            found += [f for i in wave if (f := _finding(records[i])) is not None]
+            found += [f for i in wave if (f := _finding_of_record(records[i])) is not None]
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
         start("shrink")
@@ -108,7 +108,7 @@ def _shrink(
     if pending:
         progress("shrink", waited - len(pending), waited)
     while pending and time.monotonic() < deadline:
-        pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
+        pending.sort(key=lambda i: (graph_size(_graph_of_record(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
         seconds = deadline - time.monotonic()
         works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
@@ -119,7 +119,7 @@ def _shrink(
             if not waiting(records[i]):  # explained by the culprits of one shrunk before it
                 continue
             records[i] = _accounted(shrunk[i], found)
-            f, failure = _finding(records[i]), shrunk[i].failure
+            f, failure = _finding_of_record(records[i]), shrunk[i].failure
             if f is None or failure is None or not failure.shrunk_graph:
                 continue
             found.append(f)
@@ -163,7 +163,7 @@ def _rank(f: Finding) -> tuple[Any, ...]:
     return example_rank(f.graph, excess(f))
 
 
-def _finding(record: GraphRecord) -> Finding | None:
+def _finding_of_record(record: GraphRecord) -> Finding | None:
     return record.failure.finding if record.failure is not None else None
 
 
@@ -221,7 +221,7 @@ def _left(record: GraphRecord, why: str) -> GraphRecord:
     return replace(record, failure=replace(record.failure, unexplained=why))
 
 
-def _graph(record: GraphRecord) -> dict[str, Any]:
+def _graph_of_record(record: GraphRecord) -> dict[str, Any]:
     return record.failure.graph if record.failure is not None else {}
 
 
@@ -266,5 +266,5 @@ def unexplained(records: Sequence[GraphRecord]) -> Unexplained | None:
         why = (r.failure.unexplained if r.failure is not None else "") or "not explained"
         reasons[why] = reasons.get(why, 0) + 1
     with_graph = [r for r in left if r.failure is not None] or left
-    smallest = min(with_graph, key=lambda r: (graph_size(_graph(r)), r.index))
+    smallest = min(with_graph, key=lambda r: (graph_size(_graph_of_record(r)), r.index))
     return Unexplained(tuple(sorted(r.index for r in left)), reasons, smallest)

@@ -140,11 +140,11 @@ class FailureShrinker:
         else:
             again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
             if again is None:
-                return _unexplained(record, cause, DID_NOT_FAIL_AGAIN)
+                return _left_unexplained(record, cause, DID_NOT_FAIL_AGAIN)
             found = again[1]
             small, complete, found = self.shrunk(graph, found, Likeness(cause, f.excess), deadline)
         if small is graph and not complete:
-            return _unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
+            return _left_unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
         finding = finding_of(found, self.adapter, indices=(record.index,))
         named = () if alone else culprits(small, self.adapter, self.settings.dtype)
         if named:
@@ -184,7 +184,7 @@ class FailureShrinker:
         return result.graph, result.complete, last[-1] if result.graph is not graph else found
 
 
-def _unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
+def _left_unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
     assert record.failure is not None
     failure = dataclasses.replace(record.failure, difference=cause, unexplained=why)
     return dataclasses.replace(record, failure=failure)
