@@ -9,7 +9,7 @@ from anywhere and imports the checkout it belongs to. One baseline holds three p
 graphs on `minigrad`, tensor graphs on `minigrad-tensor`, and tensor graphs in float32 (each
 with `gradcheck gate`'s fixed graph count and seed). minigrad has no accepted finding: the
 baseline cannot be recorded while any graph fails. Exit status and thresholds: see
-`gradcheck.campaign.gate`.
+`gradcheck.campaign.regression_gate`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as `python path/to/ci/gate.py`: import this
 
 from rich.console import Console
 
-from gradcheck.campaign.gate import Part, part_for
+from gradcheck.campaign.regression_gate import Part, part_for
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.cli.arguments import ci_output_options, positive_int
 from gradcheck.cli.gate import run_parts_gate

@@ -18,5 +18,5 @@ repository's corpus (shipped as gradcheck/suite/corpus), which every run replays
 
 from pathlib import Path
 
-# The regression corpus this suite replays (data only: the code is gradcheck.graphs.corpus).
+# The regression corpus this suite replays (data only: the code is gradcheck.graphs.corpus_format).
 CORPUS = Path(__file__).parent / "corpus"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.engines.loading import load_engine
-from gradcheck.parity.edges import check_edges
+from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing.broken_engines import (
     BROKEN_CONSTANT_ENGINES,
@@ -75,7 +75,11 @@ def tensor_catches_by_hypothesis() -> dict[str, int | None]:
     path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", _TENSOR_CATCHES, str(BUDGET // 5)],
-        cwd=root, env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, check=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout.splitlines()[-1])
 

@@ -12,7 +12,7 @@ import pytest
 
 from ci import gate
 from gradcheck.campaign.baseline import load_baseline
-from gradcheck.campaign.gate import expected_ops
+from gradcheck.campaign.regression_gate import expected_ops
 from gradcheck.campaign.verdict import FLOORS
 
 ROOT = Path(__file__).resolve().parents[2]

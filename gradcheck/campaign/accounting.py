@@ -11,7 +11,7 @@ corrupts its input costs one shrink, not one per graph. A graph that shrinking c
 the unexplained graphs: one entry of the report (how many, the smallest in full), never a
 finding of its own.
 
-Explaining and shrinking run engine code, so they go out as tasks (`pool.blame_batch`,
+Explaining and shrinking run engine code, so they go out as tasks (`pool.explain_batch`,
 `pool.shrink_batch`) to wherever the campaign runs it (`pool.Runner`: watched workers at any
 --jobs); a graph whose worker dies there is accounted for by its death's finding
 (`crashes.with_death`), and a graph whose checking died already has that finding.
@@ -27,8 +27,9 @@ from typing import Any
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
 from gradcheck.campaign.crashes import is_settled, with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
-from gradcheck.campaign.findings import Finding, example_rank, excess, graph_size
-from gradcheck.campaign.pool import Campaign, Runner, blame_batch, blame_batches, shrink_batch
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import example_rank, excess, graph_size
+from gradcheck.campaign.pool import Campaign, Runner, explain_batch, explain_batches, shrink_batch
 from gradcheck.campaign.records import GraphRecord, failure_snippet
 from gradcheck.campaign.settings import Settings, default_shrink_budget
 from gradcheck.campaign.supervisor import Work
@@ -71,10 +72,10 @@ def account_for_failures(
         if not wave:
             continue
         start("explain")
-        if backend.make_blamer is not None:
+        if backend.make_explainer is not None:
             against = Explaining(distinct(found))
             explain_all(runner, engine, wave, records, against, progress, explained, len(failing))
-            found += [f for i in wave if (f := _finding(records[i])) is not None]
+            found += [f for i in wave if (f := _finding_of_record(records[i])) is not None]
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
         start("shrink")
@@ -107,7 +108,7 @@ def _shrink(
     if pending:
         progress("shrink", waited - len(pending), waited)
     while pending and time.monotonic() < deadline:
-        pending.sort(key=lambda i: (graph_size(_graph(records[i])), i))
+        pending.sort(key=lambda i: (graph_size(_graph_of_record(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
         seconds = deadline - time.monotonic()
         works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
@@ -118,7 +119,7 @@ def _shrink(
             if not waiting(records[i]):  # explained by the culprits of one shrunk before it
                 continue
             records[i] = _accounted(shrunk[i], found)
-            f, failure = _finding(records[i]), shrunk[i].failure
+            f, failure = _finding_of_record(records[i]), shrunk[i].failure
             if f is None or failure is None or not failure.shrunk_graph:
                 continue
             found.append(f)
@@ -139,7 +140,7 @@ def _explained_by_new_culprits(
     """The graphs of `later` (those of this turn still to take, then `pending`) tried against a new
     finding's culprits; `pending` without the graphs they explain."""
     backend = engine.backend
-    if not finding.extra.get("culprits") or not later or backend is None or backend.make_blamer is None:
+    if not finding.culprits or not later or backend is None or backend.make_explainer is None:
         return pending
     explain_all(runner, engine, later, records, Explaining((finding,), culprits_only=True))
     return [i for i in pending if waiting(records[i])]
@@ -148,11 +149,11 @@ def _explained_by_new_culprits(
 def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """`findings` without repeats: one per signature, variant and culprits, in the order first
     met, each the best example of its kind (the smallest graph, then the furthest outside its
-    allowance, as `findings.group_findings` picks it): a graph explained by it is counted there,
+    allowance, as `grouping.group_findings` picks it): a graph explained by it is counted there,
     and makes a finding of its own only when it would be a better example (`explain`)."""
     seen: dict[tuple[Any, ...], Finding] = {}
     for f in findings:
-        key = (f.signature, f.variant, tuple(f.extra.get("culprits") or ()))
+        key = (f.signature, f.variant, f.culprits)
         if key not in seen or _rank(f) < _rank(seen[key]):
             seen[key] = f
     return tuple(seen.values())
@@ -162,7 +163,7 @@ def _rank(f: Finding) -> tuple[Any, ...]:
     return example_rank(f.graph, excess(f))
 
 
-def _finding(record: GraphRecord) -> Finding | None:
+def _finding_of_record(record: GraphRecord) -> Finding | None:
     return record.failure.finding if record.failure is not None else None
 
 
@@ -180,11 +181,12 @@ def explain_all(
     (a record whose worker died: with its death's finding); their progress reported as the
     "explain" phase's (`done` of `total` before these), when given."""
     works = [
-        Work(tuple(records[i] for i in part), known) for part in blame_batches(indices, engine.settings.jobs)
+        Work(tuple(records[i] for i in part), known)
+        for part in explain_batches(indices, engine.settings.jobs)
     ]
     if progress is not None:
         progress("explain", done, total)
-    for _, batch in runner.map(blame_batch, engine, works, with_death):
+    for _, batch in runner.map(explain_batch, engine, works, with_death):
         for record in batch:
             records[record.index] = record
         done += len(batch)
@@ -219,7 +221,7 @@ def _left(record: GraphRecord, why: str) -> GraphRecord:
     return replace(record, failure=replace(record.failure, unexplained=why))
 
 
-def _graph(record: GraphRecord) -> dict[str, Any]:
+def _graph_of_record(record: GraphRecord) -> dict[str, Any]:
     return record.failure.graph if record.failure is not None else {}
 
 
@@ -264,5 +266,5 @@ def unexplained(records: Sequence[GraphRecord]) -> Unexplained | None:
         why = (r.failure.unexplained if r.failure is not None else "") or "not explained"
         reasons[why] = reasons.get(why, 0) + 1
     with_graph = [r for r in left if r.failure is not None] or left
-    smallest = min(with_graph, key=lambda r: (graph_size(_graph(r)), r.index))
+    smallest = min(with_graph, key=lambda r: (graph_size(_graph_of_record(r)), r.index))
     return Unexplained(tuple(sorted(r.index for r in left)), reasons, smallest)

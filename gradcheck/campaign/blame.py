@@ -10,7 +10,7 @@ they explain the graph.
 A failure is classified once (`parity.classify`: its kind and which check failed): a `Diagnosed`
 failure carries its difference to the finding made of it (`finding_of`), and `nodes_alone`
 returns the node it blames already diagnosed. A Diagnosed failure also carries how far it is
-outside its allowance (`excess`): a finding shows its strongest example (`findings._merge`).
+outside its allowance (`excess`): a finding shows its strongest example (`grouping.group_findings`).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def finding_of(
     indices: Sequence[int] = (),
 ) -> Finding:
     """The finding a failure shows: its kind and check as diagnosed (classified here when not yet),
-    and how far outside its allowance it is (`extra["excess"]`, when known)."""
+    and how far outside its allowance it is (`Finding.excess`, when known)."""
     graph, problems = diagnosed.failure, diagnosed.problems
     difference = diagnosed.difference or classify(problems, graph, adapter)
     return Finding(
@@ -80,7 +80,7 @@ def finding_of(
         snippet=adapter.snippet(
             with_allowances(graph, difference), second_order=difference.check == "second-derivative"
         ),
-        extra={} if diagnosed.excess is None else {"excess": diagnosed.excess},
+        excess=diagnosed.excess,
     )
 
 

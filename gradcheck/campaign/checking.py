@@ -12,8 +12,8 @@ import numpy as np
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, cause_of, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain
-from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import Backend, Blamer, Checker, Shrinker
+from gradcheck.campaign.findings import Finding, GraphCode, Merged
+from gradcheck.campaign.pool import Backend, Checker, Explainer, Shrinker
 from gradcheck.campaign.records import METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.structure import EVERY_PATH
@@ -70,7 +70,8 @@ def too_many_paths(index: int, graph: Graph, limit: int) -> GraphRecord:
         where=EVERY_PATH,
         graph_indices=(index,),
         problems=(problem,),
-        extra={"cause": "paths", "cases": {"random": 1}},
+        graph_code=GraphCode("paths"),
+        merged=Merged(cases={"random": 1}),
     )
     failure = Failure(problems=(problem,), snippet="", graph=graph.to_dict(), finding=finding)
     return GraphRecord(
@@ -113,7 +114,7 @@ class FailureShrinker:
     and check (`campaign.blame`), else with `gradcheck.graphs.shrink`, until a deadline.
 
     The result is the record with its finding, and, unless one node fails alone, the variants its
-    shrunk graph fails because of (`extra["culprits"]`, `campaign.explain.culprits`); or, when
+    shrunk graph fails because of (`Finding.culprits`, `campaign.explain.culprits`); or, when
     shrinking cannot stand for the graph, the record left unexplained with the reason: the graph
     does not fail its way again, or the deadline came before any candidate was tried.
     """
@@ -139,15 +140,15 @@ class FailureShrinker:
         else:
             again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
             if again is None:
-                return _unexplained(record, cause, DID_NOT_FAIL_AGAIN)
+                return _left_unexplained(record, cause, DID_NOT_FAIL_AGAIN)
             found = again[1]
             small, complete, found = self.shrunk(graph, found, Likeness(cause, f.excess), deadline)
         if small is graph and not complete:
-            return _unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
+            return _left_unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
         finding = finding_of(found, self.adapter, indices=(record.index,))
         named = () if alone else culprits(small, self.adapter, self.settings.dtype)
         if named:
-            finding = dataclasses.replace(finding, extra={**finding.extra, "culprits": list(named)})
+            finding = dataclasses.replace(finding, culprits=tuple(named))
         shrunk = dataclasses.replace(
             f,
             shrunk_graph=small.to_dict(),
@@ -183,7 +184,7 @@ class FailureShrinker:
         return result.graph, result.complete, last[-1] if result.graph is not graph else found
 
 
-def _unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
+def _left_unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
     assert record.failure is not None
     failure = dataclasses.replace(record.failure, difference=cause, unexplained=why)
     return dataclasses.replace(record, failure=failure)
@@ -230,10 +231,10 @@ def make_shrinker(settings: Settings) -> Shrinker:
     return FailureShrinker(settings)
 
 
-def make_explainer(settings: Settings) -> Blamer:
+def make_explainer(settings: Settings) -> Explainer:
     return FailureExplainer(settings)
 
 
 def real_backend() -> Backend:
     """The campaign backend of `gradcheck run` and the gate."""
-    return Backend(make_checker, make_shrinker, make_blamer=make_explainer)
+    return Backend(make_checker, make_shrinker, make_explainer=make_explainer)

@@ -46,7 +46,8 @@ def death_finding(
         where=where,
         graph_indices=tuple(indices),
         problems=(problem,),
-        extra={"death": death.reason, **({"skipped": True} if death.skipped else {})},
+        death=death.reason,
+        skipped=death.skipped,
     )
 
 

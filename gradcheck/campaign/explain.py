@@ -32,7 +32,8 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
-from gradcheck.campaign.findings import Finding, example_rank, excess
+from gradcheck.campaign.findings import Finding, Merged
+from gradcheck.campaign.grouping import example_rank, excess
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
     reuses,
@@ -46,9 +47,6 @@ from gradcheck.graphs.regions import ORDINARY, TINY, region_of
 from gradcheck.graphs.shrink import frozen
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
-
-# What a finding counts of its own, which a graph it explains does not inherit.
-_OWN_COUNTS = ("cases", "merged_kinds", "merged_checks", "raised", "folded")
 
 
 @dataclass(frozen=True)
@@ -125,8 +123,7 @@ def _computes(graph: Graph) -> bool:
 def counted(finding: Finding, index: int) -> Finding:
     """`finding` as the finding of random graph `index`: one graph of the random phase (the counts
     and merge notes of the finding itself stay with it)."""
-    extra = {k: v for k, v in finding.extra.items() if k not in _OWN_COUNTS}
-    return replace(finding, phase="random", graphs=1, graph_indices=(index,), extra=extra)
+    return replace(finding, phase="random", graphs=1, graph_indices=(index,), merged=Merged())
 
 
 def explain(
@@ -217,7 +214,7 @@ def _finding_by_culprits(
     make it pass."""
     tried, variants = [], None
     for f in findings:
-        named = f.extra.get("culprits")
+        named = f.culprits
         if not named:
             continue
         variants = variants or [variant(node) for node in failing.nodes]
@@ -291,7 +288,7 @@ def _graph_code(
         if f.kind is Kind.NONDETERMINISTIC:
             if verdict_changes_with_build(failing, adapter, BUILD_ORDER_REBUILDS, dtype):
                 return f
-        elif f.extra.get("cause") == "sharing" and reuses(failing):
+        elif f.structural_cause == "sharing" and reuses(failing):
             tree = without_reuse(failing)
             if tree is not None and first_passing([tree], adapter, dtype) == 0:
                 return f

@@ -10,13 +10,13 @@ many graphs, edge values or exception types showed it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
-from gradcheck.campaign.variants import phrase, plainer, variant_of
+from gradcheck.campaign.variants import phrase, variant_of
 from gradcheck.engines.origin import FrameKind
-from gradcheck.graphs.regions import KINK, ORDINARY, PLACES, POLE, tiny
+from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 from gradcheck.parity.problem import Problem, adapter_fault
@@ -59,6 +59,36 @@ _SPELL_OR_LEAVE = "spell it in `apply` or leave it out of `ops`"
 
 
 @dataclass(frozen=True)
+class Merged:
+    """What a finding covers beyond its example's own case: set where findings are merged
+    (`group_findings`, `settling`'s folding) or one is made of many cases (an edge finding); a
+    finding of one case has none of it, and one counted again for a single graph drops it.
+
+    cases: how many cases of each phase it covers (None: its `graphs`, all of its own phase).
+    raised: every exception type its cases raised, when more than its example's own.
+    kinds, checks: the kinds and checks of a breakdown merged across them, when more than one.
+    folded: the titles of the findings folded into it (a graph-code finding that explains them).
+    """
+
+    cases: Mapping[str, int] | None = None
+    raised: tuple[str, ...] = ()
+    kinds: tuple[Kind, ...] = ()
+    checks: tuple[str, ...] = ()
+    folded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphCode:
+    """A structural finding's checks (`campaign.structure`): what they exercise (`cause`:
+    "sharing", "backward-twice", "zero-grad", "reset", "interior", "depth", "paths", ...), the
+    names of those that failed, and the depth a deep chain failed at (None: not a deep chain's)."""
+
+    cause: str
+    checks: tuple[str, ...] = ()
+    depth: int | None = None
+
+
+@dataclass(frozen=True)
 class Finding:
     """One distinct problem: what went wrong (`kind`, `check`), on which ops, shown by which graph.
 
@@ -75,6 +105,17 @@ class Finding:
         convention), decided when the finding is made ("" to decide it from the rest).
     variant: the forms of the op the minimal graph's node takes (`gradcheck.campaign.variants`:
         "over a tuple of dims", "with a number on the left"); None to read them off `graph`.
+    excess: how far outside its allowance the example's failing point is (`GraphCheck.
+        failing_excess`; None when unknown): the strongest example of a group is shown.
+    culprits: the variants its shrunk graph fails because of (`campaign.explain.culprits`): other
+        graphs with nodes of them are tried against it.
+    rate: how often its graph failed when rebuilt ("fails 3 of 8 rebuilds"; "" when it always
+        did): a nondeterministic finding's, and `was`, its kind before the rebuilds.
+    death: how the unit that met it died or hung ("called sys.exit(0)"; None: it did not), and
+        `skipped`, whether that unit was not run at all (its op ended a worker before).
+    graph_code: a structural finding's checks (None for the other phases' findings).
+    merged: what it covers beyond its example's case (`Merged`).
+    report.json writes the last eight as its `extra` (`extra_of`), in the keys earlier reports have.
     """
 
     kind: Kind
@@ -88,13 +129,20 @@ class Finding:
     problems: tuple[Problem, ...] = ()
     repro: str = ""
     snippet: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
     region: str = ""
     tier: str = ""
     variant: tuple[str, ...] | None = None
     # an adapter's fault whose op has findings of its own (the engine's): its fix never says to
     # leave the op out, which would hide them (set by `group_findings`)
     op_has_findings: bool = False
+    excess: float | None = None
+    culprits: tuple[str, ...] = ()
+    rate: str = ""
+    was: Kind | None = None
+    death: str | None = None
+    skipped: bool = False
+    graph_code: GraphCode | None = None
+    merged: Merged = field(default_factory=Merged)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -159,6 +207,11 @@ class Finding:
         return f"{frame(where)} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
 
     @property
+    def structural_cause(self) -> str:
+        """What a structural finding's checks exercise (`GraphCode.cause`; "" for any other)."""
+        return self.graph_code.cause if self.graph_code is not None else ""
+
+    @property
     def signature(self) -> Signature:
         """The root cause that makes two failures the same problem: kind, minimal ops, check and
         input region. Not the exception type: one rule at a pole raising ZeroDivisionError at 0 and
@@ -176,13 +229,13 @@ class Finding:
     def raised(self) -> str:
         """The exception type(s) the engine raised, as the problems name them ("" if none does);
         a merged finding names each type its cases raised ("ZeroDivisionError/OverflowError")."""
-        return "/".join(self.extra.get("raised") or ()) or raised_type(self.problems)
+        return "/".join(self.merged.raised) or raised_type(self.problems)
 
     @property
     def cases(self) -> dict[str, int]:
         """How many cases of each phase this finding covers (a random graph is one case); a finding
         merged from several phases (`group_findings`) keeps each phase's count apart."""
-        return dict(self.extra.get("cases") or {self.phase: self.graphs})
+        return dict(self.merged.cases or {self.phase: self.graphs})
 
     @property
     def covers(self) -> str:
@@ -226,8 +279,8 @@ class Finding:
             return f"graph code — {self.where}" + (
                 "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
             )
-        kinds = [Kind(k) for k in self.extra.get("merged_kinds") or (self.kind.value,)]
-        checks = self.extra.get("merged_checks") or (self.check,)
+        kinds = self.merged.kinds or (self.kind,)
+        checks = self.merged.checks or (self.check,)
         if len(kinds) > 1 or len(checks) > 1:  # a breakdown merged across kinds or checks
             kind = "; ".join(self._kind_phrase(k, "gradient") for k in kinds)
             kind += f" ({' and '.join(_CHECK_WORDS[c] for c in checks)})"
@@ -239,12 +292,12 @@ class Finding:
         """How the title says one kind met in one check: "engine raised OverflowError",
         "nan/inf unlike torch (value)", "wrong gradient", "nondeterministic (fails 3 of 8 rebuilds)"."""
         phrase = _KIND_WORDS[kind]
-        if kind is Kind.NONDETERMINISTIC and self.extra.get("rate"):
-            phrase += f" ({self.extra['rate']})"
+        if kind is Kind.NONDETERMINISTIC and self.rate:
+            phrase += f" ({self.rate})"
         if kind is Kind.EXCEPTION and self.raised:
             phrase += f" {self.raised}"
-        if kind in (Kind.CRASH, Kind.TIMEOUT) and self.extra.get("death"):
-            phrase += f": {self.extra['death']}"  # how: "called sys.exit(0)", "gave no answer within 60 s"
+        if kind in (Kind.CRASH, Kind.TIMEOUT) and self.death:
+            phrase += f": {self.death}"  # how: "called sys.exit(0)", "gave no answer within 60 s"
         unpassed = next((p.unpassed for p in self.problems if p.unpassed), "")
         if kind is Kind.WRONG_SHAPE and unpassed:
             phrase += f" (the adapter may not pass {unpassed} on)"
@@ -280,7 +333,7 @@ class Finding:
             "snippet": self.snippet,
             "graph": dict(self.graph),
             **({"fix": self.fix} if self.fix else {}),
-            **({"extra": dict(self.extra)} if self.extra else {}),
+            **({"extra": extra} if (extra := extra_of(self)) else {}),
         }
 
     @classmethod
@@ -302,10 +355,71 @@ class Finding:
             problems=problems_of(d),
             repro=d.get("repro", ""),
             snippet=d.get("snippet"),
-            extra=d.get("extra", {}),
             tier=d.get("tier", ""),
             variant=tuple(d["variant"]) if "variant" in d else None,
+            **fields_of_extra(d.get("extra") or {}),
         )
+
+
+def extra_of(f: Finding) -> dict[str, Any]:
+    """A finding's typed facts beyond its kind, ops and graph as report.json writes them (its
+    `extra`): each in the key and the JSON form reports have always had, only those it has."""
+    extra: dict[str, Any] = {}
+    if f.excess is not None:
+        extra["excess"] = f.excess
+    if f.culprits:
+        extra["culprits"] = list(f.culprits)
+    if f.graph_code is not None:
+        extra["cause"] = f.graph_code.cause
+        if f.graph_code.checks:
+            extra["checks"] = list(f.graph_code.checks)
+    if f.rate:
+        extra["rate"] = f.rate
+    if f.graph_code is not None and f.graph_code.depth is not None:
+        extra["depth"] = f.graph_code.depth
+    if f.was is not None:
+        extra["was"] = f.was.value
+    if f.death is not None:
+        extra["death"] = f.death
+    if f.skipped:
+        extra["skipped"] = True
+    merged = f.merged
+    if merged.cases is not None:
+        extra["cases"] = dict(merged.cases)
+    named = (("raised", merged.raised), ("merged_checks", merged.checks), ("folded", merged.folded))
+    for key, values in named:
+        if values:
+            extra[key] = list(values)
+    if merged.kinds:
+        extra["merged_kinds"] = [k.value for k in merged.kinds]
+    return extra
+
+
+def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra_of`'s inverse: the Finding fields a report's `extra` holds (keys it does not know
+    are left out)."""
+    fields: dict[str, Any] = {}
+    if extra.get("excess") is not None:
+        fields["excess"] = float(extra["excess"])  # report.json writes inf as "inf"
+    if "cause" in extra:
+        depth = extra.get("depth")
+        checks = tuple(extra.get("checks") or ())
+        fields["graph_code"] = GraphCode(extra["cause"], checks, None if depth is None else int(depth))
+    if "was" in extra:
+        fields["was"] = Kind(extra["was"])
+    if "death" in extra:
+        fields["death"] = extra["death"]
+    for key in ("culprits", "rate", "skipped"):
+        if key in extra:
+            fields[key] = tuple(extra[key]) if key == "culprits" else extra[key]
+    fields["merged"] = Merged(
+        cases=dict(extra["cases"]) if "cases" in extra else None,
+        raised=tuple(extra.get("raised") or ()),
+        kinds=tuple(Kind(k) for k in extra.get("merged_kinds") or ()),
+        checks=tuple(extra.get("merged_checks") or ()),
+        folded=tuple(extra.get("folded") or ()),
+    )
+    return fields
 
 
 def raised_type(problems: Iterable[Problem]) -> str:
@@ -323,126 +437,7 @@ def problems_of(d: Mapping[str, Any]) -> tuple[Problem, ...]:
     return problems_from_sentences(d.get("problems", ()))
 
 
-def raised_types(findings: Iterable[Finding]) -> list[str]:
-    """The distinct exception types the findings' cases raised, sorted."""
-    return sorted({t for f in findings for t in f.raised.split("/") if t})
-
-
-def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
-    """How big a graph JSON is (op nodes, inputs): the smaller one is the better repro."""
-    return (len(graph.get("nodes", ())), len(graph.get("inputs", ())))
-
-
-def group_findings(findings: Iterable[Finding]) -> list[Finding]:
-    """Merge findings with the same cause (signature, tier, variant): counts add, indices join, the
-    smallest graph is the repro.
-
-    A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
-    region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
-    the ordinary finding of the same kind, ops, check and variant when there is one (and takes its
-    tier), so relu's slope of 2 is one finding, not one per edge value. A pole keeps its own
-    finding (a rule raising at a divisor of 0 is another problem than the same op raising
-    everywhere). Likewise an edge-tier finding joins the bug of the same cause and variant
-    (maximum's partials (0, 0) at a tie of 1e300s are its bug at a tie of 1.0s). A finding of a
-    variant joins the one of a plainer variant (fewer qualifiers, otherwise the same cause): the
-    title then names only what the failures need.
-
-    Order: bugs first, then the other tiers (`tiers.TIERS`); within a tier most graphs first, then
-    by title, so the output does not depend on the order findings arrived in (a pool's order).
-    """
-    findings = list(findings)
-    ordinary = {
-        (f.kind, f.ops, f.check, f.variant): f.tier
-        for f in findings
-        if f.region == ORDINARY and f.tier != tiers.ADAPTER
-    }
-    joined: set[int] = set()  # findings moved to another's region or tier: not the repro when others are
-    adjusted = []
-    for f in findings:
-        joins = ordinary.get((f.kind, f.ops, f.check, f.variant))
-        if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier != tiers.ADAPTER:
-            f = replace(f, region=ORDINARY, tier=joins)
-            joined.add(id(f))
-        adjusted.append(f)
-    bugs = {(*f.signature, f.variant) for f in adjusted if f.tier == tiers.BUG}
-    groups: dict[tuple[Any, ...], list[Finding]] = {}
-    for f in adjusted:
-        if f.tier == tiers.EDGE and (*f.signature, f.variant) in bugs:  # the bug's rule, at an edge
-            f = replace(f, tier=tiers.BUG)
-            joined.add(id(f))
-        groups.setdefault(f.cause, []).append(f)
-    plainest: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # a variant's cause -> the plainest one's
-    for cause in groups:
-        if cause[0] == tiers.ADAPTER or not cause[-1]:
-            continue
-        plainer_ones = [c for c in groups if c[:-1] == cause[:-1] and plainer(cause[-1], c[-1])]
-        if plainer_ones:
-            plainest[cause] = min(plainer_ones, key=lambda c: (len(c[-1]), -sum(f.graphs for f in groups[c])))
-    merged = []
-    for cause, group in groups.items():
-        if plainest.get(cause, cause) != cause:
-            continue
-        variants = [f for c, g in groups.items() if c != cause and plainest.get(c) == cause for f in g]
-        prefer = [f for f in group if id(f) not in joined] or group
-        merged.append(_merge([*group, *variants], prefer=prefer))
-    found = {op for f in merged if f.tier != tiers.ADAPTER for op in f.ops}
-    merged = [
-        replace(f, op_has_findings=True) if f.tier == tiers.ADAPTER and set(f.ops) & found else f
-        for f in merged
-    ]
-    return sorted(merged, key=lambda f: (tiers.tier_rank(f.tier), -f.graphs, f.title, f.phase))
-
-
-def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
-    """One finding for `group`; its repro the smallest graph (of `prefer` when given: the findings
-    of the variant the merged one is named by), among those the most telling (furthest outside its
-    allowance)."""
-    best = min(
-        prefer or group,
-        key=lambda f: (*example_rank(f.graph, excess(f)), _phase_rank(f.phase), f.graph_indices),
-    )
-    indices = sorted({i for f in group for i in f.graph_indices})
-    cases: dict[str, int] = {}
-    for f in group:
-        for phase, n in f.cases.items():
-            cases[phase] = cases.get(phase, 0) + n
-    extra = {**best.extra, "cases": cases} if len(cases) > 1 else dict(best.extra)
-    raised = raised_types(group)
-    if raised and "/".join(raised) != best.raised:  # more types, or the repro's case raised none
-        extra["raised"] = raised
-    kinds = sorted({f.kind.value for f in group} | set(best.extra.get("merged_kinds", ())))
-    checks = sorted({c for f in group for c in f.extra.get("merged_checks") or (f.check,)}, key=CHECKS.index)
-    if len(kinds) > 1:
-        extra["merged_kinds"] = kinds
-    if len(checks) > 1:
-        extra["merged_checks"] = checks
-    return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), extra=extra)
-
-
-def example_rank(graph: Mapping[str, Any], excess: float) -> tuple[Any, ...]:
-    """How good an example of its finding a failing graph is, the best first: the smallest graph,
-    then one whose inputs are not tiny (a wrong rule read at x = 0.7 rather than 3.8e-09, where
-    its rounding bound is tiny and its excess huge), then the furthest outside its allowance."""
-    return (graph_size(graph), _has_tiny_inputs(graph), -excess)
-
-
-def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:
-    for inp in graph.get("inputs", ()):
-        try:
-            if tiny(inp.get("value")).any():
-                return True
-        except (TypeError, ValueError):  # a value JSON spells otherwise ("inf")
-            continue
-    return False
-
-
-def excess(f: Finding) -> float:
-    """How far outside its allowance the finding's graph fails (`extra["excess"]`; 0 when unknown)."""
-    value = f.extra.get("excess")
-    return 0.0 if value is None else float(value)  # report.json writes inf as "inf"
-
-
-def _phase_rank(phase: str) -> int:
+def phase_rank(phase: str) -> int:
     return PHASES.index(phase) if phase in PHASES else len(PHASES)
 
 
@@ -488,7 +483,7 @@ _CASE_UNITS = {
 
 
 def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
-    return sorted(cases.items(), key=lambda item: _phase_rank(item[0]))
+    return sorted(cases.items(), key=lambda item: phase_rank(item[0]))
 
 
 def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:

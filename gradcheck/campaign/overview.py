@@ -1,6 +1,6 @@
 """The first screen of every report: what to fix first, on one screen.
 
-A campaign's findings as a triage (issue 30): one row per finding a user fixes in the engine or
+A campaign's findings as a triage: one row per finding a user fixes in the engine or
 its adapter, bugs first, then graph code, then adapter faults (each with its fix); the edge
 behaviour as one compact table, one row per op and a column per input region, saying what the
 engine did there; conventions as notes; the failing graphs no finding explains as one line. The
@@ -190,7 +190,7 @@ def edge_rows(rows: Sequence[Row]) -> tuple[EdgeRow, ...]:
 
 def edge_outcome(f: Finding) -> list[str]:
     """What the engine did, in a word or two per kind: "raises ZeroDivisionError", "inf/nan"."""
-    kinds = [Kind(k) for k in f.extra.get("merged_kinds") or (f.kind.value,)]
+    kinds = f.merged.kinds or (f.kind,)
     words = []
     for kind in kinds:
         word = _EDGE_WORDS[kind]

@@ -8,7 +8,7 @@
    freezing makes it pass, the graph code: `explain`), or shrunk into a new one while the shrink
    budget lasts, or left among the unexplained graphs (`accounting`); each failure is classified
    once there.
-5. grouping: one finding per root cause (`findings.group_findings`), the isolation's and the
+5. grouping: one finding per root cause (`grouping.group_findings`), the isolation's and the
    structural phase's included.
 6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
    explains it (`settling`); per-op statistics from the settled findings.
@@ -35,10 +35,10 @@ from gradcheck.campaign import tasks
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.checking import campaign_graph
 from gradcheck.campaign.cluster import Cluster, ClusterLost
-from gradcheck.campaign.corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.crashes import dead_structure, death_finding, death_record
-from gradcheck.campaign.edges import EdgeReport, findings_of
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.edge_phase import EdgeReport, findings_of
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.isolation import (
     CaseOutcome,
     IsolationCase,
@@ -56,6 +56,7 @@ from gradcheck.campaign.pool import (
     ordered,
 )
 from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
 from gradcheck.campaign.statistics import CampaignResult, aggregate
@@ -66,7 +67,7 @@ from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity.edges import check_edges, edge_cases
+from gradcheck.parity.edge_check import check_edges, edge_cases
 from gradcheck.parity.problem import Problem, What
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:

@@ -31,23 +31,23 @@ from gradcheck.engines import tracing
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
 Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
-Blamer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
+Explainer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
 Task = Callable[[Any, Sequence[Any], Any], list[Any]]
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Backend:
-    """How a campaign checks, shrinks and blames graphs, in whichever process runs the work;
+    """How a campaign checks, shrinks and explains graphs, in whichever process runs the work;
     picklable (module-level factories, called once per process).
 
-    make_blamer: accounts failing graphs to the findings that explain them, cheaply, before any is
+    make_explainer: accounts failing graphs to the findings that explain them, cheaply, before any is
     shrunk (`campaign.explain`; None: every failing graph is shrunk while the budget lasts).
     """
 
     make_checker: Callable[[Settings], Checker]
     make_shrinker: Callable[[Settings], Shrinker]
-    make_blamer: Callable[[Settings], Blamer] | None = None
+    make_explainer: Callable[[Settings], Explainer] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Campaign:
 
 class EngineState:
     """A campaign's engine in one process: the adapter, loaded at once (the engine's import runs
-    here), and the checker, shrinker and blamer, made on first use."""
+    here), and the checker, shrinker and explainer, made on first use."""
 
     def __init__(self, backend: Backend | None, settings: Settings) -> None:
         from gradcheck.campaign.validation import campaign_adapter
@@ -89,9 +89,9 @@ class EngineState:
         return self.backend.make_shrinker(self.settings)
 
     @cached_property
-    def blamer(self) -> Blamer:
-        assert self.backend is not None and self.backend.make_blamer is not None
-        return self.backend.make_blamer(self.settings)
+    def explainer(self) -> Explainer:
+        assert self.backend is not None and self.backend.make_explainer is not None
+        return self.backend.make_explainer(self.settings)
 
 
 class Runner(Protocol):
@@ -165,7 +165,7 @@ def marked(units: Sequence[Any]) -> Iterator[Any]:
 
 
 def loading(make: Callable[[], T]) -> T:
-    """`make()` (a state's checker, shrinker or blamer, made on first use: a second or more in a
+    """`make()` (a state's checker, shrinker or explainer, made on first use: a second or more in a
     new worker) marked on the beacon as loading the engine, before the task's first unit: a
     worker's start, not a graph's time (`supervisor.Supervisor`'s graph timeout)."""
     tracing.stage("load")
@@ -187,11 +187,11 @@ def shrink_batch(
     return [shrinker(r, seconds) for r in marked(records)]
 
 
-def blame_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:
+def explain_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:
     """Explaining: each failing record with the finding that explains it, against what `known`
     holds (`campaign.explain.Explaining`)."""
-    blamer = loading(lambda: state.blamer)
-    return [blamer(r, known) for r in marked(records)]
+    explainer = loading(lambda: state.explainer)
+    return [explainer(r, known) for r in marked(records)]
 
 
 def chunks(graphs: int, jobs: int) -> list[range]:
@@ -200,7 +200,7 @@ def chunks(graphs: int, jobs: int) -> list[range]:
     return [range(start, min(start + size, graphs)) for start in range(0, graphs, size)]
 
 
-def blame_batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
-    """Groups of failing graphs' indices to blame, a few per task."""
+def explain_batches(indices: Sequence[int], jobs: int) -> list[list[int]]:
+    """Groups of failing graphs' indices to explain, a few per task."""
     size = max(1, min(20, len(indices) // max(1, jobs * 4)))
     return [list(indices[i : i + size]) for i in range(0, len(indices), size)]

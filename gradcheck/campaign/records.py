@@ -13,7 +13,8 @@ from gradcheck.parity.result import GraphCheck
 
 # The four gradient figures every graph check yields, and the forward error; names as GraphCheck's.
 GRAD_METRICS = ("max_abs_err_torch", "max_rel_err_torch", "max_abs_err_numeric", "max_rel_err_numeric")
-# The largest difference from torch as a multiple of its entry's rounding bound (issue 28).
+# The largest difference from torch as a multiple of its entry's rounding bound: how far outside
+# its allowance a gradient is, however small its magnitude.
 BOUND_METRIC = "max_bound_ratio"
 METRICS = (*GRAD_METRICS, "max_forward_err", BOUND_METRIC)
 

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from gradcheck.campaign.blame import node_values, one_op_graph
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -41,7 +42,7 @@ from gradcheck.campaign.structure import (
 )
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
-from gradcheck.parity.edges import check_edge
+from gradcheck.parity.edge_check import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem
 from gradcheck.parity.trust import checked_graph, failing_check
@@ -155,13 +156,11 @@ def with_rates(findings: Sequence[Finding], adapter: EngineAdapter, dtype: str =
     a unit whose worker died is not run again)."""
     out = []
     for f in findings:
-        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC and "death" not in f.extra:
+        if f.phase != "structure" and f.kind is not Kind.NONDETERMINISTIC and f.death is None:
             fails = rebuild_failures(Graph.from_dict(f.graph), adapter, dtype=dtype)
             if fails < REBUILDS:
                 rate = f"fails {fails} of {REBUILDS} rebuilds"
-                f = replace(
-                    f, kind=Kind.NONDETERMINISTIC, extra={**f.extra, "rate": rate, "was": f.kind.value}
-                )
+                f = replace(f, kind=Kind.NONDETERMINISTIC, rate=rate, was=f.kind)
         out.append(f)
     return group_findings(out)
 
@@ -247,14 +246,14 @@ def fold_into_sharing(
 ) -> list[Finding]:
     """The findings, with those a structural finding about shared nodes explains folded into it
     (`explained_by_sharing`): their cases count as its cases; the others are left as they are."""
-    target = next((f for f in findings if f.phase == "structure" and f.extra.get("cause") == "sharing"), None)
+    target = next((f for f in findings if f.phase == "structure" and f.structural_cause == "sharing"), None)
     if target is None:
         return list(findings)
     # a unit whose worker died (`campaign.crashes`) is not run again: it would die again
     folded = [
         f
         for f in findings
-        if f.phase != "structure" and "death" not in f.extra and explained_by_sharing(f, adapter, dtype)
+        if f.phase != "structure" and f.death is None and explained_by_sharing(f, adapter, dtype)
     ]
     return _folded_into(target, folded, findings)
 
@@ -294,7 +293,7 @@ def depends_on_build(finding: Finding, adapter: EngineAdapter) -> bool:
         return False
     base, combine = ops
     shared = sharing_graphs(base, combine)
-    for name in finding.extra.get("checks", ()):
+    for name in finding.graph_code.checks if finding.graph_code is not None else ():
         if name in OBJECT_CHECKS:
             case = object_case(adapter, name, tree_graph(base, combine), runs=PHASE_REBUILDS)
             runs, failures = case.runs, case.failures
@@ -317,7 +316,7 @@ def depends_on_build(finding: Finding, adapter: EngineAdapter) -> bool:
 
 def _folded_into(target: Finding, folded: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
     """`findings` with those of `folded` merged into `target`: their cases count as its cases,
-    their titles are listed in its `extra["folded"]`."""
+    their titles are listed in its `merged.folded`."""
     if not folded:
         return list(findings)
     cases = dict(target.cases)
@@ -328,11 +327,9 @@ def _folded_into(target: Finding, folded: Sequence[Finding], findings: Sequence[
         target,
         graphs=target.graphs + sum(f.graphs for f in folded),
         graph_indices=tuple(sorted({i for f in [target, *folded] for i in f.graph_indices})),
-        extra={
-            **target.extra,
-            "cases": cases,
-            "folded": [*target.extra.get("folded", ()), *(f.title for f in folded)],
-        },
+        merged=replace(
+            target.merged, cases=cases, folded=(*target.merged.folded, *(f.title for f in folded))
+        ),
     )
     rest = [f for f in findings if f is not target and not any(f is g for g in folded)]
     return group_findings([merged, *rest])

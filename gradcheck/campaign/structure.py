@@ -46,7 +46,7 @@ REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked befor
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
 # The name of the recursion-limit finding: its identity, the same whatever depth it was met at
-# (the depth, in its problems and `extra["depth"]`, depends on the Python and the engine).
+# (the depth, in its problems and `GraphCode.depth`, depends on the Python and the engine).
 RECURSION_LIMIT = "recursion limit in backward() of deep chains"
 # The name of the finding of a backward that follows every path from the output (2^depth on a
 # ladder of shared nodes) instead of every node once.

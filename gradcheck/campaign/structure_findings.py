@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.findings import Finding, GraphCode
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -87,32 +86,36 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
             runs, fails = sum(c.runs for c in shared), sum(c.failures for c in shared)
             name = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
             findings.append(
-                _finding(name, shared, Kind.NONDETERMINISTIC, rate=f"fails {fails} of {runs} rebuilds")
+                _structural_finding(
+                    name, shared, Kind.NONDETERMINISTIC, rate=f"fails {fails} of {runs} rebuilds"
+                )
             )
         elif _near(first.ratio, 0.5) and twice and _near(twice[0].ratio, 0.5):
             name = "gradients are assigned, not accumulated (`=` where `+=` belongs)"
-            findings.append(_finding(name, shared + twice))
+            findings.append(_structural_finding(name, shared + twice))
             twice = []
         elif first.ratio is not None and first.ratio > 1:
             twice_word = "twice" if _near(first.ratio, 2) else "more than once"
-            findings.append(_finding(f"a shared node's gradient is counted {twice_word}", shared))
+            findings.append(_structural_finding(f"a shared node's gradient is counted {twice_word}", shared))
         elif first.ratio is not None and first.ratio < 1:
-            findings.append(_finding("a shared node's gradient is lost (one use overwrites another)", shared))
+            findings.append(
+                _structural_finding("a shared node's gradient is lost (one use overwrites another)", shared)
+            )
         else:
-            findings.append(_finding("a shared node's gradient differs from torch's", shared))
+            findings.append(_structural_finding("a shared node's gradient differs from torch's", shared))
     if twice and reset:
         name = "zero_grad leaves interior gradients, which the next backward() adds again"
-        findings.append(_finding(name, twice + reset, cause="zero-grad"))
+        findings.append(_structural_finding(name, twice + reset, cause="zero-grad"))
     elif twice:
-        findings.append(_finding("backward() twice does not accumulate like torch", twice))
+        findings.append(_structural_finding("backward() twice does not accumulate like torch", twice))
     elif reset:
-        findings.append(_finding("gradients reset and taken again differ from torch's", reset))
+        findings.append(_structural_finding("gradients reset and taken again differ from torch's", reset))
     if interior:
-        findings.append(_finding("interior nodes' gradients differ from torch's", interior))
+        findings.append(_structural_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
-        findings.append(_finding(_depth_name(case), [case], depth=case.depth))
+        findings.append(_structural_finding(_depth_name(case), [case], depth=case.depth))
     for case in _failed(cases, "paths"):
-        findings.append(_finding(EVERY_PATH, [case]))
+        findings.append(_structural_finding(EVERY_PATH, [case]))
     return findings
 
 
@@ -124,7 +127,7 @@ def _depth_name(case: CaseResult) -> str:
     return f"a deep chain raises {case.raised.type}" if case.raised else "a deep chain differs from torch"
 
 
-def _finding(
+def _structural_finding(
     name: str,
     cases: Sequence[CaseResult],
     kind: Kind = Kind.STRUCTURAL,
@@ -133,11 +136,6 @@ def _finding(
     depth: int | None = None,
 ) -> Finding:
     graph = next(c.graph for c in cases if c.graph is not None)
-    extra: dict[str, Any] = {"cause": cause or cases[0].cause, "checks": [c.name for c in cases]}
-    if rate:
-        extra["rate"] = rate
-    if depth is not None:
-        extra["depth"] = depth
     return Finding(
         kind=kind,
         ops=(),
@@ -147,7 +145,8 @@ def _finding(
         where=name,
         graphs=len(cases),
         problems=tuple(_problem(c) for c in cases),
-        extra=extra,
+        rate=rate,
+        graph_code=GraphCode(cause or cases[0].cause, tuple(c.name for c in cases), depth),
     )
 
 

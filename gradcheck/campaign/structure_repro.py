@@ -26,7 +26,7 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
     engine_part = engine_part.replace(ON_RAISE, "").replace("numbers(", "(")  # no torch part here
     lines = engine_part.strip("\n").splitlines()
     graph = Graph.from_dict(finding.graph)
-    cause = finding.extra.get("cause", "")
+    cause = finding.structural_cause
     at = next((i for i, line in enumerate(lines) if line.strip().endswith(".backward()")), None)
     if at is not None and cause in ("backward-twice", "zero-grad", "reset"):
         # backward() of the output itself, as the check calls it (not of a weighted loss node)
@@ -52,7 +52,7 @@ def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:
             ]
         lines[at + 1 : at + 1] = step
     elif at is not None and cause == "depth" and graph.nodes:
-        lines = _deep_chain(lines, graph, finding.extra.get("depth"), at)
+        lines = _deep_chain(lines, graph, finding.graph_code.depth if finding.graph_code else None, at)
     header = [f"# {printable(problem)}" for problem in finding.problems]  # an engine's text, escaped
     return replace(finding, snippet="\n".join([*header, "", *lines]) + "\n")
 

@@ -4,7 +4,7 @@ begun (`pool.marked`), so that a unit whose worker dies is known.
 
 `describe` answers what the command line needs to know about an engine before any campaign
 (`EngineFacts`), so that the engine is imported only in a worker. The random graphs,
-shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `blame_batch`.
+shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `explain_batch`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gradcheck.campaign.edges import EdgeReport, findings_of
+from gradcheck.campaign.edge_phase import EdgeReport, findings_of
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.inspection import inspection_findings
 from gradcheck.campaign.isolation import CaseOutcome, IsolationCase, check_case
@@ -25,7 +25,7 @@ from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.validation import campaign_ops, campaign_variants, surface_note, validate
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity.edges import EdgeProblem, check_edge
+from gradcheck.parity.edge_check import EdgeProblem, check_edge
 
 
 @dataclass(frozen=True)

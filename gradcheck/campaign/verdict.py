@@ -1,7 +1,7 @@
 """Comparing a gate's campaign with its baseline: one verdict per op (its figures against their
 floors and FACTOR, its failing graphs against the findings the baseline accepts) and each finding
 by its identity (`finding_identity`, which holds no number a run can move). What the gate
-compares and why: `gradcheck.campaign.gate`.
+compares and why: `gradcheck.campaign.regression_gate`.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class GateResult:
 
 _NAMED_KIND_VALUES = ("structural", "nondeterministic")
 UNEXPLAINED = "no finding explains them"
-RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (gate.py)
+RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (regression_gate.py)
 
 
 def finding_identity(signature: Sequence[Any], variant: Sequence[str] | None = None) -> str:

@@ -160,7 +160,7 @@ def _warm_up() -> None:
         import gradcheck.campaign.isolation
         import gradcheck.campaign.settling
         import gradcheck.campaign.structure
-        import gradcheck.parity.edges  # noqa: F401
+        import gradcheck.parity.edge_check  # noqa: F401
         from gradcheck.parity.torch_reference import set_torch_threads
 
         set_torch_threads(1)  # tiny tensors: a second thread only adds synchronisation

@@ -155,8 +155,8 @@ def _fmt(x: float | None) -> str:
     return figure(x, places=1)
 
 
-# The console summary's height: a terminal's first screen (issue 30: a 40-item campaign's summary
-# fits 40 lines at 80 columns). What does not fit is collapsed to a line; every detail follows.
+# The console summary's height: a terminal's first screen (a 40-item campaign's summary fits 40
+# lines at 80 columns). What does not fit is collapsed to a line; every detail follows.
 SUMMARY_LINES = 40
 # The widest the summary's tables grow on a wide terminal (longer titles are cut with "…").
 SUMMARY_WIDTH = 120

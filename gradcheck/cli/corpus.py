@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from gradcheck.campaign.corpus import add_to_corpus
+from gradcheck.campaign.regression_corpus import add_to_corpus
 from gradcheck.cli.arguments import Subparser, exit_statuses
 
 # Where `corpus add` writes without --to: ./corpus (made when missing), the directory

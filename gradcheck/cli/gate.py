@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from gradcheck.campaign.gate import Part, part_for, run_gate, update_baseline
+from gradcheck.campaign.regression_gate import Part, part_for, run_gate, update_baseline
 from gradcheck.campaign.report_session import CiFiles, report_gate
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT
 from gradcheck.campaign.workers import capped_jobs

@@ -40,10 +40,10 @@ from gradcheck.cli.arguments import conventions_option, exit_statuses, graph_tim
 from gradcheck.cli.console import numbers_table as render_numbers
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.classify import classify_check, torch_at
-from gradcheck.parity.edges import check_edge
+from gradcheck.parity.edge_check import check_edge
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
 from gradcheck.parity.trust import checked_graph, precise_gradient
 from gradcheck.printable import printable
@@ -133,7 +133,7 @@ def load_saved(path: Path, finding: int | None = None) -> Saved:
     if finding is not None:
         raise CampaignError(f"{path}: --finding needs a report.json; this is a graph file")
     try:
-        graph = corpus.parse(json.dumps(data))
+        graph = corpus_format.parse(json.dumps(data))
     except GraphFormatError as e:
         raise CampaignError(f"corpus file {path}: {e}") from None
     return Saved(graph, graph.meta.get("engine"), str(path))
@@ -150,7 +150,7 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
         )
     entry = findings[index]
     try:
-        graph = corpus.parse(json.dumps(entry["graph"]), non_finite=True)
+        graph = corpus_format.parse(json.dumps(entry["graph"]), non_finite=True)
     except (GraphFormatError, KeyError, TypeError) as e:
         raise CampaignError(f"{path}: finding {index}: graph: {e}") from None
     engine = report.get("settings", {}).get("engine")
@@ -234,7 +234,7 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
         console.print(
             Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))
         )
-    same = [f for f in report.findings if f.extra.get("cause") == saved.structural_cause]
+    same = [f for f in report.findings if f.structural_cause == saved.structural_cause]
     if not same:
         console.print(Text("agrees: the structural checks of this cause match torch (fixed)", style="green"))
         return 0

@@ -13,9 +13,9 @@ from rich.text import Text
 from gradcheck import campaign
 from gradcheck.atomic import write_text
 from gradcheck.campaign import CampaignError, Settings
-from gradcheck.campaign.corpus import check_corpus_directory
 from gradcheck.campaign.outputs import ReportDirectory
 from gradcheck.campaign.pool import Campaign
+from gradcheck.campaign.regression_corpus import check_corpus_directory
 from gradcheck.campaign.report_session import CiFiles, report_run
 from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.workers import capped_jobs

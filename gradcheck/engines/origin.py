@@ -1,4 +1,4 @@
-"""Whose exception: the engine's, or its adapter's (issue 30).
+"""Whose exception: the engine's, or its adapter's.
 
 An adapter that lists an op its engine cannot spell (`expand` on an engine with no `.expand`)
 fails before any of the engine's code runs; that is the adapter's fault, not the engine's bug.

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs import edges, rounding_scales
+from gradcheck.graphs import edge_values, rounding_scales
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Accuracy, Chooser, OpSpec
 from gradcheck.graphs.tensor_ops import EDGE_ROWS, log_softmax_xp
 
@@ -220,7 +220,7 @@ def _class_loss_batched(name: str) -> Any:
     return loss
 
 
-def _class_edges() -> tuple[edges.Edge, ...]:
+def _class_edges() -> tuple[edge_values.Edge, ...]:
     """Rows of logits at float64's limits (huge spreads, infinities, nan), the target on either
     side, each reduction."""
     return tuple(
@@ -231,9 +231,9 @@ def _class_edges() -> tuple[edges.Edge, ...]:
     )
 
 
-def _pair_edges() -> tuple[edges.Edge, ...]:
+def _pair_edges() -> tuple[edge_values.Edge, ...]:
     """Every pair of edge operands, and logits where exp overflows against a target of 1/2."""
-    pairs = edges.binary(*[(x, 0.5) for x in edges.EXP_POINTS])
+    pairs = edge_values.binary(*[(x, 0.5) for x in edge_values.EXP_POINTS])
     return tuple((args, {"reduction": reduction}) for args, _ in pairs for reduction in ("mean", "none"))
 
 

@@ -150,7 +150,7 @@ class OpSpec:
         spelling); tensor graphs may also put a 0-d tensor constant into any elementwise binary op.
     edges: (argument values, attributes) at the edges of float64 (signed zeros, subnormals, huge
         values, inf, nan, overflow points, kinks and poles), where the engine's value and gradient
-        must match torch's (`gradcheck.parity.edges`); built with `gradcheck.graphs.edges`.
+        must match torch's (`gradcheck.parity.edge_check`); built with `gradcheck.graphs.edge_values`.
     poles(args, attrs): per-element True where the arguments sit at a pole of the op or of its
         derivative (a divisor of 0, log and sqrt at 0, x ** c at 0 for c < 1): the region a finding
         there is placed in (`gradcheck.graphs.regions`); None for ops without poles.

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs import edges
+from gradcheck.graphs import edge_values
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, POLE_MARGIN, Accuracy, OpSpec, at_zero
 
 # `x ** c` draws these exponents: 0 first (its derivative at x = 0 is a classic bug), then the
@@ -81,7 +81,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         accuracy=Accuracy(0.5, (0.0, 0.0)),  # measured: 0.50 (correctly rounded), 0
         number_operands=True,
-        edges=edges.binary((1e300, 1e300), (-1e300, -1e300)),
+        edges=edge_values.binary((1e300, 1e300), (-1e300, -1e300)),
         mpmath=lambda mp, a, b: a + b,
         array=lambda xp, a, k: a[0] + a[1],
     ),
@@ -96,7 +96,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         accuracy=Accuracy(0.5, (0.0, 0.0)),  # measured: 0.50 (correctly rounded), 0
         number_operands=True,
-        edges=edges.binary((1e300, -1e300)),
+        edges=edge_values.binary((1e300, -1e300)),
         mpmath=lambda mp, a, b: a - b,
         array=lambda xp, a, k: a[0] - a[1],
     ),
@@ -110,7 +110,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         accuracy=Accuracy(0.5, (0.5, 0.5)),  # measured: 0.49, 0.49, 0.49 (correctly rounded)
         number_operands=True,
-        edges=edges.binary((1e300, 1e300), (1e-300, 1e-300), (1e300, 1e-300)),
+        edges=edge_values.binary((1e300, 1e300), (1e-300, 1e-300), (1e300, 1e-300)),
         mpmath=lambda mp, a, b: a * b,
         array=lambda xp, a, k: a[0] * a[1],
     ),
@@ -127,7 +127,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="arithmetic",
         accuracy=Accuracy(1.25, (1.25, 2.25)),  # measured: 0.91 (micrograd's a * b ** -1), 0.89, 1.84
         number_operands=True,
-        edges=edges.binary((1e300, 1e-300), (1e-300, 1e300), (-1.0, 0.0), (1.0, -0.0)),
+        edges=edge_values.binary((1e300, 1e-300), (1e-300, 1e300), (-1.0, 0.0), (1.0, -0.0)),
         mpmath=mp_divide,
         array=lambda xp, a, k: a[0] / a[1],
     ),
@@ -146,7 +146,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="sqrt_pow",
         accuracy=Accuracy(0.75, (24.0, 1.0)),  # measured: 0.50, 17.1 (b - 1 rounded, times log a), 0.68
         number_operands=True,
-        edges=edges.binary((1e300, 2.0), (10.0, 400.0), (2.0, -1100.0), (0.0, -1.0), (-2.0, 0.5)),
+        edges=edge_values.binary((1e300, 2.0), (10.0, 400.0), (2.0, -1100.0), (0.0, -1.0), (-2.0, 0.5)),
         mpmath=mp_power,
         array=lambda xp, a, k: a[0] ** a[1],
     ),
@@ -167,7 +167,7 @@ SCALAR_SPECS: list[OpSpec] = [
         grads=lambda a, k, out: (_power_rule(a[0], k["exponent"]),),
         family="sqrt_pow",
         accuracy=Accuracy(1.25, (1.75,)),  # measured: 0.85, 1.34
-        edges=edges.with_exponents(),
+        edges=edge_values.with_exponents(),
         mpmath=lambda mp, x, exponent: mp_power(mp, x, mp.mpf(exponent)),
         array=lambda xp, a, k: a[0] ** k["exponent"],
     ),
@@ -181,7 +181,7 @@ SCALAR_SPECS: list[OpSpec] = [
         bounded=True,
         family="arithmetic",
         accuracy=Accuracy(0.0, (0.0,)),  # measured: 0, 0 (exact)
-        edges=edges.unary(),
+        edges=edge_values.unary(),
         mpmath=lambda mp, x: -x,
         array=lambda xp, a, k: -a[0],
     ),
@@ -200,7 +200,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0,)),  # measured: 0, 0 (exact)
         mpmath=lambda mp, x: mp.mpf(0) if x <= 0 else x,  # nan stays nan
-        edges=edges.unary(),
+        edges=edge_values.unary(),
         array=lambda xp, a, k: xp.maximum(a[0], 0.0),
     ),
     OpSpec(
@@ -216,7 +216,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="tanh_sigmoid",
         accuracy=Accuracy(2.25, (2.75,)),  # measured: 1.74 (JAX), 2.23 (HIPS autograd's 1 / cosh(x) ** 2)
         mpmath=lambda mp, x: mp.tanh(x),
-        edges=edges.unary(*edges.EXP_POINTS),
+        edges=edge_values.unary(*edge_values.EXP_POINTS),
         array=lambda xp, a, k: xp.tanh(a[0]),
     ),
     OpSpec(
@@ -231,7 +231,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="tanh_sigmoid",
         accuracy=Accuracy(1.25, (2.5,)),  # measured: 1.00, 2.02
         mpmath=lambda mp, x: 1 / (1 + mp.exp(-x)),
-        edges=edges.unary(*edges.EXP_POINTS),
+        edges=edge_values.unary(*edge_values.EXP_POINTS),
         array=lambda xp, a, k: 1.0 / (1.0 + xp.exp(-a[0])),
     ),
     OpSpec(
@@ -246,7 +246,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="exp_log",
         accuracy=Accuracy(1.25, (0.5,)),  # measured: 1.01 (JAX), 0.28
         mpmath=lambda mp, x: mp.exp(x),
-        edges=edges.unary(*edges.EXP_POINTS),
+        edges=edge_values.unary(*edge_values.EXP_POINTS),
         array=lambda xp, a, k: xp.exp(a[0]),
     ),
     OpSpec(
@@ -263,7 +263,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="exp_log",
         accuracy=Accuracy(0.75, (1.25,)),  # measured: 0.49, 0.85 (x ** -1)
         mpmath=lambda mp, x: mp.log(x),
-        edges=edges.unary(1e-320, 1e308, 2.0),
+        edges=edge_values.unary(1e-320, 1e308, 2.0),
         array=lambda xp, a, k: xp.log(a[0]),
     ),
     OpSpec(
@@ -278,7 +278,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         accuracy=Accuracy(0.75, (1.0,)),  # measured: 0.50, 0.81
         mpmath=lambda mp, x: mp.sin(x),
-        edges=edges.unary(1e16, 3.141592653589793),
+        edges=edge_values.unary(1e16, 3.141592653589793),
         array=lambda xp, a, k: xp.sin(a[0]),
     ),
     OpSpec(
@@ -292,7 +292,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         accuracy=Accuracy(0.75, (1.5,)),  # measured: 0.52, 1.09
         mpmath=lambda mp, x: mp.atan(x),
-        edges=edges.unary(1e16, 1e308),
+        edges=edge_values.unary(1e16, 1e308),
         array=lambda xp, a, k: xp.arctan(a[0]),
     ),
     OpSpec(
@@ -310,7 +310,7 @@ SCALAR_SPECS: list[OpSpec] = [
         accuracy=Accuracy(1.0, (2.0, 2.0)),  # measured: 0.72, 1.66, 1.58
         mpmath=lambda mp, y, x: mp.atan2(y, x),
         array=lambda xp, a, k: xp.arctan2(a[0], a[1]),
-        edges=edges.binary((0.0, -1.0), (-0.0, -1.0), (1e-300, -1e300), (1e300, 1e-300)),
+        edges=edge_values.binary((0.0, -1.0), (-0.0, -1.0), (1e-300, -1e300), (1e300, 1e-300)),
     ),
     OpSpec(
         "cos",
@@ -324,7 +324,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="trig",
         accuracy=Accuracy(0.75, (1.25,)),  # measured: 0.47, 0.90
         mpmath=lambda mp, x: mp.cos(x),
-        edges=edges.unary(1e16, 3.141592653589793),
+        edges=edge_values.unary(1e16, 3.141592653589793),
         array=lambda xp, a, k: xp.cos(a[0]),
     ),
     OpSpec(
@@ -341,7 +341,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="sqrt_pow",
         accuracy=Accuracy(0.75, (0.75,)),  # measured: 0.49, 0.31
         mpmath=lambda mp, x: mp.sqrt(x),
-        edges=edges.unary(1e-320, 1e308, 4.0),
+        edges=edge_values.unary(1e-320, 1e308, 4.0),
         array=lambda xp, a, k: xp.sqrt(a[0]),
     ),
     OpSpec(
@@ -359,7 +359,7 @@ SCALAR_SPECS: list[OpSpec] = [
         family="piecewise",
         accuracy=Accuracy(0.0, (1.25,)),  # measured: 0, 0.88 (HIPS autograd's g * x / |x|)
         mpmath=lambda mp, x: abs(x),
-        edges=edges.unary(),
+        edges=edge_values.unary(),
         array=lambda xp, a, k: xp.abs(a[0]),
     ),
 ]

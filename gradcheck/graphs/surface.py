@@ -13,7 +13,7 @@ whatever a later registry adds.
 
 Ops reach an adapter by name only (its `ops`): an op is never drawn for an adapter that does not
 list it, so a release's new ops need no opt-in; `Release.ops` records which ops each release
-added. The gate keeps a baseline to the surface it was recorded with (`campaign/gate.py`).
+added. The gate keeps a baseline to the surface it was recorded with (`campaign/regression_gate.py`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs import edges, rounding_scales
+from gradcheck.graphs import edge_values, rounding_scales
 from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Accuracy, Chooser, OpSpec
 
 # Rows where softmax, log_softmax and the reductions meet float64's limits: huge spreads,
@@ -16,14 +16,14 @@ from gradcheck.graphs.opspec import CANCELLATION, KINK_MARGIN, Accuracy, Chooser
 EDGE_ROWS = (
     [1000.0, 0.0, -1000.0],
     [800.0, 800.0, 0.0],
-    [edges.INF, 0.0, 1.0],
-    [-edges.INF, 0.0, 1.0],
-    [edges.NAN, 0.0, 1.0],
+    [edge_values.INF, 0.0, 1.0],
+    [-edge_values.INF, 0.0, 1.0],
+    [edge_values.NAN, 0.0, 1.0],
     [1e300, -1e300, 0.0],
 )
 
 
-def _row_edges(**attrs: Any) -> tuple[edges.Edge, ...]:
+def _row_edges(**attrs: Any) -> tuple[edge_values.Edge, ...]:
     return tuple(((np.array(row),), dict(attrs)) for row in EDGE_ROWS)
 
 
@@ -395,7 +395,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0,)),
-        edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edges.unary(-0.5)),
+        edges=tuple((args, {"low": -0.5, "high": 1.0}) for args, _ in edge_values.unary(-0.5)),
         grads=lambda a, k, out: (np.where((a[0] >= k["low"]) & (a[0] <= k["high"]), 1.0, 0.0),),
         mpmath=lambda mp, x, low, high: _mp_pick(mp, min, _mp_pick(mp, max, x, mp.mpf(low)), mp.mpf(high)),
         array=lambda xp, a, k: xp.clip(a[0], k["low"], k["high"]),
@@ -413,7 +413,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0, 0.0)),
-        edges=edges.binary(),
+        edges=edge_values.binary(),
         grads=lambda a, k, out: (_tie_share(a[0], a[1]), _tie_share(a[1], a[0])),
         mpmath=lambda mp, a, b: _mp_pick(mp, max, a, b),
         array=lambda xp, a, k: xp.maximum(a[0], a[1]),
@@ -431,7 +431,7 @@ TENSOR_SPECS: list[OpSpec] = [
         tensor_only=True,
         family="piecewise",
         accuracy=Accuracy(0.0, (0.0, 0.0)),
-        edges=edges.binary(),
+        edges=edge_values.binary(),
         grads=lambda a, k, out: (_tie_share(a[1], a[0]), _tie_share(a[0], a[1])),
         mpmath=lambda mp, a, b: _mp_pick(mp, min, a, b),
         array=lambda xp, a, k: xp.minimum(a[0], a[1]),

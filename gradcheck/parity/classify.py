@@ -1,6 +1,6 @@
 """The kind of one failing check: what a person must hear first about a difference from torch.
 
-`classify(check, engine)` re-evaluates the failing instance of a `GraphCheck` (one input point,
+`classify(problems, graph, adapter)` re-evaluates the failing instance of a `GraphCheck` (one input point,
 its cotangent) with the engine and with torch and names the difference: the engine raised, a
 nan/inf pattern unlike torch's, a wrong forward value, a convention at a kink (the engine's slope
 lies between the one-sided derivatives but is not torch's choice), a wrong gradient, or wrong
@@ -17,7 +17,6 @@ import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import TORCH_TOLERANCE
@@ -44,14 +43,14 @@ class Difference:
     check: str  # "forward", "gradient" or "second-derivative"
 
 
-def classify_check(check: GraphCheck, engine: str | EngineAdapter) -> Difference:
+def classify_check(check: GraphCheck, adapter: EngineAdapter) -> Difference:
     """The kind of difference a failing `check` shows (see the module docstring)."""
     if check.failure is None:
         raise ValueError("classify_check: the check has no failing instance (did it pass?)")
-    return classify(check.problems, check.failure, engine)
+    return classify(check.problems, check.failure, adapter)
 
 
-def classify(problems: Sequence[Problem], graph: Graph, engine: str | EngineAdapter) -> Difference:
+def classify(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference:
     """The kind of difference behind `problems`, found on `graph` (a one-point failing instance)."""
     if any(p.what is What.RAISED and p.check != SECOND for p in problems):
         return Difference(Kind.EXCEPTION, "gradient")
@@ -59,7 +58,6 @@ def classify(problems: Sequence[Problem], graph: Graph, engine: str | EngineAdap
     if wrong:
         kind = Kind.WRONG_SHAPE if wrong[0].what is What.WRONG_SHAPE else Kind.WRONG_TYPE
         return Difference(kind, "gradient" if wrong[0].input is not None else "forward")
-    adapter = load_engine(engine)
     values, cotangent = graph.input_values(0), _cotangent(graph)
     if any(p.check == SECOND for p in problems) and not any(p.first_order for p in problems):
         return _second_order(graph, adapter, values, cotangent, problems)

@@ -20,7 +20,6 @@ from gradcheck.checker.numerical import ridders
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import policy_for
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
@@ -94,12 +93,11 @@ def _forward(graph: Graph, rows: np.ndarray) -> np.ndarray:
     return torch_reference.forward_values(graph, list(rows.T))
 
 
-def confirmed(check: GraphCheck, engine: str | EngineAdapter) -> bool:
+def confirmed(check: GraphCheck, adapter: EngineAdapter) -> bool:
     """Whether the precise oracle confirms an oracle-only disagreement (False: a false alarm)."""
     graph = check.failure
     if graph is None:
         return True
-    adapter = load_engine(engine)
     cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
     try:
         _, grads = adapter.run(graph, graph.input_values(0), cotangent)
@@ -125,13 +123,12 @@ def without_point(graph: Graph, point: int) -> Graph | None:
     return Graph(inputs, list(graph.nodes), list(graph.outputs), points, graph.cotangent, dict(graph.meta))
 
 
-def checked_graph(graph: Graph, engine: str | EngineAdapter, *, seed: int = 0, **options: Any) -> GraphCheck:
+def checked_graph(graph: Graph, adapter: EngineAdapter, *, seed: int = 0, **options: Any) -> GraphCheck:
     """`check_graph`, with oracle-only disagreements settled by the precise oracle first.
 
     Each point the precise oracle clears is dropped and the graph checked again at the others;
     the result counts them in `settled_points`.
     """
-    adapter = load_engine(engine)
     settled = 0
     current: Graph | None = graph
     while True:

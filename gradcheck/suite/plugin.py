@@ -116,13 +116,13 @@ def _option(config: pytest.Config, name: str, alias: str, default: Any) -> Any:
 
 def corpus_files(config: pytest.Config) -> list[Path]:
     """The corpus files a run replays: the shipped corpus and every --gradcheck-corpus directory."""
-    from gradcheck.graphs import corpus
+    from gradcheck.graphs import corpus_format
 
     extra = [Path(d) for d in _option(config, "--gradcheck-corpus", "--corpus", [])]
     for directory in extra:
         if not directory.is_dir():
             raise pytest.UsageError(f"--gradcheck-corpus {directory}: not a directory")
-    return [p for d in (SHIPPED_CORPUS.resolve(), *extra) for p in corpus.corpus_files(d)]
+    return [p for d in (SHIPPED_CORPUS.resolve(), *extra) for p in corpus_format.corpus_files(d)]
 
 
 def corpus_id(path: Path) -> str:
@@ -273,9 +273,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     check = _failures.pop(item.nodeid, None)
     if not (report.failed and check is not None and check.failure is not None):
         return
-    from gradcheck.graphs import corpus
+    from gradcheck.graphs import corpus_format
 
-    path = corpus.save(
+    path = corpus_format.save(
         check.failure,
         check.engine,
         [str(p) for p in check.problems],

@@ -15,7 +15,7 @@ def test_the_engine_passes_its_gradient_regression_gate(pytestconfig, gradcheck_
     path = gate_baseline(pytestconfig)
     if path is None:
         pytest.skip("no --gradcheck-baseline FILE: the gate is not run")
-    from gradcheck.campaign.gate import baseline_parts, run_gate
+    from gradcheck.campaign.regression_gate import baseline_parts, run_gate
     from gradcheck.campaign.report_session import CiFiles, report_gate
     from gradcheck.campaign.settings import CampaignError
 

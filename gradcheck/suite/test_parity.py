@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.strategies import engine_tensor_graphs
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
@@ -129,8 +129,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def test_corpus_graph_still_agrees(engine, corpus_path):  # the shipped corpus and --gradcheck-corpus DIRs
     try:
-        graph = corpus.load(corpus_path)
-    except corpus.CorpusFileError as e:
+        graph = corpus_format.load(corpus_path)
+    except corpus_format.CorpusFileError as e:
         pytest.fail(str(e), pytrace=False)
     if not set(graph.ops()) <= engine.ops:
         pytest.skip(f"engine {engine.name} does not support {sorted(set(graph.ops()) - engine.ops)}")

@@ -1,6 +1,6 @@
 """Engines whose bugs the harness once reported wrongly: minigrad with one thing changed each.
 
-Each reproduces a class of bug met on third-party engines (issue 21) and must come out of a
+Each reproduces a class of bug met on third-party engines and must come out of a
 campaign as exactly one finding per bug, with the right op and kind: a division whose number on
 the left is unsupported (no `__rtruediv__`), a division by a number computed as a reciprocal of
 the reversed quotient (it raises at `0.0 / v`, also in nodes no output uses), two bugs in one

@@ -1,4 +1,4 @@
-"""Engines whose one bug once came out as many findings (issue 30): each must give exactly one.
+"""Engines whose one bug once came out as many findings: each must give exactly one.
 
 Each is `structural_engines.Value` (a correct micrograd-style engine with an iterative
 topological order) with one thing changed:

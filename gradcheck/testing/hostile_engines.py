@@ -1,5 +1,5 @@
-"""Engines that attack the harness instead of computing wrong numbers (issue 29), and tasks that
-misbehave the same way for the supervisor's own tests.
+"""Engines that attack the harness instead of computing wrong numbers (ending their process,
+hanging, answers that raise), and tasks that misbehave the same way for the supervisor's own tests.
 
 Each engine is minigrad's Value over a few ops, with relu misbehaving: it calls `sys.exit(0)`,
 ends the process with `os._exit(3)`, reads address 0 (a segmentation fault, as a crashing C

@@ -1,4 +1,5 @@
-"""Adapters written for an older op registry, for the tests of the op surface (issue 30, point 4).
+"""Adapters written for an older op registry, for the tests of the op surface
+(`graphs.surface`).
 
 `BeforeKeepdim` adapts minigrad's Tensor the way a user wrote it before `sum` and `mean` had
 `keepdim`: it passes `dims` only, so the engine returns the reduced shape where a keepdim graph

@@ -1,4 +1,4 @@
-"""Engines for the triage of issue 30: each must come out of a campaign as exactly one finding, in
+"""Engines with one planted problem of each tier: each must come out of a campaign as exactly one finding, in
 the right tier (`gradcheck.campaign.tiers`).
 
 - `ListsSigmoidItLacks`: an adapter that lists `sigmoid` for an engine with no `.sigmoid()`: the

@@ -251,3 +251,70 @@ def test_run_gate_and_the_plugin_report_through_the_one_report_session(name):
     imported = imported_modules((ROOT / name).read_text())
     assert imported & REPORT_WRITERS == set(), f"{name} assembles reports: call campaign.report_session"
     assert "gradcheck.campaign.report_session" in imported
+
+
+def torch_imports(source: str) -> bool:
+    """Whether a source file imports torch itself (not a name of gradcheck's that holds it)."""
+    return any(m == "torch" or m.startswith("torch.") for m in imported_modules(source))
+
+
+def test_the_torch_detector_sees_what_it_forbids():
+    assert torch_imports("try:\n    import torch\nexcept ImportError:\n    torch = None\n")
+    assert torch_imports("from torch.autograd import grad")
+    assert not torch_imports("from gradcheck.engines.torch_engine import torch\nlines = ['import torch']")
+
+
+@pytest.mark.parametrize("path", _modules("gradcheck"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_only_the_torch_engine_imports_torch(path):
+    if path.relative_to(ROOT).as_posix() != "gradcheck/engines/torch_engine.py":
+        assert not torch_imports(path.read_text()), "take `torch` from gradcheck.engines.torch_engine"
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def documented_modules(text: str) -> dict[str, set[str]]:
+    """The modules docs/architecture.md names, by package directory: the first cell of each table
+    row under a heading that names the directory (`### \\`gradcheck/campaign/\\``), its subheadings
+    included."""
+    found: dict[str, set[str]] = {}
+    package, level = None, 0
+    for line in text.splitlines():
+        heading = re.match(r"(#+) (.*)", line)
+        if heading:
+            depth, title = len(heading.group(1)), heading.group(2)
+            named = re.fullmatch(r"`([\w/]+)/`", title.strip())
+            if named:
+                package, level = named.group(1), depth
+                found.setdefault(package, set())
+            elif package is not None and depth <= level:
+                package = None
+        elif package is not None:
+            cell = re.match(r"\| `([\w.]+\.py)` \|", line)
+            if cell:
+                found[package].add(cell.group(1))
+    return found
+
+
+def test_the_module_list_reader_sees_tables_under_their_package():
+    text = (
+        "### `pkg/`\n\n| module | role |\n|---|---|\n| `a.py` | A |\n"
+        "#### group\n| `b.py` | B |\n### next\n| `c.py` | C |\n"
+    )
+    assert documented_modules(text) == {"pkg": {"a.py", "b.py"}}
+
+
+def _package_modules() -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {}
+    for path in [*_modules("minigrad"), *_modules("gradcheck")]:
+        if path.name != "__init__.py":
+            packages.setdefault(path.parent.relative_to(ROOT).as_posix(), set()).add(path.name)
+    return packages
+
+
+@pytest.mark.parametrize("package", sorted(_package_modules()))
+def test_docs_architecture_names_every_module_and_no_other(package):
+    named = documented_modules(ARCHITECTURE.read_text(encoding="utf-8")).get(package, set())
+    modules = _package_modules()[package]
+    assert not modules - named, f"docs/architecture.md does not name {sorted(modules - named)} of {package}/"
+    assert not named - modules, f"docs/architecture.md names {sorted(named - modules)}: not in {package}/"

@@ -12,7 +12,7 @@ import pytest
 from gradcheck import atomic
 from gradcheck.campaign.report_json import write_report
 from gradcheck.cli import main
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph, Input, OpNode
 
 
@@ -60,7 +60,7 @@ def test_a_failed_report_write_leaves_no_truncated_report(tmp_path, full_disk):
 
 def test_a_failed_corpus_write_leaves_no_empty_corpus_file(tmp_path, full_disk):
     with pytest.raises(OSError):
-        corpus.write({"format": "minigrad-graph", "version": 1}, tmp_path / "corpus" / "g.json")
+        corpus_format.write({"format": "minigrad-graph", "version": 1}, tmp_path / "corpus" / "g.json")
     assert list((tmp_path / "corpus").iterdir()) == []
 
 

@@ -1,4 +1,4 @@
-"""An engine cannot take the harness down (issue 29): whatever one op does (sys.exit, os._exit, a
+"""An engine cannot take the harness down: whatever one op does (sys.exit, os._exit, a
 segmentation fault, never returning, an answer whose __float__ raises, an exit at import) the
 command ends with its documented exit status and one clear line or finding, no traceback, and no
 worker process left behind. The engines run in watched workers, as users run them."""

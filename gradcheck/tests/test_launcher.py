@@ -1,4 +1,4 @@
-"""Printed commands start gradcheck the way that works here (issue 26, point 9): the console
+"""Printed commands start gradcheck the way that works here: the console
 script by the name or path that ran, else this very interpreter, never a bare `python` that may
 be another one."""
 

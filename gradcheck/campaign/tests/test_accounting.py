@@ -1,4 +1,4 @@
-"""Every failing graph accounted for once (issue 30): explained by the finding shown to be its
+"""Every failing graph accounted for once: explained by the finding shown to be its
 cause, shrunk into one, or counted among the unexplained graphs, never a finding of its own; and
 each finding shows its most telling example.
 
@@ -68,7 +68,7 @@ def test_an_abs_that_overwrites_its_input_is_one_finding_against_abs():
     result = campaign("InplaceAbsAdapter")
     assert len(result.failures) > 20
     finding = only_finding(result)
-    assert "abs" in finding.ops and finding.extra["culprits"] == ["abs"]
+    assert "abs" in finding.ops and finding.culprits == ("abs",)
     assert finding.kind in (Kind.WRONG_VALUE, Kind.WRONG_GRADIENT)
 
 
@@ -82,7 +82,7 @@ def test_a_backward_in_id_order_is_one_graph_code_finding_with_the_op_echoes_fol
         result = campaign("IdOrderedBackwardAdapter", runner=runner, shrink_budget=300.0)
     finding = only_finding(result)
     assert finding.phase == "structure" and finding.ops == () and finding.kind is Kind.NONDETERMINISTIC
-    assert any(" — nondeterministic" in title for title in finding.extra["folded"]), "per-op echoes"
+    assert any(" — nondeterministic" in title for title in finding.merged.folded), "per-op echoes"
     assert all(stats.failures == 0 for stats in result.ops.values()), "no op is blamed"
 
 
@@ -111,10 +111,10 @@ def test_a_node_failing_by_a_known_rule_is_counted_in_its_finding_unless_it_is_a
     first = explain(*failing(0.5, 1.5), Explaining(()), adapter, index=0).finding
     assert first.ops == ("mul",) and len(first.graph["nodes"]) == 1, "a finding made of the node alone"
     graph, cause = failing(0.7, -1.2)
-    strongest = replace(first, extra={**first.extra, "excess": math.inf})
+    strongest = replace(first, excess=math.inf)
     again = explain(graph, cause, Explaining((strongest,)), adapter, index=1).finding
     assert again.graph == strongest.graph and again.graph_indices == (1,), "counted, not made anew"
-    weakest = replace(first, extra={**first.extra, "excess": 0.0})
+    weakest = replace(first, excess=0.0)
     better = explain(graph, cause, Explaining((weakest,)), adapter, index=1).finding
     assert better.graph != weakest.graph and better.ops == ("mul",), "a better example is a finding"
 
@@ -154,7 +154,7 @@ def test_a_tanh_derivative_written_1_minus_t_is_one_finding_shown_where_it_is_fa
     engine = fe.TanhOneMinusTAdapter().run(graph, [x], list(graph.cotangent))[1][0]
     torch = torch_at(graph, [x], list(graph.cotangent)).grads[0, 0]
     assert abs(engine - torch) > 0.1 * abs(torch), "far off, not barely outside the allowance"
-    assert finding.extra["excess"] > 1e6
+    assert finding.excess is not None and finding.excess > 1e6
 
 
 # --- the unexplained graphs --------------------------------------------------------------------
@@ -253,7 +253,7 @@ def test_a_finding_whose_op_a_graph_merely_contains_does_not_explain_it():
     graph, _ = failing_instance(Graph([Input("x0", 0.4), Input("x1", -0.8)], nodes, [4]), engine)
     mul = Graph([Input("x0", 0.5), Input("x1", 0.25)], [OpNode("mul", (0, 1))], [2])
     known = finding_of(Diagnosed(sentences(("made up",)), mul, None), engine)
-    known = type(known)(**{**known.__dict__, "extra": {"culprits": ["mul"]}})
+    known = replace(known, culprits=("mul",))
     assert explain(graph, None, Explaining((known,), culprits_only=True), engine, index=0).finding is None
 
 

@@ -31,7 +31,7 @@ from gradcheck.campaign.earlier_schema import problems_from_sentences as sentenc
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.report_json import build_report, write_report
-from gradcheck.graphs import corpus as graph_corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.kinds import Kind
 
@@ -175,9 +175,9 @@ def test_a_failing_graph_shrinks_to_the_broken_op_and_is_saved_under_the_suites_
     path = Path(files[0])
     graph = Graph.from_json(path.read_text())
     assert graph.meta["found_by"] == f"gradcheck run --seed 1, graph {first.index}"
-    again = graph_corpus.save(graph, broken_sin, [], "test", tmp_path / "suite")
+    again = corpus_format.save(graph, broken_sin, [], "test", tmp_path / "suite")
     assert again.name == path.name, "campaign and parity suite share one corpus naming scheme"
-    assert graph_corpus.load(path).ops() == ["sin"]
+    assert corpus_format.load(path).ops() == ["sin"]
 
 
 def test_a_failure_that_does_not_fail_again_when_shrunk_is_left_unexplained():

@@ -16,8 +16,8 @@ from gradcheck.campaign.settling import rebuild_failures
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity import edges
-from gradcheck.parity.edges import check_edges
+from gradcheck.parity import edge_check
+from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.kinds import Kind
 
 SETTINGS = Settings(graphs=40, seed=0, ops=("relu", "add", "mul"))
@@ -35,7 +35,7 @@ class DoubledRelu(MinigradValue):
 def classified(monkeypatch):
     """How many times each graph (by its JSON) is classified, wherever the campaign classifies."""
     counts: Counter[str] = Counter()
-    for module in (alike, blame, edges):
+    for module in (alike, blame, edge_check):
         original = module.classify
 
         def counting(problems, graph, engine, _original=original):

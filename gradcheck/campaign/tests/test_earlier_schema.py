@@ -13,7 +13,7 @@ import pytest
 
 from gradcheck.campaign.earlier_schema import problem_from_sentence
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.report_json import SCHEMA_VERSION, load_report
+from gradcheck.campaign.report_json import SCHEMA_VERSION, json_safe, load_report
 from gradcheck.engines.origin import FrameKind, Producer
 from gradcheck.parity.problem import What
 
@@ -35,6 +35,7 @@ def test_a_schema_1_report_is_read_with_the_same_titles_tiers_and_fixes(path):
             entry.get("fix", ""),
         )
         assert [str(p) for p in finding.problems] == entry["problems"]
+        assert json_safe(finding.to_dict().get("extra", {})) == entry.get("extra", {}), "as written"
 
 
 def test_a_schema_1_adapter_fault_is_read_as_the_adapters_exception():

@@ -153,7 +153,7 @@ def test_failing_graphs_of_an_accepted_finding_fail_no_row_however_many_there_ar
 
 
 def test_an_op_whose_evidence_shrank_is_read_at_the_baselines_rank_from_the_top():
-    from gradcheck.campaign.gate import read_at_baseline_ranks
+    from gradcheck.campaign.regression_gate import read_at_baseline_ranks
 
     # 300 graphs in the baseline, 4 of them noisy: its p99 is the 4th largest, 5e-8
     noisy = [1e-7, 9e-8, 8e-8, 5e-8]

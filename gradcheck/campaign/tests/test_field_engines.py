@@ -75,7 +75,7 @@ def test_a_matmul_backward_that_crashes_on_vectors_is_one_finding_against_matmul
 def test_a_complex_number_at_an_edge_value_is_wrong_type():
     # PyPI micrograd computes (-1e-300) ** 0.5 in Python floats: a complex number, not a real one
     pytest.importorskip("micrograd")
-    from gradcheck.campaign.edges import edge_findings
+    from gradcheck.campaign.edge_phase import edge_findings
     from gradcheck.campaign.validation import load_adapter
 
     findings = edge_findings(load_adapter("micrograd"), ["pow_const"])
@@ -88,7 +88,7 @@ def test_an_amax_that_doubles_a_tied_gradient_is_one_finding_against_amax(seed):
     # tensor inputs sometimes hold two equal entries; at such a tie central differences mean
     # nothing and the point is judged against torch alone (which shares the gradient evenly).
     # Whether the doubled partials read as a convention or a wrong gradient is the tie classifier's
-    # call (issue 21 item 2); here: one finding, against amax, in the gradient check.
+    # call (`parity.classify`); here: one finding, against amax, in the gradient check.
     result = campaign(
         "AmaxTiesDoubled", seed=seed, tensor=True, isolation=False, ops=("amax", "add", "tanh", "mul")
     )

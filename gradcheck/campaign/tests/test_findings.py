@@ -6,7 +6,8 @@ import shlex
 import pytest
 
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
-from gradcheck.campaign.findings import Finding, failing, group_findings, replay_command, summary
+from gradcheck.campaign.findings import Finding, GraphCode, Merged, failing, replay_command, summary
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.launcher import launcher
 from gradcheck.parity.kinds import Kind
 
@@ -161,6 +162,50 @@ def test_a_finding_survives_a_json_round_trip():
     )
 
 
+def test_a_findings_typed_facts_survive_report_json_in_the_extra_keys_earlier_reports_have():
+    f = Finding(
+        Kind.NONDETERMINISTIC,
+        (),
+        "gradient",
+        BIG,
+        phase="structure",
+        where="deep chains",
+        excess=2.5,
+        culprits=("mul.broadcast",),
+        rate="fails 3 of 8 rebuilds",
+        was=Kind.WRONG_GRADIENT,
+        death="called sys.exit(0)",
+        skipped=True,
+        graph_code=GraphCode("depth", ("deep chains",), 1000),
+        merged=Merged(
+            cases={"structure": 1, "random": 4},
+            raised=("OverflowError", "ZeroDivisionError"),
+            kinds=(Kind.EXCEPTION, Kind.WRONG_GRADIENT),
+            checks=("forward", "gradient"),
+            folded=("relu — nondeterministic",),
+        ),
+    )
+    written = json.loads(json.dumps(f.to_dict()))
+    assert Finding.from_dict(written) == f
+    assert written["extra"] == {
+        "excess": 2.5,
+        "culprits": ["mul.broadcast"],
+        "cause": "depth",
+        "checks": ["deep chains"],
+        "rate": "fails 3 of 8 rebuilds",
+        "depth": 1000,
+        "was": "wrong-gradient",
+        "death": "called sys.exit(0)",
+        "skipped": True,
+        "cases": {"structure": 1, "random": 4},
+        "raised": ["OverflowError", "ZeroDivisionError"],
+        "merged_checks": ["forward", "gradient"],
+        "folded": ["relu — nondeterministic"],
+        "merged_kinds": ["exception", "wrong-gradient"],
+    }
+    assert "extra" not in relu_finding(0).to_dict(), "a finding of one plain case has none"
+
+
 def test_a_finding_names_a_known_check_and_at_least_one_graph():
     with pytest.raises(ValueError, match="check must be one of"):
         Finding(Kind.WRONG_GRADIENT, ("relu",), "backward", RELU)
@@ -248,8 +293,7 @@ def test_the_example_shown_is_at_ordinary_inputs_before_it_is_the_furthest_outsi
             "nodes": [{"op": "mul", "args": [0, 1], "attrs": {}}],
             "outputs": [2],
         }
-        extra = {"excess": excess}
-        return Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", graph, region="ordinary", extra=extra)
+        return Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", graph, region="ordinary", excess=excess)
 
     tiny, ordinary, weaker = mul_at(-3.8e-9, 4.5e14), mul_at(0.3, 2e14), mul_at(0.7, 1e13)
     (merged,) = group_findings([tiny, weaker, ordinary])

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from rich.console import Console
 
-from gradcheck.campaign import gate, verdict
+from gradcheck.campaign import regression_gate, verdict
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_markdown import gate_markdown
@@ -50,8 +50,8 @@ ENGINES = textwrap.dedent(
 GRAPHS = 160  # enough to draw every scalar op
 
 
-def part(graphs: int = GRAPHS) -> gate.Part:
-    return gate.part_for("gate_engines:Engine", graphs=graphs)
+def part(graphs: int = GRAPHS) -> regression_gate.Part:
+    return regression_gate.part_for("gate_engines:Engine", graphs=graphs)
 
 
 def run(baseline, update=False, accept_findings=True, summary=None, graphs=GRAPHS) -> int:
@@ -108,10 +108,12 @@ def test_the_gate_compares_robust_relative_figures_only():
 
 
 def test_each_part_has_its_fixed_count_and_seed_and_float32_needs_tensor():
-    assert gate.part_for("micrograd") == gate.Part("scalar", "micrograd", False, 3000, 20240601)
-    assert gate.part_for("e", tensor=True, dtype="float32").name == "tensor-float32"
-    with pytest.raises(gate.CampaignError, match="--dtype float32 needs --tensor"):
-        gate.part_for("micrograd", dtype="float32")
+    assert regression_gate.part_for("micrograd") == regression_gate.Part(
+        "scalar", "micrograd", False, 3000, 20240601
+    )
+    assert regression_gate.part_for("e", tensor=True, dtype="float32").name == "tensor-float32"
+    with pytest.raises(regression_gate.CampaignError, match="--dtype float32 needs --tensor"):
+        regression_gate.part_for("micrograd", dtype="float32")
 
 
 def test_the_gate_passes_against_the_baseline_it_just_recorded(baseline, tmp_path, capsys):
@@ -132,7 +134,7 @@ def test_a_doctored_baseline_fails_the_gate_until_it_is_updated_on_purpose(
     ops = data["parts"]["scalar"]["ops"]
     # A small healthy campaign may have no figure above the floors (it depends on the draws, so on
     # the registry's op set): lower the floors so that some figure is, whatever the ops.
-    monkeypatch.setattr(gate, "FLOORS", {m: f * 1e-6 for m, f in verdict.FLOORS.items()})
+    monkeypatch.setattr(regression_gate, "FLOORS", {m: f * 1e-6 for m, f in verdict.FLOORS.items()})
     # plant a regression: pretend the figure furthest above its floor was 1000 times smaller before
     op, metric = max(
         ((o, m) for o in ops for m in verdict.FLOORS if ops[o].get(m) is not None),
@@ -160,7 +162,7 @@ def test_a_gradient_1e_7_off_fails_its_op_row_only_and_the_new_finding_is_the_fi
     baseline, capsys, monkeypatch
 ):
     monkeypatch.setenv("GATE_VARIANT", "broken-tanh")
-    outcome = gate.run_gate([part()], baseline, 1)
+    outcome = regression_gate.run_gate([part()], baseline, 1)
     assert [v.op for v in outcome.verdicts if v.failed] == ["tanh"], [v.reasons for v in outcome.verdicts]
     (row,) = [v for v in outcome.verdicts if v.failed]
     assert any("new finding: tanh — wrong gradient" in reason for reason in row.reasons), row.reasons
@@ -241,21 +243,27 @@ def test_findings_are_compared_by_signature():
 def test_a_baseline_recorded_for_another_engine_or_settings_is_bad_input_before_any_campaign(
     baseline, monkeypatch, other, message
 ):
-    monkeypatch.setattr(gate, "run_parts", lambda *a, **k: pytest.fail("a campaign ran"))
+    monkeypatch.setattr(regression_gate, "run_parts", lambda *a, **k: pytest.fail("a campaign ran"))
     settings = {"engine": "gate_engines:Engine", "graphs": GRAPHS, **other}
-    wanted = gate.part_for(settings["engine"], graphs=settings["graphs"])
-    with pytest.raises(gate.CampaignError, match="was recorded with other settings") as error:
-        gate.run_gate([wanted], baseline, 1)
+    wanted = regression_gate.part_for(settings["engine"], graphs=settings["graphs"])
+    with pytest.raises(regression_gate.CampaignError, match="was recorded with other settings") as error:
+        regression_gate.run_gate([wanted], baseline, 1)
     assert message in str(error.value)
-    tensor = gate.part_for("minigrad-tensor", tensor=True)
-    with pytest.raises(gate.CampaignError, match=r"has part\(s\) \['scalar'\], this gate runs \['tensor'\]"):
-        gate.run_gate([tensor], baseline, 1)
+    tensor = regression_gate.part_for("minigrad-tensor", tensor=True)
+    with pytest.raises(
+        regression_gate.CampaignError, match=r"has part\(s\) \['scalar'\], this gate runs \['tensor'\]"
+    ):
+        regression_gate.run_gate([tensor], baseline, 1)
 
 
 def test_a_missing_or_foreign_baseline_is_bad_input(tmp_path):
-    with pytest.raises(gate.CampaignError, match="no baseline yet; create it with --update-baseline"):
-        gate.run_gate([part()], tmp_path / "none.json", 1)
+    with pytest.raises(
+        regression_gate.CampaignError, match="no baseline yet; create it with --update-baseline"
+    ):
+        regression_gate.run_gate([part()], tmp_path / "none.json", 1)
     foreign = tmp_path / "foreign.json"
     foreign.write_text('{"schema_version": 7}')
-    with pytest.raises(gate.CampaignError, match=r"not a gate baseline of schema_version 2 \(found 7\)"):
-        gate.run_gate([part()], foreign, 1)
+    with pytest.raises(
+        regression_gate.CampaignError, match=r"not a gate baseline of schema_version 2 \(found 7\)"
+    ):
+        regression_gate.run_gate([part()], foreign, 1)

@@ -8,13 +8,13 @@ import math
 
 import pytest
 
-from gradcheck.campaign import gate, verdict, workers
+from gradcheck.campaign import regression_gate, verdict, workers
 from gradcheck.campaign.baseline import SCHEMA_VERSION, load_baseline
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.cli import main
 
 FIGURES = {"graphs": 5, "failures": 0, "failing_graphs": [], **dict.fromkeys(verdict.FLOORS, 2.5e-15)}
-SETTINGS = gate.part_for("minigrad").recorded_settings()
+SETTINGS = regression_gate.part_for("minigrad").recorded_settings()
 FINDING = {"signature": ["exception", ["div"], "gradient", "ZeroDivisionError"], "title": "div", "graphs": 1}
 
 
@@ -40,7 +40,7 @@ def no_campaign(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a campaign ran before the input was checked")
 
-    monkeypatch.setattr(gate, "run_parts", refuse)
+    monkeypatch.setattr(regression_gate, "run_parts", refuse)
 
 
 def malformed(data: dict, where: str, value: object) -> dict:
@@ -131,9 +131,9 @@ def test_more_jobs_than_cpus_are_lowered_with_a_note(monkeypatch, tmp_path, caps
 
     def record_jobs(parts, jobs, announce=None, runner=None):
         used.append(jobs)
-        raise gate.CampaignError("stop here")
+        raise regression_gate.CampaignError("stop here")
 
-    monkeypatch.setattr(gate, "run_parts", record_jobs)
+    monkeypatch.setattr(regression_gate, "run_parts", record_jobs)
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(good_baseline()))
     assert main(["gate", "--engine", "minigrad", "--baseline", str(path), "--jobs", "1000"]) == 2

@@ -4,8 +4,8 @@ import pytest
 
 from gradcheck.campaign import Settings, load_adapter, real_backend, run_campaign
 from gradcheck.campaign.blame import blame_nodes
-from gradcheck.campaign.edges import edge_findings
-from gradcheck.campaign.findings import group_findings
+from gradcheck.campaign.edge_phase import edge_findings
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing import kind_engines

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gradcheck.campaign import gate
+from gradcheck.campaign import regression_gate
 from gradcheck.campaign.checking import GraphChecker, real_backend
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.settings import CampaignError, Settings
@@ -72,17 +72,17 @@ def _registry_before_keepdim(patch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_variant_added_after_a_baseline_was_recorded_keeps_the_gate_passing(tmp_path):
-    part = gate.part_for(f"{ENGINES}:KeepdimIgnored", tensor=True, graphs=GRAPHS)
+    part = regression_gate.part_for(f"{ENGINES}:KeepdimIgnored", tensor=True, graphs=GRAPHS)
     path = tmp_path / "baseline.json"
     with pytest.MonkeyPatch.context() as earlier_release:
         _registry_before_keepdim(earlier_release)
-        assert gate.update_baseline([part], path, jobs=1, accept_findings=False).written
+        assert regression_gate.update_baseline([part], path, jobs=1, accept_findings=False).written
     recorded = json.loads(path.read_text())["parts"]["tensor"]["surface"]
     assert recorded["variants"] == [], "no variant of its ops existed then"
     assert recorded["ops"] == ["add", "mul", "tanh", "sum", "mean"], "the ops drawn from, in registry order"
     # this registry draws keepdim, which the adapter mishandles: a campaign on all of it fails
     assert not run_campaign(part.settings(), real_backend()).passed
-    outcome = gate.run_gate([part], path, 1)
+    outcome = regression_gate.run_gate([part], path, 1)
     assert outcome.passed, outcome.verdict_lines()
     (coverage,) = outcome.new_coverage
     # named as titles name them, with the name an adapter opts in by
@@ -91,17 +91,17 @@ def test_a_variant_added_after_a_baseline_was_recorded_keeps_the_gate_passing(tm
     assert "sum keeping the reduced dims (sum.keepdim)" in coverage
     assert coverage.endswith("run --update-baseline to include it")
     # recorded again, the baseline gates keepdim too, and accepts what the adapter does with it
-    assert gate.update_baseline([part], path, jobs=1).accepted
-    again = gate.run_gate([part], path, 1)
+    assert regression_gate.update_baseline([part], path, jobs=1).accepted
+    again = regression_gate.run_gate([part], path, 1)
     assert again.passed and again.new_coverage == []
 
 
 def test_a_baseline_that_records_no_surface_was_recorded_by_release_2(tmp_path):
-    part = gate.part_for("minigrad-tensor", tensor=True, graphs=GRAPHS)
+    part = regression_gate.part_for("minigrad-tensor", tensor=True, graphs=GRAPHS)
     path = tmp_path / "baseline.json"
-    assert gate.update_baseline([part], path, jobs=1, accept_findings=False).written
+    assert regression_gate.update_baseline([part], path, jobs=1, accept_findings=False).written
     data = json.loads(path.read_text())
     del data["parts"]["tensor"]["surface"]  # as 7dfac76 wrote it
     path.write_text(json.dumps(data))
-    outcome = gate.run_gate([part], path, 1)
+    outcome = regression_gate.run_gate([part], path, 1)
     assert outcome.passed and outcome.new_coverage == [], outcome.verdict_lines()

@@ -1,8 +1,8 @@
 """The overview every report opens on: what to fix first, the edge behaviour compact, conventions
-as notes (issue 30, point 6)."""
+as notes."""
 
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.overview import edge_outcome, overview, title_parts
 from gradcheck.parity.kinds import Kind
 
@@ -51,8 +51,8 @@ def test_a_title_splits_into_what_it_is_about_and_what_happened():
     assert title_parts(BUG) == ("tanh", "wrong gradient")
     assert title_parts(raised("ZeroDivisionError", "pole")) == ("div at a pole", "raised ZeroDivisionError")
     assert title_parts(STRUCTURAL) == ("backward() twice does not accumulate like torch", "structural")
-    rate = {"rate": "fails 3 of 8 rebuilds"}
-    shared = made(Kind.NONDETERMINISTIC, (), phase="structure", where="a node used twice", extra=rate)
+    rate = "fails 3 of 8 rebuilds"
+    shared = made(Kind.NONDETERMINISTIC, (), phase="structure", where="a node used twice", rate=rate)
     assert title_parts(shared) == ("a node used twice", "nondeterministic (fails 3 of 8 rebuilds)")
 
 
@@ -93,7 +93,7 @@ def test_two_findings_raising_at_one_region_say_raises_once_with_each_type():
 
 def test_an_outcome_merged_across_kinds_says_each():
     merged = raised(
-        "OverflowError", "outside the domain", extra={"merged_kinds": ["exception", "wrong-type"]}
+        "OverflowError", "outside the domain", merged=Merged(kinds=(Kind.EXCEPTION, Kind.WRONG_TYPE))
     )
     assert edge_outcome(merged) == ["raises OverflowError", "not a number"]
 

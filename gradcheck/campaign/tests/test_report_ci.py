@@ -1,4 +1,4 @@
-"""The files CI reads, laid out as a triage (issue 30): the markdown summary and the JUnit XML lead
+"""The files CI reads, laid out as a triage (`campaign.overview`): the markdown summary and the JUnit XML lead
 with bugs, then graph code; the edge behaviour is compact; every finding shows its tier."""
 
 from __future__ import annotations

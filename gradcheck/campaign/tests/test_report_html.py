@@ -1,5 +1,5 @@
-"""report.html opens on what to fix first, fits an 800 px window and stays small (issue 30, point
-6): specified on a made-up campaign of 40 items over 2,000 graphs of which 1,500 fail.
+"""report.html opens on what to fix first, fits an 800 px window and stays small:
+specified on a made-up campaign of 40 items over 2,000 graphs of which 1,500 fail.
 
 (That no element scrolls sideways at 800 px was also checked by hand in headless Chromium on the
 lab's engines; here, what keeps it so: wrapped code, folded lists, wide tables in scroll boxes.)"""

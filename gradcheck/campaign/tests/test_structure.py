@@ -92,7 +92,7 @@ def test_a_wrong_mul_is_no_graph_code_finding_the_checks_share_nodes_through_add
 
 def test_micrograds_structural_findings_come_with_repros_in_its_own_terms():
     pytest.importorskip("micrograd")
-    by_cause = {f.extra["cause"]: f for f in run_structure(load_engine("micrograd")).findings}
+    by_cause = {f.structural_cause: f for f in run_structure(load_engine("micrograd")).findings}
     twice = by_cause["backward-twice"].snippet
     assert "from micrograd.engine import Value" in twice and twice.count(".backward()") == 2
     scope: dict = {}
@@ -131,7 +131,7 @@ def test_the_recursion_limit_is_one_finding_at_one_depth_however_deep_the_caller
     assert shallow.status == deep.status == "failed"
     assert shallow.detail == deep.detail and shallow.depth == deep.depth
     (found,) = _nested(200, lambda: run_structure(adapter)).findings
-    assert found.where == RECURSION_LIMIT and found.extra["depth"] == shallow.depth
+    assert found.where == RECURSION_LIMIT and found.graph_code.depth == shallow.depth
     assert str(shallow.depth) not in found.title, "the depth is no part of the finding's identity"
 
 
@@ -196,7 +196,7 @@ def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rat
     graph = sharing_graphs("mul", "add")["a diamond"].instance(0)
     (flaky,) = with_rates([_finding(graph)], _Flaky())
     assert flaky.kind is Kind.NONDETERMINISTIC
-    assert flaky.extra["rate"] == f"fails {REBUILDS // 2} of {REBUILDS} rebuilds"
+    assert flaky.rate == f"fails {REBUILDS // 2} of {REBUILDS} rebuilds"
     assert "nondeterministic (fails 4 of 8 rebuilds)" in flaky.title
     (steady,) = with_rates([_finding(graph)], se.DoubledSharedAdapter())
     assert steady.kind is Kind.WRONG_GRADIENT

@@ -114,7 +114,7 @@ def test_accounting_and_the_isolations_evidence_run_on_two_workers_as_they_do_in
     assert [(f.title, f.graph_indices) for f in there.findings] == [
         (f.title, f.graph_indices) for f in here.findings
     ]
-    assert there.findings[0].extra["culprits"] == ["abs"] and unexplained(there.records) is None
+    assert there.findings[0].culprits == ("abs",) and unexplained(there.records) is None
     assert [(r.index, r.ops, r.passed) for r in there.isolated] == [
         (r.index, r.ops, r.passed) for r in here.isolated
     ]

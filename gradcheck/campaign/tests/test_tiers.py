@@ -7,7 +7,8 @@ import pytest
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.tiers import EdgeFacts, decide_tier, edge_facts
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import region_of
@@ -129,10 +130,10 @@ def test_bugs_come_first_then_graph_code_then_the_rest():
 def test_an_engine_that_ends_its_process_or_hangs_is_a_bug_at_any_input(kind, value):
     # no input excuses ending the process or never answering: torch answers at inf too
     graph = one_op("relu", value)
-    death = {"death": "called sys.exit(0)"} if kind is Kind.CRASH else {"death": "gave no answer within 3 s"}
+    death = "called sys.exit(0)" if kind is Kind.CRASH else "gave no answer within 3 s"
     problem = "the engine's worker process called sys.exit(0) while applying relu"
     finding = Finding(
-        kind, ("relu",), "forward", graph.to_dict(), problems=sentences((problem,)), extra=death
+        kind, ("relu",), "forward", graph.to_dict(), problems=sentences((problem,)), death=death
     )
     assert finding.tier == "bug"
     assert Finding.from_dict(finding.to_dict()).tier == "bug"

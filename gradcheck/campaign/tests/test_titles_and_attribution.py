@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from gradcheck.campaign import Settings, real_backend, run_campaign, tiers
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, region_of

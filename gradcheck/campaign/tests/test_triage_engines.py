@@ -1,5 +1,5 @@
 """Each engine of `gradcheck/testing/triage_engines.py` comes out of `gradcheck run` as exactly one
-finding, in the right tier, titled by its cause (issue 30)."""
+finding, in the right tier, titled by its cause."""
 
 import json
 import xml.etree.ElementTree as ET

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
-from gradcheck.campaign.findings import Finding, group_findings
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.variants import SURFACE_QUALIFIERS, surface_words, variant_of
 from gradcheck.graphs import surface
 from gradcheck.graphs.generate import Sizes, random_graph

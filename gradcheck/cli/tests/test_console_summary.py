@@ -1,5 +1,5 @@
-"""What `gradcheck run` shows first: one screen that says what to fix (issue 30, point 6), and
-commands printed whole, that work when pasted (issue 26, point 9)."""
+"""What `gradcheck run` shows first: one screen that says what to fix, and commands
+printed whole, that work when pasted."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.nn_ops import NN_SPECS
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.parity.compare import check_graph, kink_graphs
-from gradcheck.parity.edges import check_edge, edge_graph
+from gradcheck.parity.edge_check import check_edge, edge_graph
 from minigrad import Tensor
 
 pytest.importorskip("jax")

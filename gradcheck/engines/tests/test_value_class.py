@@ -16,7 +16,7 @@ import pytest
 
 from gradcheck import GradcheckError, gradcheck
 from gradcheck.campaign import Settings, real_backend, run_campaign
-from gradcheck.campaign.edges import edge_findings
+from gradcheck.campaign.edge_phase import edge_findings
 from gradcheck.cli import main
 from gradcheck.engines import load_engine
 from gradcheck.engines.loading import canonical_spec, import_root

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import minigrad
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, GraphFormatError, Input, OpNode
 from gradcheck.graphs.shrink import shrink_graph
@@ -49,9 +49,9 @@ def test_constants_round_trip_through_json_as_version_2():
 def test_graphs_without_constants_stay_version_1_and_old_files_load():
     g = Graph([Input("x0", 0.5)], [OpNode("sin", (0,))], [1])
     assert g.to_dict()["version"] == 1 and "consts" not in g.to_dict()["nodes"][0]
-    for path in corpus.corpus_files(CORPUS):
+    for path in corpus_format.corpus_files(CORPUS):
         if json.loads(path.read_text())["version"] == 1:
-            graph = corpus.load(path)
+            graph = corpus_format.load(path)
             assert all(not n.consts for n in graph.nodes)
             assert graph.to_dict()["version"] == 1
 

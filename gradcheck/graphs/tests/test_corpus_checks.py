@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.corpus_checks import required_attrs
 
 HEADER = {"format": "minigrad-graph", "version": 1}
@@ -100,24 +100,28 @@ MALFORMED = {
 def test_a_malformed_entry_is_refused_naming_the_file_and_the_field(tmp_path, text, problem):
     path = tmp_path / "entry.json"
     path.write_text(text)
-    with pytest.raises(corpus.CorpusFileError) as info:
-        corpus.load(path)
+    with pytest.raises(corpus_format.CorpusFileError) as info:
+        corpus_format.load(path)
     message = str(info.value)
     assert str(path) in message and problem in message
     assert "\n" not in message
 
 
 def test_a_sound_entry_loads():
-    assert corpus.parse(graph(points=[[0.5, 1.0], [1.5, 2.0]])).n_points == 2
-    assert corpus.parse(pow_const('{"exponent": -0.5}')).nodes[0].attr == {"exponent": -0.5}
+    assert corpus_format.parse(graph(points=[[0.5, 1.0], [1.5, 2.0]])).n_points == 2
+    assert corpus_format.parse(pow_const('{"exponent": -0.5}')).nodes[0].attr == {"exponent": -0.5}
 
 
 def test_shape_and_indexing_attributes_load_and_keepdim_may_be_left_out():
-    index = corpus.parse(tensor_op("index", '{"index": [["mask", [true, false]], ["ints", [0, -3, 2]]]}'))
+    index = corpus_format.parse(
+        tensor_op("index", '{"index": [["mask", [true, false]], ["ints", [0, -3, 2]]]}')
+    )
     assert index.nodes[0].attr["index"] == [["mask", [True, False]], ["ints", [0, -3, 2]]]
-    older_sum = corpus.parse(tensor_op("sum", '{"dims": [-1]}'))  # saved before keepdim existed
+    older_sum = corpus_format.parse(tensor_op("sum", '{"dims": [-1]}'))  # saved before keepdim existed
     assert "keepdim=False" in older_sum.to_python()
-    assert corpus.parse(tensor_op("expand", '{"sizes": [4, -1, 3]}')).nodes[0].attr == {"sizes": [4, -1, 3]}
+    assert corpus_format.parse(tensor_op("expand", '{"sizes": [4, -1, 3]}')).nodes[0].attr == {
+        "sizes": [4, -1, 3]
+    }
 
 
 def test_each_op_takes_the_attributes_its_snippet_names():
@@ -147,5 +151,5 @@ def test_a_tensor_graph_a_campaign_writes_reads_back_with_its_layout_attributes(
         assert Graph.from_json(g.to_json()).to_json() == g.to_json()
     bogus = drawn[0].to_dict()
     bogus["nodes"][0]["attrs"]["colour"] = 1
-    with pytest.raises(corpus.GraphFormatError, match=r"unknown attribute\(s\) \['colour'\]"):
+    with pytest.raises(corpus_format.GraphFormatError, match=r"unknown attribute\(s\) \['colour'\]"):
         check_graph_data(json.dumps(bogus))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from gradcheck.engines.minigrad_tensor import MinigradTensor
+from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph, kink_graphs
@@ -65,7 +66,7 @@ def test_the_same_engine_away_from_the_kink_agrees():
 def test_a_passing_check_has_nothing_to_classify():
     result = check_graph(one_op("tanh", 0.2), "minigrad")
     with pytest.raises(ValueError, match="no failing instance"):
-        classify_check(result, "minigrad")
+        classify_check(result, MinigradValue())
 
 
 def test_nonfinite_means_a_different_pattern_of_nan_and_inf():

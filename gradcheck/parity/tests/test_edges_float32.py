@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradcheck.campaign.edges import edge_findings
+from gradcheck.campaign.edge_phase import edge_findings
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
-from gradcheck.parity.edges import check_edge, check_edges, edge_graph
+from gradcheck.parity.edge_check import check_edge, check_edges, edge_graph
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing.broken_engines import HalfPrecisionAccumulation, TinyAdapter
 from minigrad import Tensor

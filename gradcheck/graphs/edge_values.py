@@ -1,7 +1,7 @@
 """Edge-value tables for the registry's entries: the inputs where float64 arithmetic is at its limits.
 
 Every op is checked at signed zeros, the smallest subnormal, +-1e-300, +-1e300, +-inf and nan;
-each entry adds its own overflow points, kinks and poles. `gradcheck.parity.edges` runs the tables
+each entry adds its own overflow points, kinks and poles. `gradcheck.parity.edge_check` runs the tables
 (the engine's value and gradient must match torch's there, non-finite pattern included).
 """
 

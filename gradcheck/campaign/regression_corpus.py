@@ -12,7 +12,7 @@ from typing import Any
 
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.statistics import CampaignResult
-from gradcheck.graphs import corpus
+from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.problem import Problem
 
@@ -36,9 +36,9 @@ def open_corpus(directory: Path) -> Corpus:
     problems: list[str] = []
     if directory.exists() and not directory.is_dir():
         raise CampaignError(f"corpus {directory}: not a directory")
-    for path in corpus.corpus_files(directory):
+    for path in corpus_format.corpus_files(directory):
         try:
-            files[path.name] = corpus.parse(path.read_text(encoding="utf-8"))
+            files[path.name] = corpus_format.parse(path.read_text(encoding="utf-8"))
         except (GraphFormatError, OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: {exc}")
     if problems:
@@ -105,10 +105,12 @@ def _save(
     opened: Corpus, graph: Mapping[str, Any], engine: str, found_by: str, problems: Sequence[Problem]
 ) -> Path:
     """Write a graph with its meta into the corpus once (one file per distinct graph); its path."""
-    data = corpus.with_meta(graph, engine=engine, found_by=found_by, problems=[str(p) for p in problems])
-    name = corpus.file_name(data, engine)
+    data = corpus_format.with_meta(
+        graph, engine=engine, found_by=found_by, problems=[str(p) for p in problems]
+    )
+    name = corpus_format.file_name(data, engine)
     if name not in opened.files:
-        corpus.write(data, opened.directory / name)
+        corpus_format.write(data, opened.directory / name)
         opened.files[name] = data
     return opened.directory / name
 
@@ -130,8 +132,8 @@ def add_to_corpus(files: list[Path], directory: Path, create: bool = False) -> l
     graphs = []
     for path in files:
         try:
-            graphs.append(corpus.load(path))
-        except corpus.CorpusFileError as exc:
+            graphs.append(corpus_format.load(path))
+        except corpus_format.CorpusFileError as exc:
             raise CampaignError(f"{exc} (nothing was added)") from None
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -140,10 +142,10 @@ def add_to_corpus(files: list[Path], directory: Path, create: bool = False) -> l
     added = []
     for graph in graphs:
         data = graph.to_dict()
-        name = corpus.file_name(data, str(graph.meta.get("engine", "any")))
+        name = corpus_format.file_name(data, str(graph.meta.get("engine", "any")))
         target = directory / name
         new = not target.exists()
         if new:
-            corpus.write(data, target)
+            corpus_format.write(data, target)
         added.append((target, new))
     return added

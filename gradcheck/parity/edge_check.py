@@ -20,17 +20,13 @@ import numpy as np
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.origin import Raised
-from gradcheck.graphs.edges import describe
+from gradcheck.engines.torch_engine import torch
+from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.classify import classify
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import FORWARD, Problem, What, raised_problem
-
-try:
-    import torch
-except ImportError:  # pragma: no cover - the test environment has torch
-    torch = None
 
 # Where both are finite: |engine - torch| <= RTOL * |torch| + ATOL (ATOL lets an engine that keeps
 # a 1e-17 gradient where torch rounds to 0, or the reverse, pass: both are right to float64 eps).

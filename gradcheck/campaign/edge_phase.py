@@ -1,4 +1,4 @@
-"""The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edges`),
+"""The campaign's edge-value phase: the ops it draws, each at its edge values (`gradcheck.parity.edge_check`),
 reported as findings (phase "edges"), one per root cause (op, input region, check, kind and tier)
 however many edge cases and exception types share it."""
 
@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gradcheck.campaign.findings import Finding, group_findings, raised_type
+from gradcheck.campaign.findings import Finding, Merged, raised_type
+from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.tiers import tier_of
 from gradcheck.campaign.variants import variant_of
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.regions import region_of
-from gradcheck.parity.edges import EdgeProblem, check_edges
+from gradcheck.parity.edge_check import EdgeProblem, check_edges
 
 # How many of a finding's edge cases its problems list shows.
 SHOWN_CASES = 5
@@ -69,7 +70,7 @@ def findings_of(problems: Sequence[EdgeProblem], adapter: EngineAdapter) -> list
                 graphs=len(problems),
                 problems=tuple(replace(p.problem, case=p.where) for p in problems[:SHOWN_CASES]),
                 snippet=adapter.snippet(first.graph),  # None: the report shows torch's code
-                extra={"raised": raised} if len(raised) > 1 else {},
+                merged=Merged(raised=tuple(raised)) if len(raised) > 1 else Merged(),
                 tier=tier,
             )
         )

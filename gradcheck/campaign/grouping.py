@@ -1,0 +1,133 @@
+"""Grouping: the findings of every phase merged into one per root cause (`group_findings`), each
+shown by its best example (`example_rank`: the smallest graph, then one without tiny inputs, then
+the furthest outside its allowance); counts add up, indices join, and a merged finding keeps what
+its cases covered beyond its example (`findings.Merged`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from gradcheck.campaign import tiers
+from gradcheck.campaign.findings import CHECKS, Finding, phase_rank
+from gradcheck.campaign.variants import plainer
+from gradcheck.graphs.regions import ORDINARY, POLE, tiny
+
+
+def raised_types(findings: Iterable[Finding]) -> list[str]:
+    """The distinct exception types the findings' cases raised, sorted."""
+    return sorted({t for f in findings for t in f.raised.split("/") if t})
+
+
+def graph_size(graph: Mapping[str, Any]) -> tuple[int, int]:
+    """How big a graph JSON is (op nodes, inputs): the smaller one is the better repro."""
+    return (len(graph.get("nodes", ())), len(graph.get("inputs", ())))
+
+
+def group_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Merge findings with the same cause (signature, tier, variant): counts add, indices join, the
+    smallest graph is the repro.
+
+    A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
+    region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
+    the ordinary finding of the same kind, ops, check and variant when there is one (and takes its
+    tier), so relu's slope of 2 is one finding, not one per edge value. A pole keeps its own
+    finding (a rule raising at a divisor of 0 is another problem than the same op raising
+    everywhere). Likewise an edge-tier finding joins the bug of the same cause and variant
+    (maximum's partials (0, 0) at a tie of 1e300s are its bug at a tie of 1.0s). A finding of a
+    variant joins the one of a plainer variant (fewer qualifiers, otherwise the same cause): the
+    title then names only what the failures need.
+
+    Order: bugs first, then the other tiers (`tiers.TIERS`); within a tier most graphs first, then
+    by title, so the output does not depend on the order findings arrived in (a pool's order).
+    """
+    findings = list(findings)
+    ordinary = {
+        (f.kind, f.ops, f.check, f.variant): f.tier
+        for f in findings
+        if f.region == ORDINARY and f.tier != tiers.ADAPTER
+    }
+    joined: set[int] = set()  # findings moved to another's region or tier: not the repro when others are
+    adjusted = []
+    for f in findings:
+        joins = ordinary.get((f.kind, f.ops, f.check, f.variant))
+        if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier != tiers.ADAPTER:
+            f = replace(f, region=ORDINARY, tier=joins)
+            joined.add(id(f))
+        adjusted.append(f)
+    bugs = {(*f.signature, f.variant) for f in adjusted if f.tier == tiers.BUG}
+    groups: dict[tuple[Any, ...], list[Finding]] = {}
+    for f in adjusted:
+        if f.tier == tiers.EDGE and (*f.signature, f.variant) in bugs:  # the bug's rule, at an edge
+            f = replace(f, tier=tiers.BUG)
+            joined.add(id(f))
+        groups.setdefault(f.cause, []).append(f)
+    plainest: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # a variant's cause -> the plainest one's
+    for cause in groups:
+        if cause[0] == tiers.ADAPTER or not cause[-1]:
+            continue
+        plainer_ones = [c for c in groups if c[:-1] == cause[:-1] and plainer(cause[-1], c[-1])]
+        if plainer_ones:
+            plainest[cause] = min(plainer_ones, key=lambda c: (len(c[-1]), -sum(f.graphs for f in groups[c])))
+    merged = []
+    for cause, group in groups.items():
+        if plainest.get(cause, cause) != cause:
+            continue
+        variants = [f for c, g in groups.items() if c != cause and plainest.get(c) == cause for f in g]
+        prefer = [f for f in group if id(f) not in joined] or group
+        merged.append(_merge([*group, *variants], prefer=prefer))
+    found = {op for f in merged if f.tier != tiers.ADAPTER for op in f.ops}
+    merged = [
+        replace(f, op_has_findings=True) if f.tier == tiers.ADAPTER and set(f.ops) & found else f
+        for f in merged
+    ]
+    return sorted(merged, key=lambda f: (tiers.tier_rank(f.tier), -f.graphs, f.title, f.phase))
+
+
+def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
+    """One finding for `group`; its repro the smallest graph (of `prefer` when given: the findings
+    of the variant the merged one is named by), among those the most telling (furthest outside its
+    allowance)."""
+    best = min(
+        prefer or group,
+        key=lambda f: (*example_rank(f.graph, excess(f)), phase_rank(f.phase), f.graph_indices),
+    )
+    indices = sorted({i for f in group for i in f.graph_indices})
+    cases: dict[str, int] = {}
+    for f in group:
+        for phase, n in f.cases.items():
+            cases[phase] = cases.get(phase, 0) + n
+    merged = replace(best.merged, cases=cases) if len(cases) > 1 else best.merged
+    raised = raised_types(group)
+    if raised and "/".join(raised) != best.raised:  # more types, or the repro's case raised none
+        merged = replace(merged, raised=tuple(raised))
+    kinds = sorted({f.kind for f in group} | set(best.merged.kinds), key=lambda k: k.value)
+    checks = sorted({c for f in group for c in f.merged.checks or (f.check,)}, key=CHECKS.index)
+    if len(kinds) > 1:
+        merged = replace(merged, kinds=tuple(kinds))
+    if len(checks) > 1:
+        merged = replace(merged, checks=tuple(checks))
+    return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)
+
+
+def example_rank(graph: Mapping[str, Any], excess: float) -> tuple[Any, ...]:
+    """How good an example of its finding a failing graph is, the best first: the smallest graph,
+    then one whose inputs are not tiny (a wrong rule read at x = 0.7 rather than 3.8e-09, where
+    its rounding bound is tiny and its excess huge), then the furthest outside its allowance."""
+    return (graph_size(graph), _has_tiny_inputs(graph), -excess)
+
+
+def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:
+    for inp in graph.get("inputs", ()):
+        try:
+            if tiny(inp.get("value")).any():
+                return True
+        except (TypeError, ValueError):  # a value JSON spells otherwise ("inf")
+            continue
+    return False
+
+
+def excess(f: Finding) -> float:
+    """How far outside its allowance the finding's graph fails (`Finding.excess`; 0 when unknown)."""
+    return 0.0 if f.excess is None else f.excess
