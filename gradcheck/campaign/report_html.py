@@ -39,7 +39,7 @@ _TABLE_COLUMNS = (
 )
 # The tiers whose findings show the code that reproduces them (what the engine's author fixes);
 # the others show their replay command, which prints the numbers side by side.
-_CODE_TIERS = (tiers.BUG, tiers.GRAPH_CODE)
+_CODE_TIERS = (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE)
 # At most this many shrunk graphs are drawn (or their DOT text shown): the first of each finding.
 DRAWN_GRAPHS = 10
 # At most this many findings show their code (a repro with its verdict is ~3 KB); the others, and
@@ -118,11 +118,18 @@ def _header(report: dict) -> str:
     kind = "tensor" if s["tensor"] else "scalar"
     ops = ", ".join(s["ops"]) if s["ops"] else "every op the engine supports"
     ok = report.get("passed", t["failed"] == 0)
+    judge = (
+        "values, gradients and second derivatives against their <b>exact values</b> (mpmath, each entry "
+        "allowed the rounding of any correct evaluation), <b>torch.autograd</b>'s judged beside them, "
+        "gradients also against a <b>numerical oracle</b>"
+        if s.get("reference") == "exact"
+        else "gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>, values "
+        "against torch's"
+    )
     return f"""
 <h1>gradcheck: {escape(s["engine"])}</h1>
 <p>{t["graphs"]} random {kind} graphs at {s.get("points")} input points each (seed {s["seed"]}; ops:
-{escape(ops)}): gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>,
-values against torch's. {t.get("points_checked", 0)} graph instances checked,
+{escape(ops)}): {judge}. {t.get("points_checked", 0)} graph instances checked,
 {t.get("points_skipped", 0)} skipped (the oracle could not vouch for the point),
 {t.get("points_settled", 0)} settled by a precise oracle (mpmath), {t.get("points_any_order", 0)}
 beyond torch's rounding but within the rounding of another evaluation order of the exact value.</p>
