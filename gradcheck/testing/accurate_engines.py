@@ -1,9 +1,11 @@
 """Correct engines more accurate than torch: right where torch's answer is off the exact value.
 
-Judged against torch, each fails where torch is off (its right answer differs from torch's beyond
-torch's rounding); judged against the exact values (`reference="exact"`) each passes, and the
-check reports torch's answer as off (`Off.TORCH`, tier `torch-off`). No bug is planted; each
-changes one derivative of a correct engine for a formula more accurate than torch's:
+Judged against the exact values (`reference="exact"`) each passes where torch is off, and the
+check reports torch's answer as off (`Off.TORCH`, tier `torch-off`). Judged against torch,
+`KeptPowHessian` fails there (its right answer differs from torch's beyond torch's rounding);
+`ScaledAtan2` passes, its gradient outside torch's rounding judged again against the exact value.
+No bug is planted; each changes one derivative of a correct engine for a formula more accurate
+than torch's:
 
 - `ScaledAtan2`: `reordered_engines.LocalValue` whose atan2 partials x / (x² + y²) and
   -y / (x² + y²) are computed from x and y scaled by the larger of them, so that x² + y² never
@@ -31,10 +33,13 @@ from minigrad.elementwise import Pow
 
 def atan2_slopes(y: Any, x: Any) -> tuple[Any, Any]:
     """atan2(y, x)'s partials x / (x² + y²) and -y / (x² + y²), x and y scaled by the larger of
-    |x| and |y| first: the squares then neither overflow nor underflow."""
+    |x| and |y| first, so that x² + y² never overflows. Where torch's x² + y² is 0 (the origin, or
+    squares that underflow) torch's convention, a signed 0; at inf or nan the plain formula."""
+    d = x * x + y * y
+    if d == 0:
+        return x * 0.0, -y * 0.0
     m = max(abs(x), abs(y))
-    if m == 0 or m == float("inf") or m != m:  # the plain formula: torch's conventions at 0, inf, nan
-        d = x * x + y * y
+    if m == float("inf") or m != m:
         return x / d, -y / d
     xs, ys = x / m, y / m
     d = (xs * xs + ys * ys) * m
