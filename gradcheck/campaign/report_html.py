@@ -280,7 +280,8 @@ _OP_COLUMNS = (
 
 
 def _op_table(report: dict) -> str:
-    head = "".join(f"<th>{escape(label)}</th>" for _, label in _OP_COLUMNS)
+    judge = "vs exact" if report["settings"].get("reference") == "exact" else "vs torch"  # the figures'
+    head = "".join(f"<th>{escape(label.replace('vs torch', judge))}</th>" for _, label in _OP_COLUMNS)
     rows = []
     for op, st in report["ops"].items():
         cells = "".join(f"<td>{_fmt(st.get(key))}</td>" for key, _ in _OP_COLUMNS)
