@@ -5,8 +5,11 @@ values) at a campaign's 4 points, against torch and against the exact values, on
 Workloads: 30-node scalar graphs (minigrad) and tensor graphs as campaigns draw them
 (minigrad-tensor), each in one process, CPU time (`process_time`: the machine's other load does
 not count). The exact reference's cache of op values is emptied before its run, as a campaign's
-worker starts with none. Not a pytest-benchmark benchmark, for the reason `bench_exact.py` gives
-(the first evaluation of a graph costs more than its repeats). Nothing is asserted.
+worker starts with none.
+
+Not a pytest-benchmark benchmark: the fixture's repeated rounds would time the exact reference's
+cached repeats, not a campaign's first evaluation of each graph (as `bench_exact.py` says).
+Nothing is asserted.
 
     python benchmarks/bench_reference.py               # about two minutes
     python benchmarks/bench_reference.py --graphs 20   # a quick look
