@@ -3,6 +3,7 @@ Where torch alone is off the engine is right: such a finding (tier `torch-off`) 
 run, leads every report's first screen, and `replay` of the report judges as the campaign did."""
 
 import json
+import xml.etree.ElementTree as ET
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding, group_findings
@@ -25,7 +26,18 @@ def campaign(tmp_path, name: str, *options: str) -> tuple[int, dict]:
 
 
 def test_an_engine_right_where_torch_is_off_passes_with_a_torch_off_finding_first(tmp_path, capsys):
-    status, report = campaign(tmp_path, "exact", "--engine", KEPT_POW, *POW_CAMPAIGN, "--reference", "exact")
+    junit = tmp_path / "junit.xml"
+    status, report = campaign(
+        tmp_path,
+        "exact",
+        "--engine",
+        KEPT_POW,
+        *POW_CAMPAIGN,
+        "--reference",
+        "exact",
+        "--junit-xml",
+        str(junit),
+    )
     out = " ".join(capsys.readouterr().out.split())
     assert status == 0 and report["passed"]
     assert report["settings"]["reference"] == "exact"
@@ -36,10 +48,15 @@ def test_an_engine_right_where_torch_is_off_passes_with_a_torch_off_finding_firs
     assert "1 finding where torch is off" in out and "PASS" in out
     html = (tmp_path / "exact" / "report.html").read_text()
     assert "torch is off" in html and "exact values" in html
+    (case,) = [c for c in ET.parse(junit).iter("testcase") if c.get("classname") == "gradcheck.findings"]
+    assert case.find("failure") is None and "the engine is right" in (case.findtext("system-out") or "")
 
     assert main(["replay", str(tmp_path / "exact" / "report.json"), "--engine", KEPT_POW]) == 0
     replayed = " ".join(capsys.readouterr().out.split())
     assert "against the exact values" in replayed and "torch is off here (the engine is right)" in replayed
+    replay_against_torch = ["replay", str(tmp_path / "exact" / "report.json"), "--engine", KEPT_POW]
+    assert main([*replay_against_torch, "--reference", "torch"]) == 1, "--reference overrides the report's"
+    capsys.readouterr()
 
     status, against_torch = campaign(tmp_path, "torch", "--engine", KEPT_POW, *POW_CAMPAIGN)
     assert status == 1, "judged against torch, the same right answers are a bug"
