@@ -63,7 +63,7 @@ table.overview td, table.edges td { overflow-wrap: break-word; } table.edges { f
 table.edges th, table.edges td { padding: 0.2em 0.35em; }
 .tier { font-weight: 600; white-space: nowrap; }
 .t-bug { color: #8a1c13; } .t-graph-code { color: #a3410b; } .t-adapter { color: #6d2b8f; }
-.t-edge { color: #7a6200; } .t-convention { color: #555; }
+.t-edge { color: #7a6200; } .t-convention { color: #555; } .t-torch-off { color: #1f4e99; }
 table.figures { font-size: 0.78em; } table.figures th { font-weight: normal; }
 table.figures td { white-space: nowrap; text-align: right; font-variant-numeric: tabular-nums; }
 table.figures td.op { text-align: left; }
@@ -228,12 +228,17 @@ def _findings(report: dict) -> str:
     parts = ['<h2 id="findings">Findings in detail</h2>']
     shown = 0
     for i, f in enumerate(_findings_of(report)):
-        label = "finding" if f.is_failure(conventions) else "note"
+        torch_off = f.tier == tiers.TORCH_OFF  # the engine is right: torch's answer is the one off
+        label = "finding" if f.is_failure(conventions) or torch_off else "note"
         code = ""
         if f.tier in _CODE_TIERS and shown < CODE_SHOWN:
             shown += 1
             language = (
-                "the engine's code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+                "torch's code, judged against the exact values"
+                if torch_off
+                else "the engine's code"
+                if f.snippet
+                else "torch's code (the engine has no snippet spelling)"
             )
             code = (
                 f"<details open><summary>Repro, in {language}</summary>"
@@ -241,13 +246,17 @@ def _findings(report: dict) -> str:
             )
         fix = f"<p><b>fix</b>: {escape(f.fix)}</p>" if f.fix else ""
         indices = _indices(f.graph_indices, f"the {len(f.graph_indices)} random graph(s)")
+        replayed = (
+            "the engine's numbers beside torch's and the exact values"
+            if torch_off
+            else "exit 1 while it fails, 0 once fixed"
+        )
         parts.append(
             f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
             f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
             f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
             f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
-            "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
-            f'<pre class="command">{escape(f.repro)}</pre>{code}</div>'
+            f'<p>Replay it ({replayed}):</p><pre class="command">{escape(f.repro)}</pre>{code}</div>'
         )
     return "\n".join(parts)
 

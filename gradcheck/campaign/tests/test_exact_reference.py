@@ -47,7 +47,7 @@ def test_an_engine_right_where_torch_is_off_passes_with_a_torch_off_finding_firs
     assert "torch is off: torch" in first["problems"][0]
     assert "1 finding where torch is off" in out and "PASS" in out
     html = (tmp_path / "exact" / "report.html").read_text()
-    assert "torch is off" in html and "exact values" in html
+    assert "torch is off" in html and "Repro, in torch's code, judged against the exact values" in html
     (case,) = [c for c in ET.parse(junit).iter("testcase") if c.get("classname") == "gradcheck.findings"]
     assert case.find("failure") is None and "the engine is right" in (case.findtext("system-out") or "")
 
