@@ -23,11 +23,12 @@ import numpy as np
 
 from gradcheck.campaign.findings import CHECKS, Finding
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.snippets import ALLOWED
+from gradcheck.engines.snippets import ALLOWED, EXACT
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, region_of, tiny
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity import torch_reference
+from gradcheck.parity.against_exact import exact_repro
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import repro_allowances
 from gradcheck.parity.kinds import Kind
@@ -78,7 +79,8 @@ def finding_of(
         graph_indices=tuple(indices),
         problems=problems,
         snippet=adapter.snippet(
-            with_allowances(graph, difference), second_order=difference.check == "second-derivative"
+            with_allowances(graph, difference, adapter.reference),
+            second_order=difference.check == "second-derivative",
         ),
         excess=diagnosed.excess,
     )
@@ -88,13 +90,21 @@ def finding_of(
 ROUNDING_KINDS = frozenset({Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE})
 
 
-def with_allowances(graph: Graph, difference: Difference) -> Graph:
+def with_allowances(graph: Graph, difference: Difference, reference: str = "torch") -> Graph:
     """`graph` carrying what the harness allowed each entry (`repro_allowances`) for its repro's
-    verdict, so the repro fails exactly where the check did; a difference the rounding has no
-    part in (an exception, a non-number, a convention), or entries with no finite bound: as is."""
+    verdict, so the repro fails exactly where the check did; judged against the exact values
+    (`reference`), the exact values too (`against_exact.exact_repro`), which its repro compares
+    with instead of torch's; a difference the rounding has no part in (an exception, a non-number,
+    a convention), or entries with no finite bound: as is."""
     if difference.kind not in ROUNDING_KINDS:
         return graph
-    allowed = repro_allowances(graph, second_order=difference.check == "second-derivative")
+    second_order = difference.check == "second-derivative"
+    if reference == "exact":
+        judged = exact_repro(graph, second_order)
+        if judged is None:
+            return graph
+        return replace(graph, meta={**graph.meta, ALLOWED: judged["allowed"], EXACT: judged["exact"]})
+    allowed = repro_allowances(graph, second_order=second_order)
     if allowed is None:
         return graph
     return replace(graph, meta={**graph.meta, ALLOWED: allowed})

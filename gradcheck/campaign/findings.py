@@ -19,7 +19,7 @@ from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
-from gradcheck.parity.problem import Problem, adapter_fault
+from gradcheck.parity.problem import Off, Problem, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
 from gradcheck.parity.wording import frame
 
@@ -286,6 +286,10 @@ class Finding:
             kind += f" ({' and '.join(_CHECK_WORDS[c] for c in checks)})"
         else:
             kind = self._kind_phrase(self.kind, self.check)
+        if self.tier == tiers.TORCH_OFF:  # the engine is right: the title names whose answer is off
+            return f"{ops}{place} — torch is off: {kind}"
+        if self.off is Off.BOTH:
+            kind += ", torch too"
         return f"{ops}{place} — {kind}"
 
     def _kind_phrase(self, kind: Kind, check: str) -> str:
@@ -308,10 +312,25 @@ class Finding:
         return phrase
 
     def is_failure(self, conventions: str = "torch") -> bool:
-        """Whether this finding fails the run: under `subgradient` conventions only a note."""
+        """Whether this finding fails the run: under `subgradient` conventions a convention is only a
+        note, and where torch alone is off (`tiers.TORCH_OFF`) the engine is right: never."""
         if conventions not in CONVENTIONS:
             raise ValueError(f"conventions must be one of {CONVENTIONS}, got {conventions!r}")
+        if self.tier in tiers.NOT_THE_ENGINES:
+            return False
         return not (conventions == "subgradient" and self.kind in SUBGRADIENT_TOLERATED)
+
+    @property
+    def off(self) -> Off | None:
+        """Who is off the exact value, when the exact values judged (`Off`): torch alone (every
+        problem torch's), both (some problem off for the engine and torch alike), or the engine
+        alone; None when no problem was judged against them with torch beside it."""
+        offs = {p.off for p in self.problems if p.off is not None}
+        if not offs:
+            return None
+        if offs == {Off.TORCH}:
+            return Off.TORCH
+        return Off.BOTH if Off.BOTH in offs else Off.ENGINE
 
     def to_dict(self) -> dict[str, Any]:
         """The finding as report.json writes it (graph JSON included)."""

@@ -43,16 +43,17 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     by title, so the output does not depend on the order findings arrived in (a pool's order).
     """
     findings = list(findings)
+    apart = (tiers.ADAPTER, tiers.TORCH_OFF)  # an adapter's faults, torch's: not the engine's rules
     ordinary = {
         (f.kind, f.ops, f.check, f.variant): f.tier
         for f in findings
-        if f.region == ORDINARY and f.tier != tiers.ADAPTER
+        if f.region == ORDINARY and f.tier not in apart
     }
     joined: set[int] = set()  # findings moved to another's region or tier: not the repro when others are
     adjusted = []
     for f in findings:
         joins = ordinary.get((f.kind, f.ops, f.check, f.variant))
-        if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier != tiers.ADAPTER:
+        if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier not in apart:
             f = replace(f, region=ORDINARY, tier=joins)
             joined.add(id(f))
         adjusted.append(f)

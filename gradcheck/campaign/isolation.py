@@ -21,6 +21,7 @@ from gradcheck.campaign.blame import finding_of_check
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.torch_off import torch_off_finding
 from gradcheck.campaign.validation import campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
@@ -142,6 +143,8 @@ def _check(
         return None
     if not check.passed and check.failure is not None:
         found.append(finding_of_check(check, adapter, phase="isolation", where=where))
+    elif check.torch_off and check.torch_off_instance is not None:  # the engine is right, torch is not
+        found.append(torch_off_finding(check.torch_off_instance, check.torch_off, "isolation", where))
     return check
 
 

@@ -1,7 +1,9 @@
 """The first screen of every report: what to fix first, on one screen.
 
 A campaign's findings as a triage: one row per finding a user fixes in the engine or
-its adapter, bugs first, then graph code, then adapter faults (each with its fix); the edge
+its adapter, bugs first, then graph code, then adapter faults (each with its fix), all after the
+findings where torch is off and the engine is right (judged against the exact values: the one
+thing a user of torch learns nowhere else); the edge
 behaviour as one compact table, one row per op and a column per input region, saying what the
 engine did there; conventions as notes; the failing graphs no finding explains as one line. The
 console (`gradcheck.cli.console`), report.html and the markdown summary draw this same overview,
@@ -19,8 +21,9 @@ from gradcheck.campaign.findings import Finding
 from gradcheck.graphs.regions import KINK, NONFINITE, OFF_DOMAIN, ORDINARY, OVERFLOW, POLE, TIE, TINY
 from gradcheck.parity.kinds import Kind
 
-# The tiers that get a row of the table, in its order; edge and convention have their own parts.
-TABLE_TIERS = (tiers.BUG, tiers.GRAPH_CODE, tiers.ADAPTER)
+# The tiers that get a row of the table, in its order (torch off first: none unless the exact
+# values judge, and none when the engine under test is torch); edge and convention have their own parts.
+TABLE_TIERS = (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE, tiers.ADAPTER)
 
 # The edge table's columns: an input region and its heading, in the order a reader scans them.
 EDGE_REGIONS = {
@@ -50,6 +53,7 @@ _EDGE_WORDS = {
 
 # How the overview counts each tier ("1 bug, 2 graph-code findings, 7 edge behaviours").
 _TIER_NOUNS = {
+    tiers.TORCH_OFF: ("finding where torch is off", "findings where torch is off"),
     tiers.BUG: ("bug", "bugs"),
     tiers.GRAPH_CODE: ("graph-code finding", "graph-code findings"),
     tiers.ADAPTER: ("adapter fault", "adapter faults"),

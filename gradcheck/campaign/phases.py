@@ -11,7 +11,9 @@
 5. grouping: one finding per root cause (`grouping.group_findings`), the isolation's and the
    structural phase's included.
 6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
-   explains it (`settling`); per-op statistics from the settled findings.
+   explains it (`settling`); per-op statistics from the settled findings. Judged against the exact
+   values, the graphs the engine passed where torch is off become findings of their own, never the
+   engine's failures (`torch_off`).
 7. edges: each op at its edge values (`edges`), its findings joined to the campaign's.
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
@@ -64,7 +66,8 @@ from gradcheck.campaign.structure import EVERY_PATH, StructureReport
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
-from gradcheck.campaign.tiers import ADAPTER
+from gradcheck.campaign.tiers import ADAPTER, TORCH_OFF
+from gradcheck.campaign.torch_off import torch_off_findings
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.edge_check import check_edges, edge_cases
@@ -134,6 +137,10 @@ def _phases(
         facts = runner.call(tasks.describe, engine, None)
         ops = facts.checked()
         one_op = [r for r in one_op if not set(r.ops) & set(settings.left_out)]  # no evidence now
+    # where torch alone is off (judged against the exact values) the engine is right: nothing of
+    # its to settle, joined after settling
+    torch_off = [f for f in isolated if f.tier == TORCH_OFF]
+    isolated = [f for f in isolated if f.tier != TORCH_OFF]
     earlier = [*(structure.findings if structure is not None else ()), *isolated]
     clock.start("check")  # starting the workers counts as checking
     records: dict[int, GraphRecord] = {}
@@ -147,6 +154,9 @@ def _phases(
         findings = grouping(ordered_records, earlier)
     with clock.step("settle"):
         findings = settling(runner, engine, findings)
+    if settings.reference == "exact":
+        with clock.step("torch-off"):
+            findings = group_findings([*findings, *torch_off, *torch_off_findings(ordered_records)])
     if inspected:  # facts of the class, not of a graph the engine is re-run on: nothing to settle
         findings = group_findings([*inspected, *findings])
     result = CampaignResult(

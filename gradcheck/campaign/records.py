@@ -54,6 +54,10 @@ class GraphRecord:
     points_settled: int = 0  # oracle-only disagreements the precise oracle cleared (false alarms)
     # points beyond torch's rounding but within another evaluation order's of the exact value
     points_any_order: int = 0
+    # judged against the exact values, a graph the engine passed where torch is off: torch's
+    # problems (`Off.TORCH`) and the graph at that point (JSON), for a torch-off finding
+    torch_off: tuple[Problem, ...] = ()
+    torch_off_graph: dict[str, Any] | None = None
 
 
 def failure_snippet(failure: Failure) -> str:
@@ -84,4 +88,6 @@ def record_of(index: int, check: GraphCheck) -> GraphRecord:
         points_skipped=check.points_skipped,
         points_settled=check.settled_points,
         points_any_order=check.order_settled_points,
+        torch_off=tuple(check.torch_off),
+        torch_off_graph=None if check.torch_off_instance is None else check.torch_off_instance.to_dict(),
     )

@@ -39,7 +39,7 @@ _TABLE_COLUMNS = (
 )
 # The tiers whose findings show the code that reproduces them (what the engine's author fixes);
 # the others show their replay command, which prints the numbers side by side.
-_CODE_TIERS = (tiers.BUG, tiers.GRAPH_CODE)
+_CODE_TIERS = (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE)
 # At most this many shrunk graphs are drawn (or their DOT text shown): the first of each finding.
 DRAWN_GRAPHS = 10
 # At most this many findings show their code (a repro with its verdict is ~3 KB); the others, and
@@ -63,7 +63,7 @@ table.overview td, table.edges td { overflow-wrap: break-word; } table.edges { f
 table.edges th, table.edges td { padding: 0.2em 0.35em; }
 .tier { font-weight: 600; white-space: nowrap; }
 .t-bug { color: #8a1c13; } .t-graph-code { color: #a3410b; } .t-adapter { color: #6d2b8f; }
-.t-edge { color: #7a6200; } .t-convention { color: #555; }
+.t-edge { color: #7a6200; } .t-convention { color: #555; } .t-torch-off { color: #1f4e99; }
 table.figures { font-size: 0.78em; } table.figures th { font-weight: normal; }
 table.figures td { white-space: nowrap; text-align: right; font-variant-numeric: tabular-nums; }
 table.figures td.op { text-align: left; }
@@ -118,11 +118,18 @@ def _header(report: dict) -> str:
     kind = "tensor" if s["tensor"] else "scalar"
     ops = ", ".join(s["ops"]) if s["ops"] else "every op the engine supports"
     ok = report.get("passed", t["failed"] == 0)
+    judge = (
+        "values, gradients and second derivatives against their <b>exact values</b> (mpmath, each entry "
+        "allowed the rounding of any correct evaluation), <b>torch.autograd</b>'s judged beside them, "
+        "gradients also against a <b>numerical oracle</b>"
+        if s.get("reference") == "exact"
+        else "gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>, values "
+        "against torch's"
+    )
     return f"""
 <h1>gradcheck: {escape(s["engine"])}</h1>
 <p>{t["graphs"]} random {kind} graphs at {s.get("points")} input points each (seed {s["seed"]}; ops:
-{escape(ops)}): gradients against <b>torch.autograd</b> (float64) and a <b>numerical oracle</b>,
-values against torch's. {t.get("points_checked", 0)} graph instances checked,
+{escape(ops)}): {judge}. {t.get("points_checked", 0)} graph instances checked,
 {t.get("points_skipped", 0)} skipped (the oracle could not vouch for the point),
 {t.get("points_settled", 0)} settled by a precise oracle (mpmath), {t.get("points_any_order", 0)}
 beyond torch's rounding but within the rounding of another evaluation order of the exact value.</p>
@@ -221,12 +228,17 @@ def _findings(report: dict) -> str:
     parts = ['<h2 id="findings">Findings in detail</h2>']
     shown = 0
     for i, f in enumerate(_findings_of(report)):
-        label = "finding" if f.is_failure(conventions) else "note"
+        torch_off = f.tier == tiers.TORCH_OFF  # the engine is right: torch's answer is the one off
+        label = "finding" if f.is_failure(conventions) or torch_off else "note"
         code = ""
         if f.tier in _CODE_TIERS and shown < CODE_SHOWN:
             shown += 1
             language = (
-                "the engine's code" if f.snippet else "torch's code (the engine has no snippet spelling)"
+                "torch's code, judged against the exact values"
+                if torch_off
+                else "the engine's code"
+                if f.snippet
+                else "torch's code (the engine has no snippet spelling)"
             )
             code = (
                 f"<details open><summary>Repro, in {language}</summary>"
@@ -234,13 +246,17 @@ def _findings(report: dict) -> str:
             )
         fix = f"<p><b>fix</b>: {escape(f.fix)}</p>" if f.fix else ""
         indices = _indices(f.graph_indices, f"the {len(f.graph_indices)} random graph(s)")
+        replayed = (
+            "the engine's numbers beside torch's and the exact values"
+            if torch_off
+            else "exit 1 while it fails, 0 once fixed"
+        )
         parts.append(
             f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
             f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
             f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
             f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
-            "<p>Replay it (exit 1 while it fails, 0 once fixed):</p>"
-            f'<pre class="command">{escape(f.repro)}</pre>{code}</div>'
+            f'<p>Replay it ({replayed}):</p><pre class="command">{escape(f.repro)}</pre>{code}</div>'
         )
     return "\n".join(parts)
 
@@ -273,7 +289,8 @@ _OP_COLUMNS = (
 
 
 def _op_table(report: dict) -> str:
-    head = "".join(f"<th>{escape(label)}</th>" for _, label in _OP_COLUMNS)
+    judge = "vs exact" if report["settings"].get("reference") == "exact" else "vs torch"  # the figures'
+    head = "".join(f"<th>{escape(label.replace('vs torch', judge))}</th>" for _, label in _OP_COLUMNS)
     rows = []
     for op, st in report["ops"].items():
         cells = "".join(f"<td>{_fmt(st.get(key))}</td>" for key, _ in _OP_COLUMNS)

@@ -4,7 +4,8 @@ Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlie
 - `incomplete`, only in the report of a campaign cut short (its Dask cluster lost mid-run): why,
   and how many graphs were checked; such a report never passes.
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
-  shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64).
+  shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64,
+  `reference` when it is not torch: "exact", the engine judged against the exact values).
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
   as typed, `repeat_command` with every setting explicit, jobs, the Dask scheduler's address
   (`scheduler`, on a cluster only), timing, versions); differs between reruns.
@@ -131,6 +132,8 @@ def repeat_command(settings: Any) -> str:
         argv.append("--tensor")
     if settings.dtype != "float64":
         argv += ["--dtype", settings.dtype]
+    if getattr(settings, "reference", "torch") != "torch":
+        argv += ["--reference", settings.reference]
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
     argv += ["--shrink-budget", f"{shrink_budget(settings):g}"]
@@ -177,6 +180,7 @@ def build_report(
             "points": s.points,
             "shrink_budget": shrink_budget(s),
             **({"dtype": s.dtype} if s.dtype != "float64" else {}),
+            **({"reference": s.reference} if s.reference != "torch" else {}),
             **({"left_out": list(s.left_out)} if s.left_out else {}),
             **({"accumulation": s.accumulation} if s.accumulation else {}),
             **({"max_paths": s.max_paths} if s.max_paths else {}),

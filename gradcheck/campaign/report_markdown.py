@@ -139,7 +139,8 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
         f"## gradcheck parity campaign: {verdict}",
         "",
         f"Engine `{s.engine}`: {len(result.records)} random {kind} graphs, seed {s.seed}, "
-        f"{s.points} input points each; {len(result.failures)} graph(s) disagree; {result.seconds:.1f} s.",
+        f"{s.points} input points each; {len(result.failures)} graph(s) disagree; {result.seconds:.1f} s."
+        + (" Judged against the exact values, torch beside the engine." if s.reference == "exact" else ""),
         "",
         f"**{view.tier_counts()}**",
         "",
@@ -148,7 +149,7 @@ def run_markdown(result: CampaignResult, unexplained: Mapping[str, Any] | None =
     for i, f in enumerate(result.findings):
         if f.tier in (tiers.EDGE, tiers.CONVENTION):  # in the tables above; replayed by number
             continue
-        label = f"finding {i}" if f.is_failure(conventions) else f"note {i}"
+        label = f"finding {i}" if f.is_failure(conventions) or f.tier == tiers.TORCH_OFF else f"note {i}"
         lines += _finding_block(label, f)
     others = [f for f in result.findings if f.tier in (tiers.EDGE, tiers.CONVENTION) and f.repro]
     if others:

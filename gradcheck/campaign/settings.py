@@ -40,6 +40,10 @@ class Settings:
     # may have to be run within the graph timeout (the others count in that finding, not run)
     accumulation: str | None = None
     max_paths: int | None = None
+    # what the engine's answers are judged against in every phase that checks graphs (`check_graph`'s
+    # `reference`): torch's float64 (or float32) answers, or the exact values ("exact"), torch's
+    # answers then judged beside the engine's (`gradcheck.parity.against_exact`)
+    reference: str = "torch"
 
     def describe(self) -> str:
         kind = "tensor" if self.tensor else "scalar"
@@ -51,6 +55,7 @@ class Settings:
         return (
             f"{self.graphs} random {kind} graphs ({self.points} input points each), seed {self.seed}, "
             f"engine {self.engine}, ops: {ops}"
+            + (", judged against the exact values" if self.reference == "exact" else "")
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from gradcheck.campaign.findings import Finding, failing
 from gradcheck.campaign.records import METRICS, GraphRecord
 from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.tiers import NOT_THE_ENGINES
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.parity.kinds import Kind
 
@@ -110,11 +111,15 @@ def histogram_bin(value: float | None) -> int | None:
 def faulted_ops(findings: Iterable[Finding]) -> set[str]:
     """The ops that have a finding of their own wherever they are evaluated: a one-op finding at
     ordinary inputs (a wrong rule), not one at a pole, a kink or an edge value, which says nothing
-    about a graph that stays away from them; convention notes aside."""
+    about a graph that stays away from them; convention notes aside, and where torch is off (the
+    engine is right there)."""
     return {
         f.ops[0]
         for f in findings
-        if len(f.ops) == 1 and f.region in (ORDINARY, "") and f.kind is not Kind.CONVENTION
+        if len(f.ops) == 1
+        and f.region in (ORDINARY, "")
+        and f.kind is not Kind.CONVENTION
+        and f.tier not in NOT_THE_ENGINES
     }
 
 

@@ -19,6 +19,10 @@ its exception was raised, and the numbers at its failing point (`decide_tier`):
 |              | everything else: finite, normal arguments where torch's answer is finite, and the |
 |              | engine differs (a wrong number, an exception, a non-number, lost accuracy at tiny |
 |              | normal magnitudes, a pole where torch's answer is finite such as `x ** 0` at 0)    |
+| `torch-off`  | judged against the exact values (`--reference exact`), torch is off and the      |
+|              | engine is not: every problem is torch's (`Off.TORCH`). Not the engine's bug: it   |
+|              | never fails the engine's campaign, and a report leads with it (torch is the       |
+|              | engine everyone trusts unchecked)                                                 |
 """
 
 from __future__ import annotations
@@ -32,15 +36,20 @@ import numpy as np
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import NONFINITE, OFF_DOMAIN, ORDINARY, POLE, TINY
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.problem import Problem
+from gradcheck.parity.problem import Off, Problem
 
 BUG = "bug"
 GRAPH_CODE = "graph-code"
 EDGE = "edge"
 CONVENTION = "convention"
 ADAPTER = "adapter"
-# In the order a report leads with them.
-TIERS = (BUG, GRAPH_CODE, ADAPTER, EDGE, CONVENTION)
+TORCH_OFF = "torch-off"
+# In the order a report leads with them: where torch itself is off first (there are none unless
+# the exact values judge, and none when the engine under test is torch), then the engine's own.
+TIERS = (TORCH_OFF, BUG, GRAPH_CODE, ADAPTER, EDGE, CONVENTION)
+# The tiers that do not fail the engine's campaign (conventions fail it under `--conventions
+# torch`: `Finding.is_failure`).
+NOT_THE_ENGINES = frozenset({TORCH_OFF})
 # The kinds that are bugs whatever the input: the engine's process ended, or it never answered.
 _ALWAYS_BUGS = frozenset({Kind.CRASH, Kind.TIMEOUT})
 
@@ -88,9 +97,13 @@ def decide_tier(kind: Kind, adapter_fault: bool, facts: EdgeFacts | None) -> str
 
 def tier_by_kind(kind: Kind, problems: Iterable[Problem]) -> str | None:
     """The tier when the kind or the problems decide it (graph-code, convention, adapter; bug for
-    a crash or a timeout); None when it depends on the numbers at the failing point (edge or bug)."""
+    a crash or a timeout; torch-off when every problem is torch's); None when it depends on the
+    numbers at the failing point (edge or bug)."""
     if kind in _ALWAYS_BUGS:
         return BUG
+    problems = list(problems)
+    if problems and all(p.off is Off.TORCH for p in problems):
+        return TORCH_OFF
     adapter_fault = any(p.by_adapter for p in problems)
     tier = decide_tier(kind, adapter_fault, None)
     return None if tier == BUG else tier

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.variants import surface_words
-from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.adapter import REFERENCES, EngineAdapter
 from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.surface import VARIANTS, adapter_variants
@@ -34,10 +34,11 @@ def load_adapter(name: str) -> EngineAdapter:
 
 def campaign_adapter(settings: Settings) -> EngineAdapter:
     """The adapter of `settings.engine`, with what the campaign found about the engine
-    (`Settings.accumulation`)."""
+    (`Settings.accumulation`) and what its answers are judged against (`Settings.reference`)."""
     adapter = load_adapter(settings.engine)
     if settings.accumulation is not None:
         adapter.accumulation = settings.accumulation
+    adapter.reference = settings.reference
     return adapter
 
 
@@ -121,6 +122,8 @@ def validate(settings: Settings, adapter: EngineAdapter | None = None) -> tuple[
             f"--dtype {settings.dtype} needs --tensor and an engine that computes in it; engine "
             f"{settings.engine!r} computes in {list(adapter.dtypes)}"
         )
+    if settings.reference not in REFERENCES:
+        raise CampaignError(f"reference must be one of {list(REFERENCES)}, got {settings.reference!r}")
     _check_methods(settings, adapter)
     campaign_variants(settings, adapter)  # a release or variant name it does not know: bad input
     return campaign_ops(settings, adapter)

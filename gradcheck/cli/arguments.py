@@ -20,6 +20,7 @@ from gradcheck.campaign.outputs import check_free_space
 from gradcheck.campaign.pool import Inline
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
+from gradcheck.engines.adapter import REFERENCES
 
 
 def exit_statuses(fails: str, passed: str = "every check passed") -> str:
@@ -37,7 +38,7 @@ def exit_statuses(fails: str, passed: str = "every check passed") -> str:
 
 # How --engine is named, for every command that takes one.
 ENGINE_HELP = (
-    "minigrad | minigrad-tensor | micrograd | jax | jax-tensor | autograd | autograd-tensor | "
+    "minigrad | minigrad-tensor | micrograd | torch | jax | jax-tensor | autograd | autograd-tensor | "
     "module:Adapter | path/engine.py:Class, where Class is an adapter or a micrograd-style value "
     "class, inspected to build its adapter"
 )
@@ -122,6 +123,19 @@ def conventions_option(parser: argparse.ArgumentParser) -> None:
         default="torch",
         help="torch (default): a slope at a kink that is not torch's choice fails; subgradient: "
         "it is a note when it lies between the one-sided derivatives",
+    )
+
+
+def reference_option(parser: argparse.ArgumentParser, default: str | None = "torch") -> None:
+    """--reference, shared by `run` and `replay` (`replay`'s default: the report's)."""
+    said = "default" if default == "torch" else "default: the report's, else torch"
+    parser.add_argument(
+        "--reference",
+        choices=REFERENCES,
+        default=default,
+        help=f"what the engine is judged against: torch ({said}): torch.autograd's float64 answers; "
+        "exact: the exact values (mpmath, rounded once), each entry allowed the rounding of any "
+        "correct evaluation, with torch's answers judged beside the engine's (who is off)",
     )
 
 

@@ -46,11 +46,26 @@ def header(settings: Settings, ops_drawn: Sequence[str], cluster: str | None = N
         f"[bold]gradcheck parity campaign[/bold]: engine [cyan]{escape(settings.engine)}[/cyan], "
         f"{settings.graphs} random {kind} graphs ({settings.points} input points each), "
         f"seed {settings.seed}, {escape(where)}\n"
-        f"Ops: {escape(ops)}.\n"
-        "Checking each graph's gradients against torch.autograd (float64) and a numerical "
-        "oracle (finite differences), and its forward value against torch."
+        f"Ops: {escape(ops)}.\n" + checking(settings)
     )
     return Panel(text, expand=False)
+
+
+def checking(settings: Settings) -> str:
+    """What each graph is checked against, in a sentence of the header."""
+    if settings.reference != "exact":
+        return (
+            "Checking each graph's gradients against torch.autograd (float64) and a numerical "
+            "oracle (finite differences), and its forward value against torch."
+        )
+    precision = "float32" if settings.dtype == "float32" else "float64"
+    witness = "" if settings.dtype == "float32" else " and against a numerical oracle (finite differences)"
+    return (
+        "Reference: the exact values (mpmath, rounded once). Checking each graph's forward values, "
+        f"gradients and second derivatives against them, each entry allowed the rounding of any correct "
+        f"{precision} evaluation{witness}; torch.autograd's answers are judged beside the engine's, so "
+        "each difference says who is off: the engine, torch, or both."
+    )
 
 
 # The phases that get a progress bar, and its label (the other phases are quick).
@@ -119,6 +134,9 @@ def op_table(result: CampaignResult, width: int = 80) -> Table:
     wide = width >= WIDE_TABLE
     metrics = GRAD_METRICS if wide else ("max_rel_err_torch", "max_rel_err_numeric")
     caption = OP_TABLE_NOTE if wide else OP_TABLE_NOTE + " Absolute errors: in report.json and report.html."
+    exact = result.settings.reference == "exact"  # the engine's errors are against the exact values
+    if exact:
+        caption = caption.replace("difference from torch", "difference from the exact value")
     table = Table(
         title="Per op: graphs that used it, their errors (p99 / max), failures",
         caption=caption,
@@ -129,7 +147,9 @@ def op_table(result: CampaignResult, width: int = 80) -> Table:
     table.add_column("op", style="bold", no_wrap=True)
     table.add_column("graphs", justify="right", no_wrap=True)
     for metric in metrics:
-        label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {metric.split('_')[-1]}"
+        against = metric.split("_")[-1]
+        against = "exact" if exact and against == "torch" else against
+        label = f"{'abs' if '_abs_' in metric else 'rel'} err vs {against}"
         table.add_column(f"{label}\np99 / max", justify="right", no_wrap=True)
     table.add_column("×bound\nmax", justify="right", no_wrap=True)
     table.add_column("failures\ngr./find.", justify="right", no_wrap=True)
@@ -227,10 +247,12 @@ def summary_parts(
 
 def _least(rows: list[Row]) -> Row:
     """The row to leave out first: the last of the tier with the most rows (the bugs showing in the
-    fewest graphs, before any graph-code finding or adapter fault)."""
-    counts = {tier: sum(r.tier == tier for r in rows) for tier in dict.fromkeys(r.tier for r in rows)}
+    fewest graphs, before any graph-code finding or adapter fault); where torch is off, last of all
+    (the screen leads with those)."""
+    kept = [r for r in rows if r.tier != tiers.TORCH_OFF] or rows
+    counts = {tier: sum(r.tier == tier for r in kept) for tier in dict.fromkeys(r.tier for r in kept)}
     most = max(counts, key=lambda tier: counts[tier])
-    return [r for r in rows if r.tier == most][-1]
+    return [r for r in kept if r.tier == most][-1]
 
 
 def verdict_line(result: CampaignResult, view: Overview) -> str:
@@ -273,7 +295,12 @@ def rows_table(rows: Sequence[Row], width: int) -> Table:
 _GAP = 2
 # The least the summary table's "what happened" gets when titles are long ("raised Overflow/Zer…").
 _OUTCOME_WIDTH = 18
-_TIER_STYLES = {tiers.BUG: "red bold", tiers.GRAPH_CODE: "red", tiers.ADAPTER: "magenta"}
+_TIER_STYLES = {
+    tiers.TORCH_OFF: "blue bold",
+    tiers.BUG: "red bold",
+    tiers.GRAPH_CODE: "red",
+    tiers.ADAPTER: "magenta",
+}
 
 
 def edge_table(view: Overview, width: int) -> list[RenderableType]:
@@ -350,7 +377,7 @@ def print_findings(result: CampaignResult, console: Console) -> None:
     conventions = result.settings.conventions
     for i, f in enumerate(result.findings):
         failing = f.is_failure(conventions)
-        label = "finding" if failing else "note"
+        label = "finding" if failing or f.tier == tiers.TORCH_OFF else "note"
         style = _TIER_STYLES.get(f.tier, "yellow bold" if failing else "yellow")
         heading = Text(f"\n{label} {i} · {f.tier} · {f.title} [{f.kind}, {f.check}]", style=style)
         console.print(heading, soft_wrap=True)  # whole, as logs are searched for a title
@@ -360,7 +387,7 @@ def print_findings(result: CampaignResult, console: Console) -> None:
         for problem in f.problems[:SHOWN_PROBLEMS]:
             console.print(Text(f"  {printable(problem)}"))
         console.print(Text(f"  replay: {f.repro}"), soft_wrap=True)
-        if f.tier in (tiers.BUG, tiers.GRAPH_CODE):
+        if f.tier in (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE):
             print_code(finding_code(f), console)
 
 
@@ -498,10 +525,13 @@ def print_outcome(outcome: GateResult, console: Console) -> None:
 # --- `replay` ---------------------------------------------------------------------------------------
 
 
-def numbers_table(title: str, rows: Sequence[tuple[str, str, str, str]], caption: str | None = None) -> Table:
-    """Rows of (quantity, engine, torch, oracle), the numbers side by side."""
+def numbers_table(
+    title: str, rows: Sequence[tuple[str, str, str, str]], caption: str | None = None, judge: str = "oracle"
+) -> Table:
+    """Rows of (quantity, engine, torch, oracle), the numbers side by side; `judge` heads the last
+    column ("exact" when it holds the exact values)."""
     table = Table(title=title, caption=caption)
-    for column in ("quantity", "engine", "torch", "oracle"):
+    for column in ("quantity", "engine", "torch", judge):
         table.add_column(column, justify="left" if column == "quantity" else "right", overflow="fold")
     for row in rows:
         table.add_row(*row)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import io
 import json
 import sys
@@ -36,7 +37,13 @@ from gradcheck.campaign.supervisor import Death, Work
 from gradcheck.campaign.validation import load_adapter
 from gradcheck.checker.flat import flat_vector
 from gradcheck.cli import arguments
-from gradcheck.cli.arguments import conventions_option, exit_statuses, graph_timeout_option, index_int
+from gradcheck.cli.arguments import (
+    conventions_option,
+    exit_statuses,
+    graph_timeout_option,
+    index_int,
+    reference_option,
+)
 from gradcheck.cli.console import numbers_table as render_numbers
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import canonical_spec
@@ -44,6 +51,7 @@ from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.classify import classify_check, torch_at
 from gradcheck.parity.edge_check import check_edge
+from gradcheck.parity.exact import run_exact
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
 from gradcheck.parity.trust import checked_graph, precise_gradient
 from gradcheck.printable import printable
@@ -65,12 +73,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--finding", type=index_int, default=None, help="which finding of a report.json (default 0)"
     )
     conventions_option(replay)
+    reference_option(replay, default=None)
     graph_timeout_option(replay)
 
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The `replay` subcommand, the engine in a watched worker process; returns the exit status."""
     saved = load_saved(args.file, args.finding)
+    if args.reference is not None:  # the command's judge over the report's
+        saved = dataclasses.replace(saved, reference=args.reference)
     if args.conventions not in CONVENTIONS:
         raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {args.conventions!r}")
     engine = Campaign(None, Settings(engine=canonical_spec(args.engine or saved.engine or "minigrad")))
@@ -120,6 +131,7 @@ class Saved:
     label: str
     structural_cause: str | None = None  # a structural phase's finding: the cause it names
     accumulation: str | None = None  # how the campaign found the engine's backward sums
+    reference: str | None = None  # what the campaign judged the engine against (None: torch)
 
 
 def load_saved(path: Path, finding: int | None = None) -> Saved:
@@ -156,7 +168,8 @@ def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved
     engine = report.get("settings", {}).get("engine")
     label = f"{path}, finding {index} ({entry.get('title', '')})"
     cause = entry.get("extra", {}).get("cause") if entry.get("phase") == "structure" else None
-    return Saved(graph, engine, label, cause, report.get("settings", {}).get("accumulation"))
+    settings = report.get("settings", {})
+    return Saved(graph, engine, label, cause, settings.get("accumulation"), settings.get("reference"))
 
 
 def replay(
@@ -170,9 +183,10 @@ def replay(
         adapter = engine
     else:
         adapter = load_adapter(engine or saved.engine or "minigrad")
-    if saved.accumulation is not None:  # judged as the campaign judged it (parity.any_order)
+    if saved.accumulation is not None or saved.reference is not None:  # judged as the campaign judged it
         adapter = copy.copy(adapter)
-        adapter.accumulation = saved.accumulation
+        adapter.accumulation = saved.accumulation or adapter.accumulation
+        adapter.reference = saved.reference or adapter.reference
     missing = sorted(set(saved.graph.ops()) - set(adapter.ops))
     if missing:
         raise CampaignError(f"engine {adapter.name!r} does not support op(s) {missing} of {saved.label}")
@@ -190,17 +204,23 @@ def replay(
     failed = [c for c in checks if not c.passed]
     check = failed[0] if failed else checks[0]
     point = check.failure if check.failure is not None else saved.graph.instance(0)
+    exact = adapter.reference == "exact"
+    judged = " against the exact values" if exact else ""
     console.print(
-        Text(f"replaying {printable(saved.label)} with engine {adapter.name}, {REBUILDS} rebuilds"),
+        Text(f"replaying {printable(saved.label)} with engine {adapter.name}, {REBUILDS} rebuilds{judged}"),
         soft_wrap=True,
     )
-    console.print(numbers_table(point, adapter))
+    torch_off = next((c.torch_off for c in checks if c.torch_off), [])
+    if not failed and torch_off and check.torch_off_instance is not None:
+        point = check.torch_off_instance
+    console.print(numbers_table(point, adapter, exact=exact))
     if not failed:
+        for problem in torch_off:
+            console.print(Text(f"  {printable(problem)}"))
+        agrees = "is within its allowance of the exact values" if exact else "matches torch and the oracle"
+        off = "; torch is off here (the engine is right)" if torch_off else " (fixed)"
         console.print(
-            Text(
-                f"agrees: the engine matches torch and the oracle here on all {REBUILDS} rebuilds (fixed)",
-                style="green",
-            )
+            Text(f"agrees: the engine {agrees} here on all {REBUILDS} rebuilds{off}", style="green")
         )
         return 0
     if len(failed) < REBUILDS:
@@ -258,9 +278,12 @@ def _replay_edge(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
     return 1
 
 
-def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = True) -> Table:
+def numbers_table(
+    graph: Graph, adapter: EngineAdapter, oracle_column: bool = True, exact: bool = False
+) -> Table:
     """Forward values and cotangent-weighted gradients: engine, torch, precise oracle (left empty
-    without `oracle_column`: at an edge value there is none)."""
+    without `oracle_column`: at an edge value there is none), or with `exact` the exact values
+    (forward values and H·v too)."""
     cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
     values = graph.input_values(0)
     title = "at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values))
@@ -273,19 +296,30 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
     except Exception as e:
         fwd_e = grad_e = None
         caption = f"engine raised {type(e).__name__}: {e}"
-    oracle = None
-    if oracle_column:
+    ones = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
+    oracle = exact_forward = exact_hvp = None
+    if exact:
+        exact_forward, oracle, exact_hvp = _exact_numbers(
+            graph, values, cotangent, ones, adapter.create_graph
+        )
+    elif oracle_column:
         try:
             oracle, _ = precise_gradient(graph, cotangent)
         except Exception:
             oracle = np.full(reference.grads.shape[0], np.nan)
     for j, o in enumerate(graph.outputs):
-        rows.append((f"value {graph.name_of(o)}", _num(fwd_e, j), _num(reference.forward[:, 0], j), ""))
+        rows.append(
+            (
+                f"value {graph.name_of(o)}",
+                _num(fwd_e, j),
+                _num(reference.forward[:, 0], j),
+                _num(exact_forward, j) if exact else "",
+            )
+        )
     labels = [f"{i.name}{list(ix) if i.shape else ''}" for i in graph.inputs for ix in np.ndindex(*i.shape)]
     for k, label in enumerate(labels):
         rows.append((f"grad {label}", _num(grad_e, k), _num(reference.grads[:, 0], k), _num(oracle, k)))
     if adapter.create_graph:
-        ones = [np.ones_like(v) if isinstance(v, np.ndarray) else 1.0 for v in values]
         hvp_t = torch_at(graph, values, cotangent, ones).hvp
         try:
             hvp_e = flat_vector(adapter.run_hvp(graph, values, cotangent, ones))
@@ -293,8 +327,28 @@ def numbers_table(graph: Graph, adapter: EngineAdapter, oracle_column: bool = Tr
             hvp_e = None
         for k, label in enumerate(labels):
             hvp = None if hvp_t is None else hvp_t[:, 0]
-            rows.append((f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), ""))
-    return render_numbers(title, rows, caption)
+            judged = _num(exact_hvp, k) if exact else ""
+            rows.append((f"hvp {label} (direction ones)", _num(hvp_e, k), _num(hvp, k), judged))
+    return render_numbers(title, rows, caption, judge="exact" if exact else "oracle")
+
+
+def _exact_numbers(
+    graph: Graph, values: list[Any], cotangent: list[Any], direction: list[Any], hvp: bool
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """The exact forward values, gradients and (with `hvp`) H·v along `direction` at one point."""
+    batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
+    if graph.is_tensor:
+        cot: Any = [np.asarray(c, dtype=np.float64)[None] for c in cotangent]
+        along: Any = [np.asarray(d, dtype=np.float64)[None] for d in direction] if hvp else None
+    else:
+        cot = np.asarray(cotangent, dtype=np.float64)[:, None]
+        along = np.asarray(direction, dtype=np.float64)[:, None] if hvp else None
+    try:
+        with np.errstate(all="ignore"):
+            exact = run_exact(graph, batch, cot, along)
+    except Exception:
+        return None, None, None
+    return exact.forward[:, 0], exact.grads[:, 0], None if exact.hvp is None else exact.hvp[:, 0]
 
 
 def _num(values: np.ndarray | None, k: int) -> str:

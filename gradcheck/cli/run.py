@@ -29,6 +29,7 @@ from gradcheck.cli.arguments import (
     graph_timeout_option,
     op_list,
     positive_int,
+    reference_option,
     seconds,
     seed_int,
 )
@@ -146,6 +147,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
     conventions_option(run)
+    reference_option(run)
     run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
     ci_output_options(run)
     run.add_argument(
@@ -195,6 +197,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         edges=not args.no_edges,
         scheduler=args.scheduler,
         dtype=args.dtype,
+        reference=args.reference,
     )
     backend = campaign.real_backend()
     with arguments.engine_workers(jobs, args.graph_timeout) as workers:

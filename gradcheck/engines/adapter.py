@@ -42,6 +42,9 @@ from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.program import Program, registry_apply
 from gradcheck.graphs.registry import REGISTRY
 
+# The references an engine's answers can be judged against (`EngineAdapter.reference`).
+REFERENCES = ("torch", "exact")
+
 
 def scaled_alone(outputs: Sequence[Any], cotangent: Sequence[Any]) -> bool:
     """Whether a backward pass takes `outputs` as they are, its gradients scaled by the cotangent
@@ -62,6 +65,9 @@ class EngineAdapter:
     # "paths" (it recurses down every path and adds path products at the leaves; the structural
     # phase finds such a backward by its time and sets this for the campaign)
     accumulation: str = "nodes"
+    # what its answers are judged against (`gradcheck.parity.compare.check_graph`'s `reference`):
+    # torch's float64 answers, or the exact values; a campaign sets it from `Settings.reference`
+    reference: str = "torch"
     dtype: str = "float64"  # the dtype tensor leaves and cotangents are made in (see `in_dtype`)
     dtypes: tuple[str, ...] = ("float64",)  # the dtypes this engine can be checked in
     spec: str | None = None  # the name `load_engine` loaded it by, for repro scripts that load it again

@@ -27,6 +27,8 @@ BUILTIN_ENGINES: dict[str, str] = {
     "minigrad": "gradcheck.engines.minigrad_value:MinigradValue",
     "minigrad-tensor": "gradcheck.engines.minigrad_tensor:MinigradTensor",
     "micrograd": "gradcheck.engines.micrograd:MicrogradAdapter",
+    # torch itself, to be judged against the exact values (`--reference exact`; tensor graphs)
+    "torch": "gradcheck.engines.torch_engine:TorchAdapter",
 }
 # name -> "module:Class" for the built-in function-style engines (gradcheck.engines.functional)
 FUNCTION_ENGINES: dict[str, str] = {

@@ -213,29 +213,46 @@ def plain(v):
 # repro_allowances`, from the entries' rounding bounds). A repro made without them (an edge or a
 # structural finding, whose differences are no matter of rounding) uses this fixed tolerance.
 ALLOWED = "allowed"
+# A repro judged against the exact values carries them: `exact` in the graph's meta, {"outputs":
+# [...], "derivative": [...]} per flattened entry (`gradcheck.parity.against_exact.exact_repro`).
+EXACT = "exact"
 REPRO_FORWARD_RTOL = 1e-10
 REPRO_RTOL = 1e-9
 REPRO_ATOL = 1e-10
 
 
-def verdict(graph: Graph, second_order: bool = False) -> str:
-    """The end of a repro: the engine's numbers (`engine_outputs`, `engine_grads` or `engine_hvp`)
-    against torch's with the harness's tolerance, a verdict line, and exit status 1 while they
-    differ (0 once the engine agrees); an exception of the engine says so and exits 1 too."""
+def verdict(graph: Graph, second_order: bool = False, judged: str = "engine") -> str:
+    """The end of a repro: the `judged` numbers (`engine_outputs`, `engine_grads` or `engine_hvp`;
+    torch's with judged="torch") against torch's, or against the exact values the graph carries
+    (`EXACT` in its meta), with the harness's tolerance, a verdict line, and exit status 1 while
+    they differ (0 once they agree); an exception of the engine says so and exits 1 too."""
     shapes = graph_shapes(graph) if graph.is_tensor else [()] * (graph.n_inputs + len(graph.nodes))
     outputs = [label for j, o in enumerate(graph.outputs) for label in _labels(f"output {j}", shapes[o])]
     inputs = [label for i, inp in enumerate(graph.inputs) for label in _labels(inp.name, shapes[i])]
     derivative = "hvp" if second_order else "grads"
     what = "Hessian-vector product entry of" if second_order else "gradient of"
     allowed = graph.meta.get(ALLOWED)
+    exact = graph.meta.get(EXACT)
+    bound = "the rounding bound of any correct evaluation" if exact else "its rounding bound"
     allowances = (
-        "# each entry's allowed difference: BOUND_SAFETY times its rounding bound, as the harness's\n"
+        f"# each entry's allowed difference: BOUND_SAFETY times {bound}, as the harness's\n"
         f"ALLOWED_OUTPUTS = {allowed['outputs']!r}\nALLOWED = {allowed['derivative']!r}\n"
         if allowed
         else "ALLOWED_OUTPUTS = ALLOWED = None  # no rounding bounds: the fixed tolerance above\n"
     )
+    reference, against = "torch", "torch's"
+    references = ("torch_outputs", f"torch_{derivative}")
+    if exact:
+        reference, against = "exact", "the exact values"
+        allowances += (
+            "# the exact values (mpmath, rounded once to float64)\n"
+            f"EXACT_OUTPUTS = {exact['outputs']!r}\nEXACT = {exact['derivative']!r}\n"
+        )
+        references = ("EXACT_OUTPUTS", "EXACT")
+    numbers = "the engine's numbers" if judged == "engine" else f"{judged}'s numbers"
+    who = "the engine" if judged == "engine" else judged
     return f"""
-{VERDICT_MARK}: the engine's numbers against torch's, with the harness's tolerance; exit 1 while they differ
+{VERDICT_MARK}: {numbers} against {against}, with the harness's tolerance; exit 1 while they differ
 import math
 
 FORWARD_RTOL, RTOL, ATOL = {REPRO_FORWARD_RTOL!r}, {REPRO_RTOL!r}, {REPRO_ATOL!r}
@@ -248,7 +265,7 @@ def flat(values):
 def first_difference(labels, engine, torch, forward, allowed):
     e, t = flat(engine), flat(torch)
     if len(e) != len(t):
-        return f"the engine gave {{len(e)}} numbers, torch {{len(t)}}"
+        return f"{who} gave {{len(e)}} numbers, {reference} {{len(t)}}"
     scale = max([abs(x) for x in t if math.isfinite(x)] + [1e-8])
     for i, (label, a, b) in enumerate(zip(labels, e, t)):
         if not (math.isfinite(a) and math.isfinite(b)):
@@ -260,22 +277,30 @@ def first_difference(labels, engine, torch, forward, allowed):
         else:
             same = abs(a - b) <= ATOL * max(scale, 1.0) + RTOL * max(abs(b), 1e-3 * scale)
         if not same:
-            return f"{{label}}: engine {{a!r}}, torch {{b!r}}"
+            return f"{{label}}: {judged} {{a!r}}, {reference} {{b!r}}"
     return None
 
 
 differences = [
-    first_difference({outputs!r}, engine_outputs, torch_outputs, True, ALLOWED_OUTPUTS),
+    first_difference({outputs!r}, {judged}_outputs, {references[0]}, True, ALLOWED_OUTPUTS),
     first_difference(
-        {[f"{what} {label}" for label in inputs]!r}, engine_{derivative}, torch_{derivative}, False, ALLOWED
+        {[f"{what} {label}" for label in inputs]!r}, {judged}_{derivative}, {references[1]}, False, ALLOWED
     ),
 ]
 differences = [d for d in differences if d]
 if differences:
-    print("verdict: FAIL, the engine differs from torch:", "; ".join(differences))
+    print("verdict: FAIL, {who} differs from {against.removesuffix("'s")}:", "; ".join(differences))
     sys.exit(1)
-print("verdict: ok, the engine agrees with torch")
+print("verdict: ok, {who} agrees with {against.removesuffix("'s")}")
 """
+
+
+def torch_repro(graph: Graph, second_order: bool = False) -> str:
+    """torch's numbers on the graph, judged against the exact values it carries (`EXACT`): the
+    repro of a finding where torch is off and the engine under test is not."""
+    return torch_beside(graph, second_order).removesuffix("\n# the engine under test\n") + (
+        "\nimport sys\n" + verdict(graph, second_order, judged="torch")
+    )
 
 
 # Where a repro's verdict starts (code that only shows the engine's numbers cuts it off here).

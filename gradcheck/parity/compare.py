@@ -10,28 +10,38 @@ differs from torch's only by its own rounding (a difference of large terms) is n
 nor is a forward value within the rounding of the terms it was computed from (an absolute floor:
 `log(x / x)` may be -1.1e-16 where torch gives 0).
 
-The points, cotangents and references are a run (`runs`), the verdict a `GraphCheck` (`result`);
-this module compares the engine's answers with them, and checks the registry's kink cases.
+With `reference="exact"` the judge is the exact value instead, and torch's answers are judged
+beside the engine's (`against_exact`). The points, cotangents and references are a run (`runs`),
+the engine's answers read as `answers` reads them, the verdict a `GraphCheck` (`result`); this
+module compares the engine's answers with torch's, and checks the registry's kink cases.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
-from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.adapter import REFERENCES, EngineAdapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.graphs.shapes import graph_shapes
+from gradcheck.parity.against_exact import check_against_exact, check_float32_against_exact
+from gradcheck.parity.answers import (
+    conclude,
+    error_blocks,
+    evaluate,
+    first_failure,
+    one_point,
+    run_at,
+    wrong_type,
+)
 from gradcheck.parity.any_order import any_order_bounds
 from gradcheck.parity.bound import EntryBounds, RoundingBounds
 from gradcheck.parity.errors import (
@@ -46,10 +56,12 @@ from gradcheck.parity.errors import (
 )
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.float32 import check_float32
-from gradcheck.parity.problem import FORWARD, SECOND, BoundKind, Problem, What, raised_problem
-from gradcheck.parity.result import GraphCheck, record_failure
+from gradcheck.parity.problem import SECOND, BoundKind, Problem, What, raised_problem
+from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
+
+__all__ = ["check_graph", "check_kinks", "kink_graphs", "repro_allowances", "run_at", "wrong_type"]
 
 
 def check_graph(
@@ -63,6 +75,7 @@ def check_graph(
     numeric: bool = True,
     dtype: str = "float64",
     accumulation: str | None = None,
+    reference: str | None = None,
 ) -> GraphCheck:
     """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
 
@@ -77,10 +90,17 @@ def check_graph(
     backward sums (`parity.any_order`): "nodes" (each node's adjoint sums its contributions) or
     "paths" (each input's gradient sums one product per path to it), for the bound an entry
     outside torch's rounding is judged by against the exact value (default the adapter's
-    `accumulation`).
+    `accumulation`). reference: what every entry is judged against (default the adapter's
+    `reference`): "torch" (torch's float64 answers by their rounding bound, and an entry outside
+    it again against the exact value by the bound of any evaluation order), or "exact" (the exact
+    values, by the bound of any correct float64 or float32 evaluation, with torch's answers judged
+    beside the engine's: `gradcheck.parity.against_exact`).
     """
     adapter = load_engine(engine)
     accumulation = accumulation or adapter.accumulation
+    judge = reference or adapter.reference
+    if judge not in REFERENCES:
+        raise ValueError(f"check_graph: reference must be one of {list(REFERENCES)}, got {judge!r}")
     ops = tuple(graph.ops())
     result = GraphCheck(adapter.name, ops, len(graph.nodes), graph.depth())
     unsupported = sorted(set(ops) - set(adapter.ops))
@@ -98,6 +118,8 @@ def check_graph(
     if dtype != "float64":
         if dtype != "float32" or not graph.is_tensor:
             raise ValueError(f"check_graph: dtype {dtype!r} needs a tensor graph and 'float32'")
+        if judge == "exact":
+            return check_float32_against_exact(result, graph, adapter, k, seed, second_order)
         return check_float32(graph, adapter, result, k, seed)
     policy = tolerance if tolerance is not None else policy_for(ops)
     rng = np.random.default_rng(seed)
@@ -110,22 +132,23 @@ def check_graph(
     reference = run.torch()
     t2 = time.perf_counter()
     result.timings = {"numeric": t1 - t0, "torch": t2 - t1}
+    if judge == "exact":
+        return check_against_exact(result, graph, adapter, run, numbers, reference, policy, accumulation)
 
     if numbers is not None and numbers.kinked is not None and numbers.kinked[:k].any():
         _torch_judges_kinks(numbers, reference)
     checkable = list(range(k)) if numbers is None else np.flatnonzero(numbers.valid[:k]).tolist()
     points, cotangents = run.values(checkable), run.cotangents(checkable)
-    results, crash = _evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
-    blocks, crash = _error_blocks(policy, results, crash, reference, numbers, checkable, graph)
-    hvp_problems: list[Problem] = []
-    hvp_excess = 0.0
+    results, crash = evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
+    blocks, crash = error_blocks(policy, results, crash, reference, numbers, checkable, graph)
+    second: tuple[list[Problem], float] = ([], 0.0)
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
-        hvp_problems, hvp_excess = _compare_hvp(
+        second = _compare_hvp(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
         )
-    failing, problems = None, [crash] if crash else []
-    for errors, start in blocks:
+
+    def bounded(errors: PointErrors) -> None:
         if errors.needs_bounds() and not errors.agrees_to_ulps():  # judge each entry by its bound,
             # first by the part that costs no more torch, unless central differences already
             # disagree (a failure, most likely: its full bound then costs one pass, not two)
@@ -139,31 +162,9 @@ def check_graph(
                 errors.bound(*_fields(bounds.full()))
         if errors.bounded and errors.bad.any():
             result.order_settled_points += _judge_by_exact(errors, graph, run, accumulation)
-        excess = errors.excess()  # the check reports its point furthest outside its allowance
-        if start == 0 and hvp_problems:
-            excess[0] = max(float(excess[0]), hvp_excess) if errors.bad[0] else hvp_excess
-        bad = np.flatnonzero(errors.bad)
-        if start == 0 and hvp_problems:
-            bad = np.union1d(bad, [0])
-        if bad.size:  # the check stops at its most telling failing point, with the figures so far
-            worst = int(bad[np.argmax(excess[bad])])
-            errors.fold_into(result, worst + 1)
-            failing = start + worst
-            problems = errors.problems(worst, run.labels) + (hvp_problems if failing == 0 else [])
-            result.failing_excess = float(excess[worst])
-            break
-        errors.fold_into(result, len(errors.bad))
-    if failing is None and crash:
-        failing = sum(len(errors.bad) for errors, _ in blocks)  # the point where the engine raised
-        result.failing_excess = float("inf")
-    if failing is None:
-        result.points_checked = len(checkable)
-        result.points_skipped = k - len(checkable)
-    else:
-        p = checkable[failing]
-        result.points_checked = failing + 1
-        result.points_skipped = p - failing
-        record_failure(result, graph, p, cotangents[failing], *problems)
+
+    failing, problems = first_failure(result, blocks, second, run.labels, bounded)
+    conclude(result, graph, k, checkable, cotangents, blocks, failing, problems, crash)
     result.timings["engine"] = time.perf_counter() - t2
     return result
 
@@ -189,13 +190,6 @@ def _judge_by_exact(errors: PointErrors, graph: Graph, run: ScalarRun | TensorRu
     return settled
 
 
-def run_at(run: ScalarRun | TensorRun, points: np.ndarray) -> tuple[list[Any], Any]:
-    """A run's inputs and cotangents at some of its points, batched as `entry_bounds` takes them."""
-    if isinstance(run, TensorRun):
-        return [b[points] for b in run.batch], [c[points] for c in run.cot]
-    return [b[points] for b in run.batch], run.cot[:, points]
-
-
 def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
     """At points whose difference stencil crosses a kink (an exact tie of maximum or amax, say)
     central differences mean nothing: there torch's gradients stand in for them, so the point is
@@ -204,152 +198,6 @@ def _torch_judges_kinks(numbers: Any, reference: Any) -> None:
     numbers.grads[:, kinked] = reference.grads[:, kinked]
     numbers.error[:, kinked] = 0.0
     numbers.valid[kinked] = True
-
-
-def _evaluate(
-    evaluations: Iterator[tuple[list[Any], list[Any]]], n: int, adapter: EngineAdapter
-) -> tuple[list[Any], Problem | None]:
-    """The engine's (forward, gradients) at each of `n` points, as it gave them, up to the first
-    point where it raised; and that exception's record, the engine's or the adapter's (None if
-    it never did). An engine that raises is a finding, not a crash of the harness."""
-    results: list[Any] = []
-    try:
-        for _, result in zip(range(n), evaluations):
-            results.append(result)
-    except Exception as e:
-        return results, raised_problem(Raised.of(e, adapter))
-    return results, None
-
-
-def _error_blocks(
-    policy: Tolerance,
-    results: list[Any],
-    crash: Problem | None,
-    reference: Any,
-    numbers: Any,
-    checkable: list[int],
-    graph: Graph,
-) -> tuple[list[tuple[PointErrors, int]], Problem | None]:
-    """The errors at the evaluated points, with the index of each block's first point: one block
-    for all points, or one per point when the engine's results differ in shape between points;
-    and the engine's exception, or the first answer that is no number of the expected shape
-    (`wrong_type`), as a record."""
-    matrices, columns = _matrices(results), []
-    if matrices is None:  # some point gave no plain numbers, or not as many as the others
-        expected = _answer_shapes(graph)
-        for fwd, grads in results:
-            wrong = wrong_type(fwd, grads, *expected)
-            if wrong:
-                crash = with_unpassed_attribute(wrong, graph)
-                break
-            try:
-                columns.append((flat_vector(fwd), flat_vector(grads)))
-            except Exception as e:
-                crash = raised_problem(Raised.of(e))
-                break
-        if len({(f.shape, g.shape) for f, g in columns}) == 1:
-            matrices = np.stack([f for f, _ in columns], axis=1), np.stack([g for _, g in columns], axis=1)
-    if matrices is not None:
-        cols = np.asarray(checkable[: matrices[0].shape[1]])
-        return [(PointErrors(policy, *matrices, reference, numbers, cols), 0)], crash
-    return [
-        (PointErrors(policy, f[:, None], g[:, None], reference, numbers, np.asarray([checkable[i]])), i)
-        for i, (f, g) in enumerate(columns)
-    ], crash
-
-
-def _matrices(results: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """A scalar engine's results at all points as forward (outputs, m) and gradients (inputs, m),
-    one numpy call each; None unless every point gave the same number of numbers, or when a nan
-    appears (numpy reads None as nan: the answers' types are then checked one by one)."""
-    if not results:
-        return None
-    try:
-        fwd = np.array([f for f, _ in results], dtype=np.float64)
-        grads = np.array([g for _, g in results], dtype=np.float64)
-    except Exception:  # an answer numpy cannot read (its __float__ may raise): checked one by one
-        return None
-    if fwd.ndim != 2 or grads.ndim != 2 or _any_nan(fwd) or _any_nan(grads):
-        return None
-    return fwd.T, grads.T
-
-
-def _any_nan(x: np.ndarray) -> bool:
-    return bool(np.isnan(np.add.reduce(x, axis=None)))
-
-
-def _answer_shapes(graph: Graph) -> tuple[list[tuple[int, ...]], list[tuple[str, tuple[int, ...]]]]:
-    """The shape of each output, and the name and shape of each input (its gradient's shape)."""
-    shapes = graph_shapes(graph) if graph.is_tensor else [()] * (graph.n_inputs + len(graph.nodes))
-    return [shapes[o] for o in graph.outputs], [(inp.name, shapes[i]) for i, inp in enumerate(graph.inputs)]
-
-
-def with_unpassed_attribute(problem: Problem, graph: Graph) -> Problem:
-    """A wrong-shape output record, with the optional attribute (`OpSpec.optional_attrs`: keepdim)
-    without which the graph's output has the shape the engine gave, if one does: the adapter may
-    have opted in to the attribute's variant without passing it on."""
-    if problem.what is not What.WRONG_SHAPE or problem.output is None or not graph.is_tensor:
-        return problem
-    output = graph.outputs[problem.output]
-    for name in sorted({a for node in graph.nodes for a in REGISTRY[node.op].optional_attrs}):
-        nodes = [_without(node, name) for node in graph.nodes]
-        if nodes == list(graph.nodes):
-            continue
-        try:
-            shapes = graph_shapes(
-                Graph(list(graph.inputs), nodes, list(graph.outputs), meta=dict(graph.meta))
-            )
-        except ValueError:  # the graph does not fit together without it
-            continue
-        if shapes[output] == tuple(problem.shape or ()):
-            return replace(problem, unpassed=name)
-    return problem
-
-
-def _without(node: OpNode, name: str) -> OpNode:
-    """`node` with optional attribute `name` at the value meant when it is left out."""
-    default = REGISTRY[node.op].optional_attrs.get(name)
-    if name not in node.attr or default is None or node.attr[name] == default:
-        return node
-    return OpNode(node.op, node.args, tuple(sorted({**node.attr, name: default}.items())), node.consts)
-
-
-def wrong_type(
-    forward: Sequence[Any],
-    grads: Sequence[Any],
-    out_shapes: Sequence[tuple[int, ...]],
-    inputs: Sequence[tuple[str, tuple[int, ...]]],
-) -> Problem | None:
-    """The first of an engine's answers that is not a number (a float, or a numeric array) of the
-    expected shape, as a record; None when all are. A node inside `.data`, None or a list is the
-    engine's answer, not the harness's trouble: the check reports it against the graph."""
-    if len(forward) != len(out_shapes) or len(grads) != len(inputs):
-        counts = (len(forward), len(grads), len(out_shapes), len(inputs))
-        return Problem(What.WRONG_COUNT, FORWARD, counts=counts)
-    answers = [(FORWARD, j, None, shape, v) for j, (shape, v) in enumerate(zip(out_shapes, forward))]
-    answers += [("gradient", None, name, shape, g) for (name, shape), g in zip(inputs, grads)]
-    for check, output, name, shape, v in answers:
-        if not _is_number(v):
-            answer = f"{type(v).__name__} {_short_repr(v)}"
-            return Problem(What.NOT_A_NUMBER, check, output=output, input=name, answer=answer)
-        if np.shape(v) != shape:
-            return Problem(
-                What.WRONG_SHAPE, check, output=output, input=name, shape=np.shape(v), expected=tuple(shape)
-            )
-    return None
-
-
-def _is_number(v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (float, int, np.number)):
-        return True
-    return isinstance(v, np.ndarray) and v.dtype.kind in "fiu"
-
-
-def _short_repr(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _compare_hvp(
@@ -376,7 +224,7 @@ def _compare_hvp(
         return [], 0.0
     if (err != 0).any() and np.isfinite(hvp_e).all() and np.isfinite(hvp_t).all():
         direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
-        bounds = RoundingBounds(graph, *_one_point(graph, values, cot), direction=direction_batch)
+        bounds = RoundingBounds(graph, *one_point(graph, values, cot), direction=direction_batch)
         bound = HVP_SAFETY * 2.0 * bounds.partial().grads[:, 0]  # a lower bound first: less torch
         if not (err <= BOUND_SAFETY * bound).all():
             bound = HVP_SAFETY * 2.0 * bounds.full().grads[:, 0]
@@ -413,27 +261,19 @@ def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list
     which a repro compares by its pattern)."""
     values = graph.input_values(0)
     cot = repro_cotangent(graph)
-    bounds = RoundingBounds(graph, *_one_point(graph, values, cot), full=True).full()
+    bounds = RoundingBounds(graph, *one_point(graph, values, cot), full=True).full()
     forward = BOUND_SAFETY * 2.0 * bounds.forward[:, 0]
     derivative = BOUND_SAFETY * 2.0 * bounds.grads[:, 0]
     if second_order:
         direction = [np.ones_like(np.asarray(v, dtype=np.float64)) for v in values]
         batch = [d[None] for d in direction]
-        one_point = _one_point(graph, values, cot)
-        hvp = RoundingBounds(graph, *one_point, direction=batch, full=True).full().grads[:, 0]
+        at_point = one_point(graph, values, cot)
+        hvp = RoundingBounds(graph, *at_point, direction=batch, full=True).full().grads[:, 0]
         spread = rounding_spread(graph, values, cot, direction)
         derivative = BOUND_SAFETY * np.maximum(HVP_SAFETY * 2.0 * hvp, 2.0 * spread)
     if not (np.isfinite(forward).all() and np.isfinite(derivative).all()):
         return None
     return {"outputs": forward.tolist(), "derivative": derivative.tolist()}
-
-
-def _one_point(graph: Graph, values: list[Any], cot: list[Any]) -> tuple[Any, ...]:
-    """One point's inputs and cotangent, batched as `RoundingBounds` takes them."""
-    batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
-    if graph.is_tensor:
-        return batch, [np.asarray(c, dtype=np.float64)[None] for c in cot]
-    return batch, np.asarray(cot, dtype=np.float64)[:, None]
 
 
 def _fields(bounds: EntryBounds) -> tuple[np.ndarray, np.ndarray]:

@@ -117,7 +117,7 @@ class PointErrors:
         abs_fwd = np.abs(fwd_t)
         self.fwd_scale = np.maximum(abs_fwd, 1e-3 * np.maximum(_column_max(abs_fwd), 1e-300))
         with np.errstate(over="ignore", invalid="ignore"):
-            self.fwd_diff = np.abs(fwd_e - fwd_t)
+            self.fwd_diff = self.difference(fwd_e, fwd_t)
             self.fwd_rel = self.fwd_diff / self.fwd_scale
         fwd_err = _column_max(self.fwd_rel) if fwd_t.size else np.zeros(m)
         self.fwd_err = np.where(np.isfinite(fwd_err), fwd_err, np.inf)
@@ -125,7 +125,7 @@ class PointErrors:
         scale = np.maximum(_column_max(np.abs(grad_t)) if grad_t.size else np.zeros(m), SCALE_FLOOR)
         self.unit = unit = np.maximum(scale, 1.0)
         with np.errstate(invalid="ignore"):
-            self.abs_t = np.abs(grad_e - grad_t)
+            self.abs_t = self.difference(grad_e, grad_t)
         self.fwd_bound = np.zeros_like(self.fwd_diff)
         self.grad_bound = np.zeros_like(self.abs_t)
         self.bounded = False
@@ -140,6 +140,19 @@ class PointErrors:
             self.abs_n = np.abs(grad_e - grad_n)
             self.abs_tn = np.abs(grad_t - grad_n)
         self._judge()
+
+    @staticmethod
+    def difference(engine: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """|engine - reference| per entry (nan where either is nan, or both the same infinity)."""
+        return np.abs(engine - reference)
+
+    def allowance(self, bound: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """What an entry with rounding bound `bound` may differ by (BOUND_SAFETY times it)."""
+        return BOUND_SAFETY * bound
+
+    def ratio(self, difference: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> np.ndarray:
+        """A difference as a multiple of its entry's bound (`max_bound_ratio`, the margin figure)."""
+        return bound_ratio(difference, bound)
 
     def needs_bounds(self) -> bool:
         """Whether some point fails before the rounding bounds are known (any difference from
@@ -212,12 +225,12 @@ class PointErrors:
 
     def _judge(self) -> None:
         with np.errstate(invalid="ignore", divide="ignore"):
-            self.allowed_f = BOUND_SAFETY * self.fwd_bound
+            self.allowed_f = self.allowance(self.fwd_bound, self.fwd_t)
             self.bad_forward = _any_column(~(self.fwd_diff <= self.allowed_f))
-            self.allowed_t = BOUND_SAFETY * self.grad_bound
+            self.allowed_t = self.allowance(self.grad_bound, self.grad_t)
             self.bad_torch = _any_column(~(self.abs_t <= self.allowed_t))
-            self.fwd_ratio = bound_ratio(self.fwd_diff, self.fwd_bound)
-            self.grad_ratio = bound_ratio(self.abs_t, self.grad_bound)
+            self.fwd_ratio = self.ratio(self.fwd_diff, self.fwd_bound, self.fwd_t)
+            self.grad_ratio = self.ratio(self.abs_t, self.grad_bound, self.grad_t)
         bad = np.zeros(len(self.cols), dtype=bool)
         abs_t_max = _column_nanmax(self.abs_t)
         ratio = np.maximum(_column_nanmax(self.fwd_ratio), _column_nanmax(self.grad_ratio))

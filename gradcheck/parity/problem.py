@@ -27,11 +27,22 @@ from gradcheck.parity.what import (
     NOT_NUMBERS,
     SECOND,
     BoundKind,
+    Off,
     What,
 )
 from gradcheck.parity.wording import describe
 
-__all__ = ["EDGE_DIFFERENCES", "FORWARD", "GRADIENT", "NOT_NUMBERS", "SECOND", "BoundKind", "Problem", "What"]
+__all__ = [
+    "EDGE_DIFFERENCES",
+    "FORWARD",
+    "GRADIENT",
+    "NOT_NUMBERS",
+    "SECOND",
+    "BoundKind",
+    "Off",
+    "Problem",
+    "What",
+]
 
 
 @dataclass(frozen=True)
@@ -45,15 +56,15 @@ class Problem:
     (torch's, or the float64 truth for float32), `numeric` central differences'; error: their
     absolute difference, `relative` the relative one where the check reports it; allowed: the
     error allowed; bound: the rounding bound the allowance was made from, `bound_kind` which, and
-    `safety` the multiple of it allowed;
-    `exact` the exact value when known. raised: an exception's record. answer: a non-number's
-    type and short repr; shape / expected: shapes of a wrong-shape answer, and `unpassed` an
-    attribute (keepdim) without which the graph has the answer's shape: the adapter may not pass
-    it on; counts: the outputs
-    and gradients given and expected. case: a structural check's or an edge case's name; rate:
-    the failures and runs of a structural check's rebuilds; skipped: a unit not run because its op
-    ended a worker before (a death's problem); note:
-    words of a check no decision reads (a structural check's evidence), or an earlier report's
+    `safety` the multiple of it allowed; `exact` the exact value when known, and `off` who is off
+    it (`Off`: the engine alone, torch alone or both; None where torch's answer was not judged
+    against it). raised: an exception's record. answer: a non-number's type and short repr;
+    shape / expected: shapes of a wrong-shape answer, and `unpassed` an attribute (keepdim)
+    without which the graph has the answer's shape: the adapter may not pass it on; counts: the
+    outputs and gradients given and expected. case: a structural check's or an edge case's name;
+    rate: the failures and runs of a structural check's rebuilds; skipped: a unit not run because
+    its op ended a worker before (a death's problem); note: words of a check no decision reads (a
+    structural check's evidence), or an earlier report's
     sentence.
     """
 
@@ -74,6 +85,7 @@ class Problem:
     bound_kind: BoundKind | None = None
     safety: float | None = None
     exact: float | None = None
+    off: Off | None = None
     torch32: float | None = None
     torch32_error: float | None = None
     raised: Raised | None = None
@@ -141,6 +153,8 @@ class Problem:
         values["what"] = What(d["what"])
         if "bound_kind" in values:
             values["bound_kind"] = BoundKind(values["bound_kind"])
+        if "off" in values:
+            values["off"] = Off(values["off"])
         if "raised" in values:
             values["raised"] = Raised.from_dict(values["raised"])
         if "inputs" in values:

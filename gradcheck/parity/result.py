@@ -58,6 +58,11 @@ class GraphCheck:
     # how far the failing point is outside its allowance: the largest ratio of an error to the
     # error allowed (inf where the engine raised or gave no number; None while the check passes)
     failing_excess: float | None = None
+    # judged against the exact values (`parity.against_exact`), where the engine passes: torch's
+    # entries outside the same allowance at its worst point (`Off.TORCH`: torch is off, the engine
+    # right), and the graph at that point with its cotangent; empty and None where torch is within
+    torch_off: list[Problem] = field(default_factory=list)
+    torch_off_instance: Graph | None = None
 
     @property
     def checked(self) -> int:
@@ -86,6 +91,14 @@ class GraphCheck:
             "failing_point": self.failing_point,
             "failing_excess": self.failing_excess,
             "failure": None if self.failure is None else self.failure.to_dict(),
+            **(
+                {
+                    "torch_off": [p.to_dict() for p in self.torch_off],
+                    "torch_off_instance": self.torch_off_instance.to_dict(),
+                }
+                if self.torch_off_instance is not None
+                else {}
+            ),
         }
 
     def report(self) -> str:
@@ -130,11 +143,22 @@ def record_failure(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *pr
     `failure`, and each problem is recorded at that point, with its input values."""
     result.passed = False
     result.failing_point = p
-    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
-    failure = graph.instance(p, cotangent=cotangent)
-    result.failure = failure
-    values = tuple((inp.name, _plain(inp.value)) for inp in failure.inputs)
+    result.failure, values = _instance(graph, p, cot)
     result.problems.extend(problem.at(p, values) for problem in problems)
+
+
+def record_torch_off(result: GraphCheck, graph: Graph, p: int, cot: list[Any], *problems: Problem) -> None:
+    """Keep torch's entries that are off the exact value at point `p` (the engine passed there):
+    the graph at that point with cotangent `cot` and each problem recorded at it."""
+    result.torch_off_instance, values = _instance(graph, p, cot)
+    result.torch_off = [problem.at(p, values) for problem in problems]
+
+
+def _instance(graph: Graph, p: int, cot: list[Any]) -> tuple[Graph, tuple[tuple[str, Any], ...]]:
+    """`graph` at point `p` with cotangent `cot`, and its input values by name."""
+    cotangent = [c if isinstance(c, np.ndarray) and c.ndim else float(c) for c in cot]
+    instance = graph.instance(p, cotangent=cotangent)
+    return instance, tuple((inp.name, _plain(inp.value)) for inp in instance.inputs)
 
 
 def _plain(v: Any) -> Any:

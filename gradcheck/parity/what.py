@@ -60,7 +60,26 @@ class BoundKind(str, Enum):
     """The rounding of torch's own float64 evaluation (`gradcheck.parity.bound`)."""
     ANY_ORDER = "any-order"
     """The rounding of any correct evaluation, against the exact value (`gradcheck.parity.any_order`):
-    an entry outside torch's rounding is judged by it again."""
+    an entry outside torch's rounding is judged by it again, and with the exact reference every entry."""
+    EXACT_HVP = "exact-hvp"
+    """A Hessian-vector product against the exact value: the rounding bound of torch's second
+    backward pass (`gradcheck.parity.bound`) times `HVP_SAFETY`, the allowance the exact reference
+    gives H·v (`gradcheck.parity.against_exact`)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Off(str, Enum):
+    """Who is off the exact value at an entry judged against it (`check_graph(reference="exact")`,
+    torch evaluated beside the engine): each is judged by the same allowance."""
+
+    ENGINE = "engine"
+    """The engine alone: torch is within its allowance of the exact value."""
+    TORCH = "torch"
+    """Torch alone: the engine is within its allowance, torch is not (the engine is right)."""
+    BOTH = "both"
+    """The engine and torch alike."""
 
     def __str__(self) -> str:
         return self.value

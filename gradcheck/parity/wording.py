@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
-from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, BoundKind, What
+from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, BoundKind, Off, What
 
 Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
 
@@ -71,10 +71,13 @@ def _answer(p: Problem) -> str:
 
 
 def _forward(p: Problem) -> str:
+    if p.off is Off.TORCH:
+        return f"forward: output {p.output}: {_torch_off(p)}"
     if p.bound_kind is BoundKind.ANY_ORDER:
+        relative = f"rel err {number(p.relative)}; " if p.relative is not None else ""
         return (
             f"forward: output {p.output} is {p.engine!r} but torch gives {p.reference!r} and the exact "
-            f"value is {p.exact!r} (rel err {number(p.relative)}; {outside_any_order(p)})"
+            f"value is {p.exact!r} ({relative}{outside_any_order(p)}){_who(p)}"
         )
     return (
         f"forward: output {p.output} is {p.engine!r} but torch gives {p.reference!r} "
@@ -91,11 +94,48 @@ def outside_any_order(p: Problem) -> str:
     return f"{ratio} (allowed {p.safety:g} ×)"
 
 
+def _who(p: Problem) -> str:
+    """Who else is off the exact value, when torch was judged beside the engine: ", torch too"."""
+    if p.off is Off.BOTH:
+        return "; torch is off too"
+    if p.off is Off.ENGINE:
+        return "; torch is within its allowance"
+    return ""
+
+
+def _torch_off(p: Problem) -> str:
+    """An entry where torch alone is off the exact value (the engine is within its allowance)."""
+    if p.bound_kind is BoundKind.EXACT_HVP:
+        how = outside_hvp(p)
+    elif p.bound_kind is BoundKind.ANY_ORDER:
+        how = outside_any_order(p)
+    else:
+        how = f"allowed {number(p.allowed)}"
+    if p.engine is None:  # torch judged alone (an op node of a graph where it was off)
+        return f"torch is off: torch {p.reference!r}, exact {p.exact!r} (abs err {number(p.error)}; {how})"
+    return (
+        f"torch is off: torch {p.reference!r}, exact {p.exact!r}, engine {p.engine!r} (torch's abs err "
+        f"{number(p.error)}; {how}); the engine is within its allowance"
+    )
+
+
+def outside_hvp(p: Problem) -> str:
+    """How far a Hessian-vector product entry is from the exact value, against its allowance:
+    "12 × the H·v rounding bound 2.9e-16 (allowed 16 ×)"."""
+    if not p.bound > 0:
+        return f"the H·v rounding bound is 0, allowed {number(p.allowed)}"
+    return (
+        f"{number(p.error / p.bound)} × the H·v rounding bound {number(p.bound, 2)} (allowed {p.safety:g} ×)"
+    )
+
+
 def _gradient(p: Problem) -> str:
+    if p.off is Off.TORCH:
+        return f"gradient of {p.input}: {_torch_off(p)}"
     if p.bound_kind is BoundKind.ANY_ORDER:
         return (
             f"gradient of {p.input}: engine {p.engine!r}, torch {p.reference!r}, exact {p.exact!r} "
-            f"(abs err {number(p.error)}; {outside_any_order(p)})"
+            f"(abs err {number(p.error)}; {outside_any_order(p)}){_who(p)}"
         )
     return (
         f"gradient of {p.input}: engine {p.engine!r}, torch {p.reference!r} "
@@ -111,6 +151,11 @@ def _numeric(p: Problem) -> str:
 
 
 def _references(p: Problem) -> str:
+    if p.exact is not None:
+        return (
+            f"reference disagreement: the exact gradient of {p.input} {p.exact!r} vs central "
+            f"differences {p.numeric!r} (abs err {number(p.error)} > allowed {number(p.allowed)})"
+        )
     return (
         f"reference disagreement: torch's gradient of {p.input} {p.reference!r} vs central "
         f"differences {p.numeric!r} (abs err {number(p.error)} > allowed {number(p.allowed)})"
@@ -118,6 +163,15 @@ def _references(p: Problem) -> str:
 
 
 def _hessian(p: Problem) -> str:
+    direction = list(p.direction or ())
+    if p.off is Off.TORCH:
+        entry = f"second derivatives: Hessian-vector product entry {p.index}"
+        return f"{entry}: {_torch_off(p)}; direction {direction}"
+    if p.bound_kind is BoundKind.EXACT_HVP:
+        return (
+            f"second derivatives: Hessian-vector product entry {p.index}: engine {p.engine!r}, torch "
+            f"{p.reference!r}, exact {p.exact!r} ({outside_hvp(p)}; direction {direction}){_who(p)}"
+        )
     return (
         f"second derivatives: Hessian-vector product entry {p.index}: engine {p.engine!r}, "
         f"torch {p.reference!r} ({outside(p.error, p.bound, p.safety)}; direction {list(p.direction or ())})"

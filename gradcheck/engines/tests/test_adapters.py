@@ -79,7 +79,7 @@ def test_finding_an_engines_module_runs_none_of_its_code(tmp_path, monkeypatch):
 
 
 def test_builtin_table_lists_every_engine_the_docs_promise():
-    assert set(BUILTIN_ENGINES) == {"minigrad", "minigrad-tensor", "micrograd"}
+    assert set(BUILTIN_ENGINES) == {"minigrad", "minigrad-tensor", "micrograd", "torch"}
 
 
 class Few(EngineAdapter):

@@ -1,0 +1,99 @@
+"""Judged against the exact values (`check_graph(..., reference="exact")`), torch is judged beside
+the engine: each entry off its allowance says who is off (the engine alone, torch alone, or both),
+and an engine that is right where torch is not passes, torch's answer kept apart as off."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.compare import check_graph
+from gradcheck.parity.problem import Off, What
+from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
+from gradcheck.testing.kind_engines import TanhValueOff
+
+# atan2(y, x) where x * x + y * y overflows: torch's gradient is 0, the exact one 1 / (2 * 1e155)
+LARGE = 1e155
+OVERFLOWING_ATAN2 = Graph([Input("y", LARGE), Input("x", LARGE)], [OpNode("atan2", (0, 1))], [2])
+# a ** b at b = 0: torch's second derivative d²/da db is 0 one way, 1 / a the other
+POW_AT_EXPONENT_ZERO = Graph([Input("a", 2.0), Input("b", 0.0)], [OpNode("pow", (0, 1))], [2])
+
+
+def test_the_scaled_atan2_slopes_are_the_exact_ones_where_the_squares_overflow():
+    dy, dx = atan2_slopes(LARGE, LARGE)
+    assert math.isclose(dy, 1 / (2 * LARGE), rel_tol=1e-15) and math.isclose(
+        dx, -1 / (2 * LARGE), rel_tol=1e-15
+    )
+    assert atan2_slopes(3.0, 4.0) == pytest.approx((4 / 25, -3 / 25), rel=1e-15)
+    assert [math.copysign(1, d) for d in atan2_slopes(0.0, 0.0)] == [1, -1], "torch's signed 0 at the origin"
+
+
+def test_an_engine_more_accurate_than_torch_passes_and_torch_is_reported_off():
+    check = check_graph(OVERFLOWING_ATAN2, ScaledAtan2(), reference="exact", seed=0)
+    assert check.passed and not check.problems
+    assert [(p.what, p.input, p.off) for p in check.torch_off] == [
+        (What.GRADIENT, "y", Off.TORCH),
+        (What.GRADIENT, "x", Off.TORCH),
+    ]
+    dy = check.torch_off[0]
+    assert dy.reference == 0.0, "torch's gradient: 0 once x * x + y * y overflows"
+    at = check.torch_off_instance
+    assert at is not None and at.input_values(0) == [LARGE, LARGE] and at.cotangent is not None
+    assert math.isclose(dy.exact, at.cotangent[0] / (2 * LARGE), rel_tol=1e-15), (
+        "the cotangent-weighted gradient"
+    )
+    assert abs(dy.engine - dy.exact) <= dy.allowed < dy.error
+    assert "torch is off: torch 0.0" in str(dy) and "the engine is within its allowance" in str(dy)
+    assert not check_graph(OVERFLOWING_ATAN2, ScaledAtan2(), seed=0).torch_off, (
+        "only the exact values judge torch"
+    )
+
+
+def test_an_engine_right_about_a_second_derivative_torch_masks_passes_only_against_the_exact_values():
+    against_torch = check_graph(POW_AT_EXPONENT_ZERO, KeptPowHessian(), second_order=True, seed=0)
+    assert not against_torch.passed, "torch is the judge: its masked H·v makes the right answer wrong"
+    check = check_graph(POW_AT_EXPONENT_ZERO, KeptPowHessian(), second_order=True, reference="exact", seed=0)
+    assert check.passed
+    (off,) = check.torch_off
+    assert (off.what, off.index, off.off) == (What.HESSIAN, 1, Off.TORCH)
+    assert math.isclose(off.engine, off.exact, rel_tol=1e-12) and off.error > off.allowed
+
+
+def test_the_engine_alone_is_off_where_torch_is_within_its_allowance():
+    check = check_graph(
+        Graph([Input("x0", 0.4), Input("x1", 1.5)], [OpNode("tanh", (0,)), OpNode("mul", (2, 1))], [3]),
+        TanhValueOff(),
+        reference="exact",
+        seed=0,
+    )
+    assert not check.passed and not check.torch_off
+    judged = [p for p in check.problems if p.off is not None]
+    assert judged and {p.off for p in judged} == {Off.ENGINE}
+    assert all(p.reference == pytest.approx(p.exact, rel=1e-14) for p in judged), (
+        "torch agrees with the exact"
+    )
+    assert "torch is within its allowance" in str(judged[0])
+
+
+def test_an_engine_off_where_torch_is_off_too_says_both():
+    check = check_graph(OVERFLOWING_ATAN2, "minigrad", reference="exact", seed=0)  # minigrad's x*x + y*y
+    assert not check.passed and not check.torch_off
+    assert [(p.input, p.off) for p in check.problems] == [("y", Off.BOTH), ("x", Off.BOTH)]
+    assert "torch is off too" in str(check.problems[0])
+
+
+def test_torch_itself_can_be_the_engine_under_test():
+    check = check_graph(OVERFLOWING_ATAN2, "torch", reference="exact", seed=0)
+    assert not check.passed and [p.engine for p in check.problems] == [0.0, -0.0]
+    for seed in range(3):
+        graph = random_graph(np.random.default_rng(seed), tensor=True, points=4)
+        for dtype in ("float64", "float32"):
+            judged = check_graph(graph, "torch", reference="exact", dtype=dtype, seed=seed)
+            assert judged.passed, (seed, dtype, [str(p) for p in judged.problems])
+
+
+def test_a_reference_that_is_not_torch_or_exact_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"reference must be one of \['torch', 'exact'\], got 'mpmath'"):
+        check_graph(OVERFLOWING_ATAN2, "minigrad", reference="mpmath")
