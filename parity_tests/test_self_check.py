@@ -100,14 +100,31 @@ def test_the_correct_tensor_engine_raises_no_false_alarm():
     assert stream_graphs_until_caught(engine, budget, tensor=True) is None
 
 
-@pytest.mark.parametrize("name", sorted(BROKEN_CONSTANT_ENGINES))
+@pytest.mark.parametrize("name", sorted(set(BROKEN_CONSTANT_ENGINES) - {"broken-pow0"}))
 def test_each_constant_operand_bug_is_caught_by_both_loops(name):
     engine = BROKEN_CONSTANT_ENGINES[name]()
-    raises = isinstance(engine, ZeroPowerRaises)
-    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET, raises=raises)
-    by_stream = stream_graphs_until_caught(engine, BUDGET, raises=raises)
+    by_hypothesis = hypothesis_examples_until_caught(engine, BUDGET)
+    by_stream = stream_graphs_until_caught(engine, BUDGET)
     assert by_hypothesis is not None and by_stream is not None, (by_hypothesis, by_stream)
     print(f"{name}: caught after {by_hypothesis} hypothesis examples, {by_stream} seeded graphs")
+
+
+def test_a_zero_power_bug_is_caught_by_the_seeded_graphs_and_the_edge_check():
+    # x ** 0 differentiated as 0 * x ** -1 fails only where an input that is exactly 0 meets an
+    # exponent of 0. The seeded graphs put exact zeros in every point; the hypothesis property
+    # draws one point, and whether its examples meet that pair within the ci budget depends on
+    # the constants hypothesis collects from the modules a test process has loaded (measured: 83
+    # to 162 examples in some processes, none in 1,000 in others), so the suite's edge-value
+    # check is what guarantees it there.
+    engine = BROKEN_CONSTANT_ENGINES["broken-pow0"]()
+    assert isinstance(engine, ZeroPowerRaises)
+    assert stream_graphs_until_caught(engine, BUDGET, raises=True) is not None
+    raised_at = [
+        (p.graph.input_values()[0], p.graph.nodes[0].attr["exponent"])
+        for p in check_edges(engine, ["pow_const"])
+        if p.kind is Kind.EXCEPTION
+    ]
+    assert (0.0, 0.0) in raised_at, raised_at
 
 
 def test_micrograds_zero_power_bug_is_found_by_random_graphs():
