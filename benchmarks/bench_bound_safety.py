@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gradcheck.campaign.checking import GraphChecker
+from gradcheck.campaign.checking import campaign_checker
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.checker.flat import flat_vector
 from gradcheck.parity.bound import RoundingBounds
@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--tensor", action="store_true")
     args = parser.parse_args()
-    checker = GraphChecker(
+    checker = campaign_checker(
         Settings(engine=args.engine, graphs=args.graphs, seed=args.seed, tensor=args.tensor)
     )
     first, second, start = [], [], time.perf_counter()

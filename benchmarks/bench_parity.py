@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from older_harness import tree_of
 
-from gradcheck.campaign.checking import GraphChecker
+from gradcheck.campaign.checking import campaign_checker
 from gradcheck.campaign.settings import Settings
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
@@ -142,7 +142,7 @@ def throughput(quick: bool) -> dict[int, dict[str, float]]:
 def campaign_generation_share(graphs: int) -> float:
     """Generation's share of a campaign's checking time: graphs of `python -m gradcheck run --seed
     12345` (its default settings, minigrad), each generated and checked as the campaign does."""
-    checker = GraphChecker(Settings(seed=12345, graphs=graphs))
+    checker = campaign_checker(Settings(seed=12345, graphs=graphs))
     generation = checking = 0.0
     for index in range(graphs):
         start = time.perf_counter()

@@ -128,8 +128,7 @@ def print_campaigns(before: Path, against: str, graphs: int, repeats: int) -> No
         )
         print(
             f"  {label:<10}{clean:>9.2f}{structure:>10.2f}{buggy:>9.2f}{failing:>9}{check:>8.2f}{blame:>8.2f}"
-            f"{ratio:>12.2f}x"
-            + (f"  {verdict}" if label == "now" else "")
+            f"{ratio:>12.2f}x" + (f"  {verdict}" if label == "now" else "")
         )
     print(
         "  (seconds: the campaign's own, report.json's run.seconds; structure: the clean run's structural"

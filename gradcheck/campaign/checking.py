@@ -18,6 +18,7 @@ from gradcheck.campaign.records import METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.structure import EVERY_PATH
 from gradcheck.campaign.validation import campaign_adapter, campaign_ops, campaign_variants
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink
@@ -31,9 +32,8 @@ from gradcheck.parity.trust import checked_graph, failing_check
 class GraphChecker:
     """Graph `index` of the campaign: generated from (seed, index), checked three ways."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.adapter = campaign_adapter(settings)
+    def __init__(self, settings: Settings, adapter: EngineAdapter) -> None:
+        self.settings, self.adapter = settings, adapter
         self.ops = campaign_ops(settings, self.adapter)
         self.variants = campaign_variants(settings, self.adapter)
 
@@ -119,9 +119,8 @@ class FailureShrinker:
     does not fail its way again, or the deadline came before any candidate was tried.
     """
 
-    def __init__(self, settings: Settings, max_checks: int = 400) -> None:
-        self.settings = settings
-        self.adapter = campaign_adapter(settings)
+    def __init__(self, settings: Settings, adapter: EngineAdapter, max_checks: int = 400) -> None:
+        self.settings, self.adapter = settings, adapter
         self.max_checks = max_checks
 
     def __call__(self, record: GraphRecord, seconds: float | None = None) -> GraphRecord:
@@ -194,9 +193,8 @@ class FailureExplainer:
     """Accounts a failing graph to the finding that explains it (`campaign.explain`), cheaply:
     one-op checks of its nodes, the graph with some nodes frozen, rebuilds."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.adapter = campaign_adapter(settings)
+    def __init__(self, settings: Settings, adapter: EngineAdapter) -> None:
+        self.settings, self.adapter = settings, adapter
 
     def __call__(self, record: GraphRecord, known: Explaining) -> GraphRecord:
         """`record` with the finding that explains it, if one does (else as it was, classified)."""
@@ -223,16 +221,22 @@ class FailureExplainer:
         return dataclasses.replace(record, failure=failure)
 
 
-def make_checker(settings: Settings) -> Checker:
-    return GraphChecker(settings)
+def campaign_checker(settings: Settings) -> GraphChecker:
+    """The checker of `settings`' campaign, its adapter loaded here: how a script outside a
+    campaign regenerates or checks graph `index` (`campaign_checker(settings).graph(index)`)."""
+    return GraphChecker(settings, campaign_adapter(settings))
 
 
-def make_shrinker(settings: Settings) -> Shrinker:
-    return FailureShrinker(settings)
+def make_checker(settings: Settings, adapter: EngineAdapter) -> Checker:
+    return GraphChecker(settings, adapter)
 
 
-def make_explainer(settings: Settings) -> Explainer:
-    return FailureExplainer(settings)
+def make_shrinker(settings: Settings, adapter: EngineAdapter) -> Shrinker:
+    return FailureShrinker(settings, adapter)
+
+
+def make_explainer(settings: Settings, adapter: EngineAdapter) -> Explainer:
+    return FailureExplainer(settings, adapter)
 
 
 def real_backend() -> Backend:

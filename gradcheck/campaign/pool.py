@@ -27,6 +27,7 @@ from gradcheck.campaign.records import GraphRecord
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.supervisor import OnDeath, Work
 from gradcheck.engines import tracing
+from gradcheck.engines.adapter import EngineAdapter
 
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
@@ -39,15 +40,16 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Backend:
     """How a campaign checks, shrinks and explains graphs, in whichever process runs the work;
-    picklable (module-level factories, called once per process).
+    picklable (module-level factories, called once per process with the settings and the adapter
+    that process loaded).
 
     make_explainer: accounts failing graphs to the findings that explain them, cheaply, before any is
     shrunk (`campaign.explain`; None: every failing graph is shrunk while the budget lasts).
     """
 
-    make_checker: Callable[[Settings], Checker]
-    make_shrinker: Callable[[Settings], Shrinker]
-    make_explainer: Callable[[Settings], Explainer] | None = None
+    make_checker: Callable[[Settings, EngineAdapter], Checker]
+    make_shrinker: Callable[[Settings, EngineAdapter], Shrinker]
+    make_explainer: Callable[[Settings, EngineAdapter], Explainer] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,17 +83,17 @@ class EngineState:
     @cached_property
     def checker(self) -> Checker:
         assert self.backend is not None
-        return self.backend.make_checker(self.settings)
+        return self.backend.make_checker(self.settings, self.adapter)
 
     @cached_property
     def shrinker(self) -> Shrinker:
         assert self.backend is not None
-        return self.backend.make_shrinker(self.settings)
+        return self.backend.make_shrinker(self.settings, self.adapter)
 
     @cached_property
     def explainer(self) -> Explainer:
         assert self.backend is not None and self.backend.make_explainer is not None
-        return self.backend.make_explainer(self.settings)
+        return self.backend.make_explainer(self.settings, self.adapter)
 
 
 class Runner(Protocol):

@@ -24,7 +24,7 @@ Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlie
   index, or why it is unexplained, each problem in words and as a record (`records`); for the
   shrunk ones also `found_problems` (and `found_records`), `excess`, snippets
   and graph JSON as found and as shrunk, and the corpus file; any other graph is
-  `gradcheck.campaign.GraphChecker(Settings(...)).graph(index)`).
+  `gradcheck.campaign.campaign_checker(Settings(...)).graph(index)`).
 Floats are JSON numbers, except non-finite ones: the strings "nan", "inf" and "-inf".
 Everything outside `run` is a pure function of `settings` and the engine.
 """

@@ -149,7 +149,7 @@ class SlowToLoad(NoEngine):
         time.sleep(self.seconds)
 
 
-def slow_checker(settings: Any) -> Any:
+def slow_checker(settings: Any, adapter: Any) -> Any:
     """A checker factory (`pool.Backend.make_checker`) that takes 2 s, as a checker's first use of
     torch may on a busy machine; its checker answers each graph index with itself."""
     time.sleep(2.0)

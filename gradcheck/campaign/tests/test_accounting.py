@@ -194,7 +194,7 @@ def flaky_accounting(known, shrunk_to_no_op=False):
             return replace(record, failure=replace(record.failure, finding=finding))
         return replace(record, failure=replace(record.failure, unexplained=DID_NOT_FAIL_AGAIN))
 
-    backend = Backend(make_checker=lambda s: record, make_shrinker=lambda s: passes_again)
+    backend = Backend(make_checker=lambda s, a: record, make_shrinker=lambda s, a: passes_again)
     records = {i: record(i) for i in range(10)}
     engine = Campaign(backend, Settings(graphs=10))
     with Inline() as runner:

@@ -16,9 +16,9 @@ from gradcheck.campaign import (
     Backend,
     CampaignError,
     Failure,
-    GraphChecker,
     GraphRecord,
     Settings,
+    campaign_checker,
     chunks,
     graph_seed,
     open_corpus,
@@ -31,6 +31,7 @@ from gradcheck.campaign.earlier_schema import problems_from_sentences as sentenc
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.pool import Campaign, Inline
 from gradcheck.campaign.report_json import build_report, write_report
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.kinds import Kind
@@ -82,12 +83,12 @@ def test_chunks_cover_every_index_once_in_order(graphs, jobs):
 
 def test_a_graph_is_the_same_whichever_worker_draws_it_and_whatever_came_before():
     settings = Settings(graphs=50, seed=9, points=2)
-    alone = GraphChecker(settings).graph(37)
-    in_sequence = GraphChecker(settings)
+    alone = campaign_checker(settings).graph(37)
+    in_sequence = campaign_checker(settings)
     for i in range(37):
         in_sequence.graph(i)
     assert in_sequence.graph(37).to_dict() == alone.to_dict()
-    assert GraphChecker(Settings(seed=10, points=2)).graph(37).to_dict() != alone.to_dict()
+    assert campaign_checker(Settings(seed=10, points=2)).graph(37).to_dict() != alone.to_dict()
 
 
 # --- running with a stand-in checker -----------------------------------------------------------
@@ -117,7 +118,7 @@ def fake_shrink(record: GraphRecord, seconds: float | None) -> GraphRecord:
     return GraphRecord(record.index, record.ops, False, record.figures, record.problems, shrunk)
 
 
-FAKE = Backend(make_checker=lambda s: fake_record, make_shrinker=lambda s: fake_shrink)
+FAKE = Backend(make_checker=lambda s, a: fake_record, make_shrinker=lambda s, a: fake_shrink)
 
 
 def fake_accounting(settings: Settings) -> tuple[dict[int, GraphRecord], list[tuple]]:
@@ -190,7 +191,7 @@ def test_a_failure_that_does_not_fail_again_when_shrunk_is_left_unexplained():
     }
     failure = Failure(sentences(("flaky",)), "x", graph)
     record = GraphRecord(4, ("tanh",), False, dict.fromkeys(METRICS, 0.0), sentences(("flaky",)), failure)
-    shrunk = campaign.FailureShrinker(Settings())(record)
+    shrunk = campaign.FailureShrinker(Settings(), load_engine("minigrad"))(record)
     assert shrunk.failure.finding is None and shrunk.failure.shrunk_graph is None
     assert shrunk.failure.unexplained == "it did not fail its way again when shrunk"
     assert tuple(map(str, shrunk.problems)) == ("flaky",)

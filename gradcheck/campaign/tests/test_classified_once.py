@@ -9,10 +9,11 @@ from collections import Counter
 import pytest
 
 from gradcheck.campaign import alike, blame
-from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, GraphChecker
+from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, campaign_checker
 from gradcheck.campaign.explain import Explaining
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import rebuild_failures
+from gradcheck.campaign.validation import campaign_adapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Graph
@@ -47,7 +48,7 @@ def classified(monkeypatch):
 
 
 def _failing_record():
-    checker = GraphChecker(SETTINGS)
+    checker = campaign_checker(SETTINGS)
     checker.adapter = DoubledRelu()
     return next(r for r in map(checker, range(SETTINGS.graphs)) if not r.passed)
 
@@ -55,7 +56,8 @@ def _failing_record():
 @pytest.mark.parametrize("step", ["shrink", "explain"])
 def test_a_failing_graph_and_the_node_blamed_for_it_are_each_classified_once(classified, step):
     record = _failing_record()
-    work = FailureShrinker(SETTINGS) if step == "shrink" else FailureExplainer(SETTINGS)
+    adapter = campaign_adapter(SETTINGS)
+    work = FailureShrinker(SETTINGS, adapter) if step == "shrink" else FailureExplainer(SETTINGS, adapter)
     work.adapter = DoubledRelu()
     done = work(record) if step == "shrink" else work(record, Explaining(()))
     finding = done.failure.finding
@@ -68,7 +70,7 @@ def test_a_failing_graph_and_the_node_blamed_for_it_are_each_classified_once(cla
 
 def test_a_classified_record_is_not_classified_again(classified):
     record = _failing_record()
-    explainer = FailureExplainer(SETTINGS)
+    explainer = FailureExplainer(SETTINGS, campaign_adapter(SETTINGS))
     explainer.adapter = DoubledRelu()
     once = explainer(record, Explaining(()))
     classified.clear()

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from gradcheck.campaign import regression_gate
-from gradcheck.campaign.checking import GraphChecker, real_backend
+from gradcheck.campaign.checking import campaign_checker, real_backend
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.validation import surface_note, validate
@@ -28,7 +28,7 @@ def settings(adapter: str, **options) -> Settings:
 
 
 def drawn_variants(s: Settings) -> set[str]:
-    checker = GraphChecker(s)
+    checker = campaign_checker(s)
     return {v for i in range(s.graphs) for n in checker.graph(i).nodes for v in variants_of(n.op, n.attr)}
 
 

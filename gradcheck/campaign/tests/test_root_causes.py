@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, GraphChecker
+from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, campaign_checker
 from gradcheck.campaign.explain import Explaining
 from gradcheck.campaign.records import record_of
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.validation import load_adapter
+from gradcheck.campaign.validation import campaign_adapter, load_adapter
 from gradcheck.cli import main
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
@@ -46,7 +46,7 @@ def test_a_missing_rtruediv_is_one_division_finding(tmp_path):
 
 def dead_zero_numerators(settings: Settings, indices) -> list[int]:
     """The graphs among `indices` holding a `0.0 / v` node that no output uses."""
-    checker = GraphChecker(settings)
+    checker = campaign_checker(settings)
     dead = []
     for index in indices:
         graph: Graph = checker.graph(index)
@@ -128,8 +128,9 @@ def test_a_graph_failing_for_one_bug_is_not_blamed_on_another_bug_in_a_node_that
     # fails for tanh, and a relu failing alone must not take the blame
     settings = Settings(engine=f"{ENGINES}:ReluTwoTanhOff")
     graph = Graph([Input("x0", 0.7)], [OpNode("relu", (0,)), OpNode("tanh", (0,))], [2])
-    record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
-    work = step(settings)
+    adapter = campaign_adapter(settings)
+    record = record_of(0, checked_graph(graph, adapter))
+    work = step(settings, adapter)
     done = work(record) if step is FailureShrinker else work(record, Explaining(()))
     finding = done.failure.finding
     assert (finding.ops, finding.kind) == (("tanh",), Kind.WRONG_VALUE)
@@ -141,6 +142,6 @@ def test_a_division_of_0_by_a_sigmoid_shrinks_to_the_one_op_division():
     nodes = [OpNode("sigmoid", (0,)), OpNode("div", (1,), consts=(Constant(0, 0.0),)), OpNode("add", (2, 0))]
     graph = Graph([Input("x0", -1.25)], nodes, [3])
     record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
-    finding = FailureShrinker(settings)(record).failure.finding
+    finding = FailureShrinker(settings, campaign_adapter(settings))(record).failure.finding
     assert (finding.ops, finding.kind) == (("div",), Kind.EXCEPTION)
     assert len(finding.graph["nodes"]) == 1
