@@ -26,7 +26,9 @@ from gradcheck.checker.kinks import is_differentiable_at
 from gradcheck.checker.numerical import FlatFunction, jacobian_column, richardson_column, stencil_column
 from gradcheck.checker.oracle import mpmath_gradient
 from gradcheck.checker.tolerance import FAMILIES, PROBES, TORCH
+from gradcheck.engines.loading import load_engine
 
+MINIGRAD = load_engine("minigrad")
 ESTIMATORS = ("central", "stencil", "richardson", "staged", "analytical")
 
 
@@ -49,7 +51,7 @@ def accuracy(points: int, seed: int = 0) -> dict[str, dict[str, float]]:
                 continue  # Richardson's steps reach 0.03: keep kinks within 0.1 out of the comparison
             taken += 1
             exact = mpmath_gradient(probe.fn, x, np.ones(1))
-            func = FlatFunction(probe.fn, values)
+            func = FlatFunction(probe.fn, values, MINIGRAD)
             out = probe.fn(*values)
             estimates = {
                 "central": [jacobian_column(func, i, 1e-6)[0] for i in range(3)],

@@ -62,9 +62,9 @@ def warm_up() -> None:
     """Torch's first ~100 autograd calls are 10x slower (lazy kernel setup): pay that before timing."""
     rng = np.random.default_rng(99)
     for i in range(150):
-        check_graph(random_graph(rng, points=4), "minigrad", seed=i, second_order=i % 2 == 0)
+        check_graph(random_graph(rng, points=4), load_engine("minigrad"), seed=i, second_order=i % 2 == 0)
         if i % 10 == 0:
-            check_graph(random_graph(rng, tensor=True, points=2), "minigrad-tensor", seed=i)
+            check_graph(random_graph(rng, tensor=True, points=2), load_engine("minigrad-tensor"), seed=i)
 
 
 def measure(
@@ -281,7 +281,7 @@ def hypothesis_rate(examples: int) -> None:
     )
     @given(scalar_graphs(points=8))
     def prop(graph):
-        result = check_graph(graph, "minigrad", seed=0)
+        result = check_graph(graph, load_engine("minigrad"), seed=0)
         count["examples"] += 1
         count["checked"] += result.points_checked
         assert result.passed

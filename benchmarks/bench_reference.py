@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import exact_jets
@@ -34,7 +36,7 @@ WORKLOADS: dict[str, tuple[str, bool, Sizes]] = {
 }
 
 
-def seconds_per_graph(graphs: list[Graph], engine: str, reference: str) -> float:
+def seconds_per_graph(graphs: list[Graph], engine: EngineAdapter, reference: str) -> float:
     """CPU seconds per graph of checking each of `graphs` against `reference`."""
     exact_jets.clear_cache()
     start = time.process_time()
@@ -51,7 +53,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"check_graph at {POINTS} points, gradients and H·v, CPU time per graph (one process)")
     print(f"{'workload':18} {'nodes':>5} {'torch graphs/s':>15} {'exact graphs/s':>15} {'ratio':>6}")
-    for name, (engine, tensor, sizes) in WORKLOADS.items():
+    for name, (spec, tensor, sizes) in WORKLOADS.items():
+        engine = load_engine(spec)
         rng = np.random.default_rng(args.seed)
         graphs = [random_graph(rng, tensor=tensor, points=POINTS, sizes=sizes) for _ in range(args.graphs)]
         seconds_per_graph(graphs[:3], engine, "exact")  # warm-up: imports, mpmath's constants

@@ -7,7 +7,7 @@ campaign, and a report leads with it. Each is made where the check met it: a one
 op-isolation pass as it is, a random graph blamed on the op node where torch is off alone (its
 one-op graph at the arguments the node saw is the minimal repro), or, when no node is off alone,
 the graph at its point. Only torch and the exact reference run here (torch judged as the engine
-under test, `TORCH`), never the engine: this runs in the process that writes the reports.
+under test), never the engine: this runs in the process that writes the reports.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.records import GraphRecord
-from gradcheck.engines.loading import load_engine
 from gradcheck.engines.snippets import ALLOWED, EXACT, torch_repro
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import region_of
@@ -31,8 +30,6 @@ from gradcheck.parity.compare import check_graph
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import FORWARD, SECOND, Off, Problem
 
-# Torch as the engine under test, to judge torch alone on a graph (no engine of the user's runs).
-TORCH = "gradcheck.engines.torch_engine:TorchAdapter"
 _KINDS = {FORWARD: Kind.WRONG_VALUE, SECOND: Kind.WRONG_SECOND_DERIVATIVE}
 
 
@@ -84,7 +81,9 @@ class _TorchOffLocator:
     nodes whose op an earlier finding blamed first, each one-op graph judged once."""
 
     def __init__(self) -> None:
-        self.torch = load_engine(TORCH)
+        from gradcheck.engines.torch_engine import TorchAdapter  # torch as the engine under test
+
+        self.torch = TorchAdapter()
         self.torch.reference = "exact"
         self.blamed: list[str] = []  # the ops blamed so far, tried first
         self.seen: dict[tuple[str, bool], tuple[Graph, list[Problem]] | None] = {}

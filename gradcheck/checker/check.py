@@ -35,7 +35,7 @@ from gradcheck.checker.numerical import DEFAULT_EPS, jacobian_column, stencil_co
 from gradcheck.checker.options import check_options
 from gradcheck.checker.tolerance import DEFAULT, Tolerance, policy_for
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import load_engine
+from gradcheck.engines.loading import BUILTIN_ENGINES, load_engine
 
 MAX_REPORTED = 20
 #: mpmath re-measures failing entries only for scalar functions of at most this many inputs.
@@ -516,7 +516,7 @@ class _Checker:
         """`, engine=...` naming the engine as it was loaded (else its adapter class), unless it is
         the default (minigrad)."""
         cls = type(self.engine)
-        if cls is type(load_engine("minigrad")):
+        if f"{cls.__module__}:{cls.__qualname__}" == BUILTIN_ENGINES["minigrad"]:
             return ""
         return f", engine={self.engine.spec or cls.__module__ + ':' + cls.__qualname__!r}"
 

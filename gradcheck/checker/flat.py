@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import load_engine
 
 Jacobian = tuple[tuple[np.ndarray, ...], ...]
 
@@ -111,13 +110,11 @@ class FlatFunction:
     """`f` seen as a map from one flat float64 vector to another, for differencing.
 
     `x` concatenates the inputs (C order), `__call__` returns the concatenated outputs. The output
-    shapes are learned from one evaluation at `x`.
+    shapes are learned from one evaluation at `x`. `engine` is the adapter its caller loaded.
     """
 
-    def __init__(
-        self, f: Callable[..., Any], inputs: Sequence[Any], engine: str | EngineAdapter = "minigrad"
-    ) -> None:
-        self.engine = load_engine(engine)
+    def __init__(self, f: Callable[..., Any], inputs: Sequence[Any], engine: EngineAdapter) -> None:
+        self.engine = engine
         if (
             isinstance(inputs, (str, bytes))
             or not isinstance(inputs, Sequence)

@@ -22,6 +22,7 @@ import numpy as np
 from gradcheck.checker.flat import FlatFunction
 from gradcheck.checker.numerical import one_sided_column
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 
 DEFAULT_RADIUS = 1e-3
 SCALES = 5
@@ -154,7 +155,7 @@ def is_differentiable_at(
     `describe()` says what was found: a kink (left and right slopes differ), a jump or a domain
     edge, and how close to the point.
     """
-    return probe(FlatFunction(f, inputs, engine), coordinates, radius, directions, seed)
+    return probe(FlatFunction(f, inputs, load_engine(engine)), coordinates, radius, directions, seed)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from gradcheck.checker.flat import FlatFunction, Jacobian
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.loading import load_engine
 
 DEFAULT_EPS = 1e-6
 
@@ -80,7 +81,7 @@ def numerical_jacobian(
     engine: str | EngineAdapter = "minigrad",
 ) -> Jacobian:
     """The Jacobian of `f` at `inputs` by central differences: blocks J[k][j] (see `flat.py`)."""
-    func = FlatFunction(f, inputs, engine)
+    func = FlatFunction(f, inputs, load_engine(engine))
     return func.blocks(jacobian_matrix(func, eps))
 
 
@@ -95,7 +96,7 @@ def numerical_vjp(
 
     `cotangent` is one array per output (a bare array or number when `f` has one output).
     """
-    func = FlatFunction(f, inputs, engine)
+    func = FlatFunction(f, inputs, load_engine(engine))
     v = func.join_outputs(cotangent, "cotangent")
     flat = np.array([v @ jacobian_column(func, i, eps) for i in range(func.n)])
     return func.split_inputs(flat)
@@ -112,7 +113,7 @@ def numerical_jvp(
 
     The step is `eps * max(1, |x|_inf)` along the tangent scaled to unit max-norm.
     """
-    func = FlatFunction(f, inputs, engine)
+    func = FlatFunction(f, inputs, load_engine(engine))
     u = func.join_inputs(tangent, "tangent")
     scale = float(np.max(np.abs(u))) if u.size else 0.0
     if scale == 0.0:

@@ -55,7 +55,7 @@ def accurate_vjp(
     f: Callable[..., Any], inputs: Sequence[Any], cotangent: Any, engine: str | EngineAdapter = "minigrad"
 ) -> tuple[np.ndarray, ...]:
     """cotangentᵀ·J by Richardson extrapolation; same conventions as `numerical.numerical_vjp`."""
-    func = FlatFunction(f, inputs, engine)
+    func = FlatFunction(f, inputs, load_engine(engine))
     v = func.join_outputs(cotangent, "cotangent")
     flat = np.array([v @ richardson_column(func, i).value for i in range(func.n)])
     return func.split_inputs(flat)
@@ -80,8 +80,8 @@ def accurate_gradient(
         raise ValueError(
             f"accurate_gradient: method must be 'auto', 'richardson' or 'mpmath', got {method!r}"
         )
-    flat_f = _FloatCallable(f, load_engine(engine))
-    func = FlatFunction(flat_f, [x])
+    adapter = load_engine(engine)
+    func = FlatFunction(_FloatCallable(f, adapter), [x], adapter)
     if cotangent is None:
         if func.m != 1:
             raise ValueError(

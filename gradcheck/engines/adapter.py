@@ -53,6 +53,19 @@ def scaled_alone(outputs: Sequence[Any], cotangent: Sequence[Any]) -> bool:
     return len(outputs) == 1 and np.ndim(cotangent[0]) == 0
 
 
+def loaded(engine: object, caller: str) -> EngineAdapter:
+    """`engine` itself, when it is an adapter: the check and the campaign take the adapter their
+    front end loaded once (`load_engine`), never a name to load again. A TypeError names the call."""
+    if isinstance(engine, EngineAdapter):
+        return engine
+    if isinstance(engine, str):
+        raise TypeError(
+            f"{caller}: engine must be an EngineAdapter, got the name {engine!r}; load it once with "
+            f"gradcheck.load_engine({engine!r}) and pass the adapter"
+        )
+    raise TypeError(f"{caller}: engine must be an EngineAdapter, got {type(engine).__name__} {engine!r}")
+
+
 class EngineAdapter:
     """Drives one engine: make leaves, apply registry ops, read values, compute gradients."""
 

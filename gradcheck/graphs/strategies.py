@@ -9,11 +9,13 @@ Example::
 
     from hypothesis import given
     from gradcheck.graphs.strategies import scalar_graphs
-    from gradcheck import check_graph
+    from gradcheck import check_graph, load_engine
+
+    ENGINE = load_engine("mypkg.adapter:MyAdapter")
 
     @given(scalar_graphs(ops=["add", "mul", "tanh"]))
     def test_my_engine(graph):
-        assert check_graph(graph, "mypkg.adapter:MyAdapter").passed
+        assert check_graph(graph, ENGINE).passed
 """
 
 from __future__ import annotations

@@ -26,8 +26,7 @@ import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
-from gradcheck.engines.adapter import REFERENCES, EngineAdapter
-from gradcheck.engines.loading import load_engine
+from gradcheck.engines.adapter import REFERENCES, EngineAdapter, loaded
 from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode
@@ -66,7 +65,7 @@ __all__ = ["check_graph", "check_kinks", "kink_graphs", "repro_allowances", "run
 
 def check_graph(
     graph: Graph,
-    engine: str | EngineAdapter = "minigrad",
+    engine: EngineAdapter,
     *,
     seed: int = 0,
     points: int | None = None,
@@ -77,7 +76,7 @@ def check_graph(
     accumulation: str | None = None,
     reference: str | None = None,
 ) -> GraphCheck:
-    """Check `graph` three ways with `engine` (an adapter or a `load_engine` name).
+    """Check `graph` three ways with `engine`, an adapter (`load_engine` turns a name into one).
 
     seed: draws the random cotangents (one per output and point) and the Hessian direction, unless
     the graph carries its own cotangent. points: check only the first `points` batch points
@@ -96,7 +95,7 @@ def check_graph(
     values, by the bound of any correct float64 or float32 evaluation, with torch's answers judged
     beside the engine's: `gradcheck.parity.against_exact`).
     """
-    adapter = load_engine(engine)
+    adapter = loaded(engine, "check_graph")
     accumulation = accumulation or adapter.accumulation
     judge = reference or adapter.reference
     if judge not in REFERENCES:
@@ -298,9 +297,9 @@ def kink_graphs(ops: Sequence[str] | None = None) -> list[Graph]:
     return graphs
 
 
-def check_kinks(engine: str | EngineAdapter = "minigrad") -> list[GraphCheck]:
+def check_kinks(engine: EngineAdapter) -> list[GraphCheck]:
     """Each kink case of the ops `engine` supports, checked against torch's convention (no numerics)."""
-    adapter = load_engine(engine)
+    adapter = loaded(engine, "check_kinks")
     return [
         check_graph(g, adapter, numeric=False, second_order=False) for g in kink_graphs(sorted(adapter.ops))
     ]

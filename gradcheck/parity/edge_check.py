@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import load_engine
+from gradcheck.engines.adapter import EngineAdapter, loaded
 from gradcheck.engines.origin import Raised
 from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.edge_values import describe
@@ -158,9 +157,9 @@ def edge_cases(ops: Sequence[str], tensor: bool = False) -> list[Graph]:
     return graphs
 
 
-def check_edges(engine: str | EngineAdapter, ops: Sequence[str] | None = None) -> list[EdgeProblem]:
+def check_edges(engine: EngineAdapter, ops: Sequence[str] | None = None) -> list[EdgeProblem]:
     """Every edge case of the ops `engine` supports (or of `ops`), each compared with torch."""
-    adapter = load_engine(engine)
+    adapter = loaded(engine, "check_edges")
     names = sorted(adapter.ops) if ops is None else [op for op in ops if op in adapter.ops]
     problems: list[EdgeProblem] = []
     for graph in edge_cases(names, adapter.tensor):

@@ -6,6 +6,7 @@ import collections
 import numpy as np
 import pytest
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import TINY_EVERY, TINY_EXPONENTS, random_graph, sample_points
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
@@ -55,7 +56,7 @@ def test_a_tie_of_the_same_node_is_smooth_and_minigrad_matches_torch_there():
     graph = Graph(
         [Input("x0", np.array([0.5, -1.0]), (2,))], [OpNode("maximum", (0, 0))], [1], meta={"kind": "tensor"}
     )
-    check = check_graph(graph, "minigrad-tensor")
+    check = check_graph(graph, load_engine("minigrad-tensor"))
     assert check.passed and check.points_checked == 1, check.report()
 
 
@@ -97,5 +98,5 @@ def test_minigrad_tensor_agrees_with_torch_on_every_kind_of_matmul(seed):
     graph = random_graph(
         np.random.default_rng([31, seed]), ops=["matmul", "add", "tanh"], tensor=True, points=3
     )
-    check = check_graph(graph, "minigrad-tensor", seed=seed)
+    check = check_graph(graph, load_engine("minigrad-tensor"), seed=seed)
     assert check.passed, check.report()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.nn_ops import NN_SPECS, REDUCTIONS
@@ -129,8 +130,8 @@ def test_class_targets_are_saved_with_the_graph_and_replay_the_same(op):
     original = next(n for n in graph.nodes if n.op == op)
     assert list(np.atleast_1d(node.attr["target"])) == list(np.atleast_1d(original.attr["target"]))
     first, again = (
-        check_graph(graph, "minigrad-tensor", seed=0),
-        check_graph(loaded, "minigrad-tensor", seed=0),
+        check_graph(graph, load_engine("minigrad-tensor"), seed=0),
+        check_graph(loaded, load_engine("minigrad-tensor"), seed=0),
     )
     assert first.passed and again.passed
     assert first.max_rel_err_torch == again.max_rel_err_torch

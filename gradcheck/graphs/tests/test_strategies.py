@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, Phase, find, given, settings
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.strategies import engine_graphs
 from gradcheck.graphs.generate import graph_in_domain, random_graph
 from gradcheck.graphs.registry import REGISTRY
@@ -64,6 +65,6 @@ def test_shrinking_ends_at_a_small_readable_graph():
 
 
 @settings(max_examples=10, phases=[Phase.generate])
-@given(engine_graphs("micrograd", points=2))
+@given(engine_graphs(load_engine("micrograd"), points=2))
 def test_engine_graphs_draw_only_what_the_engine_supports(graph):
     assert set(graph.ops()) <= {"add", "sub", "mul", "div", "pow_const", "neg", "relu"}

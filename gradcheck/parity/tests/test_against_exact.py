@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.compare import check_graph
@@ -78,22 +79,23 @@ def test_the_engine_alone_is_off_where_torch_is_within_its_allowance():
 
 
 def test_an_engine_off_where_torch_is_off_too_says_both():
-    check = check_graph(OVERFLOWING_ATAN2, "minigrad", reference="exact", seed=0)  # minigrad's x*x + y*y
+    minigrad = load_engine("minigrad")  # its atan2 squares x and y: x*x + y*y overflows as torch's does
+    check = check_graph(OVERFLOWING_ATAN2, minigrad, reference="exact", seed=0)
     assert not check.passed and not check.torch_off
     assert [(p.input, p.off) for p in check.problems] == [("y", Off.BOTH), ("x", Off.BOTH)]
     assert "torch is off too" in str(check.problems[0])
 
 
 def test_torch_itself_can_be_the_engine_under_test():
-    check = check_graph(OVERFLOWING_ATAN2, "torch", reference="exact", seed=0)
+    check = check_graph(OVERFLOWING_ATAN2, load_engine("torch"), reference="exact", seed=0)
     assert not check.passed and [p.engine for p in check.problems] == [0.0, -0.0]
     for seed in range(3):
         graph = random_graph(np.random.default_rng(seed), tensor=True, points=4)
         for dtype in ("float64", "float32"):
-            judged = check_graph(graph, "torch", reference="exact", dtype=dtype, seed=seed)
+            judged = check_graph(graph, load_engine("torch"), reference="exact", dtype=dtype, seed=seed)
             assert judged.passed, (seed, dtype, [str(p) for p in judged.problems])
 
 
 def test_a_reference_that_is_not_torch_or_exact_is_refused_by_name():
     with pytest.raises(ValueError, match=r"reference must be one of \['torch', 'exact'\], got 'mpmath'"):
-        check_graph(OVERFLOWING_ATAN2, "minigrad", reference="mpmath")
+        check_graph(OVERFLOWING_ATAN2, load_engine("minigrad"), reference="mpmath")

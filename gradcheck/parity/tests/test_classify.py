@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
@@ -64,7 +65,7 @@ def test_the_same_engine_away_from_the_kink_agrees():
 
 
 def test_a_passing_check_has_nothing_to_classify():
-    result = check_graph(one_op("tanh", 0.2), "minigrad")
+    result = check_graph(one_op("tanh", 0.2), load_engine("minigrad"))
     with pytest.raises(ValueError, match="no failing instance"):
         classify_check(result, MinigradValue())
 

@@ -30,7 +30,7 @@ def test_every_scalar_op_has_an_edge_table_with_the_limits_of_float64():
 
 
 def test_minigrads_value_matches_torch_at_every_edge_value():
-    assert check_edges("minigrad") == []
+    assert check_edges(load_engine("minigrad")) == []
 
 
 class PythonFloatDiv(TinyAdapter):
@@ -84,7 +84,7 @@ def _mixed_graph() -> Graph:
 
 
 def test_the_correct_tensor_engine_passes_in_float32_with_mixed_operands():
-    check = check_graph(_mixed_graph(), "minigrad-tensor", dtype="float32")
+    check = check_graph(_mixed_graph(), load_engine("minigrad-tensor"), dtype="float32")
     assert check.passed, check.report()
     assert 0 < check.max_rel_err_torch < 1e-6 or check.max_rel_err_torch == 0
 
@@ -126,7 +126,7 @@ def test_float16_accumulation_fails_the_float32_check():
 def test_float32_needs_a_tensor_graph_and_engine():
     scalar = Graph([Input("x0", 0.5)], [OpNode("sin", (0,))], [1])
     with pytest.raises(ValueError, match="needs a tensor graph"):
-        check_graph(scalar, "minigrad-tensor", dtype="float32")
+        check_graph(scalar, load_engine("minigrad-tensor"), dtype="float32")
     with pytest.raises(ValueError, match="computes in"):
         TinyAdapter().in_dtype("float32")
 
@@ -141,7 +141,7 @@ def test_a_value_as_ill_conditioned_as_float32_makes_it_is_not_an_engine_error()
         [4],
         meta={"kind": "tensor"},
     )
-    check = check_graph(graph, "minigrad-tensor", dtype="float32")
+    check = check_graph(graph, load_engine("minigrad-tensor"), dtype="float32")
     assert check.passed, check.report()
     assert check.max_forward_err > 1e-6  # the error is there, and as large as the conditioning allows
 
@@ -159,7 +159,7 @@ def test_a_graph_torch_refuses_in_float32_is_judged_on_values_without_a_dtype_to
         [4],
         meta={"kind": "tensor"},
     )
-    check = check_graph(graph, "minigrad-tensor", dtype="float32")
+    check = check_graph(graph, load_engine("minigrad-tensor"), dtype="float32")
     assert check.passed and check.points_checked == 1, check.report()
 
 
@@ -215,7 +215,7 @@ def test_a_gradient_that_cancels_to_zero_and_is_then_scaled_up_is_allowed_its_ro
         }
     )
     for seed in range(8):
-        assert check_graph(copies, "minigrad-tensor", dtype="float32", seed=seed).passed
+        assert check_graph(copies, load_engine("minigrad-tensor"), dtype="float32", seed=seed).passed
 
 
 def _linear_over_itself() -> Graph:
@@ -277,7 +277,7 @@ def test_a_rules_partials_that_cancel_on_a_repeated_argument_are_allowed_their_r
     2e-4 off (2.5 times the allowance) still fails."""
     graph = _linear_over_itself()
     for seed in range(4):
-        check = check_graph(graph, "minigrad-tensor", dtype="float32", seed=seed)
+        check = check_graph(graph, load_engine("minigrad-tensor"), dtype="float32", seed=seed)
         assert check.passed, check.report()
     assert check.max_abs_err_torch > 1e-6  # the residue is there
     off = check_graph(graph, GradientOff(2e-4), dtype="float32")

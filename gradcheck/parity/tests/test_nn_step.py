@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import minigrad.functional
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_nn import MinigradNetwork
 from gradcheck.engines.network import Architecture
 from gradcheck.graphs.generate import random_graph
@@ -67,7 +68,7 @@ def test_random_tensor_graphs_catch_linear_relu_masking_a_gradient_it_does_not_o
     failed = 0
     for index in range(40):
         graph = random_graph(np.random.default_rng([7, index]), ops=ops, tensor=True, points=2)
-        failed += not check_graph(graph, "minigrad-tensor", seed=index).passed
+        failed += not check_graph(graph, load_engine("minigrad-tensor"), seed=index).passed
     assert failed >= 3
 
 
@@ -75,7 +76,7 @@ def test_the_same_random_tensor_graphs_pass_with_the_real_linear_relu():
     ops = ["linear_relu", "linear_relu_no_bias", "add", "mul", "sum"]
     for index in range(40):
         graph = random_graph(np.random.default_rng([7, index]), ops=ops, tensor=True, points=2)
-        check = check_graph(graph, "minigrad-tensor", seed=index)
+        check = check_graph(graph, load_engine("minigrad-tensor"), seed=index)
         assert check.passed, check.report()
 
 

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
@@ -27,7 +28,7 @@ def graph_with_everything() -> Graph:
 
 def test_a_correct_engine_passes_with_every_figure_small():
     g = graph_with_everything()
-    result = check_graph(g, "minigrad", seed=1)
+    result = check_graph(g, load_engine("minigrad"), seed=1)
     assert isinstance(result, GraphCheck)
     assert result.passed and result.problems == []
     assert result.ops == tuple(g.ops())
@@ -65,7 +66,7 @@ def test_each_broken_engine_is_reported_with_a_replayable_failure(name):
     assert "# minigrad" in report and "# torch" in report and "max_rel_err_torch=" in report
     replay = check_graph(Graph.from_json(result.failure.to_json()), engine)
     assert not replay.passed  # the saved failing point (with its cotangent) fails again
-    assert check_graph(result.failure, "minigrad").passed
+    assert check_graph(result.failure, load_engine("minigrad")).passed
 
 
 def test_the_correct_tiny_engine_raises_no_false_alarm():
@@ -157,15 +158,15 @@ def test_when_torch_and_engine_agree_on_a_wrong_gradient_the_numerics_object(mon
 
 def test_a_graph_without_op_nodes_checks_the_identity():
     g = Graph([Input("x0", 0.25)], [], [0], cotangent=[3.0])
-    result = check_graph(g, "minigrad")
+    result = check_graph(g, load_engine("minigrad"))
     assert result.passed and result.points_checked == 1
 
 
 def test_kink_conventions_relu_abs_pow_at_zero():
     graphs = kink_graphs()
     assert {g.nodes[0].op for g in graphs} >= {"relu", "abs", "pow_const", "pow"}
-    assert all(r.passed for r in check_kinks("minigrad"))
-    micrograd = check_kinks("micrograd")
+    assert all(r.passed for r in check_kinks(load_engine("minigrad")))
+    micrograd = check_kinks(load_engine("micrograd"))
     failing = [r.failure.to_python() for r in micrograd if not r.passed]
     # micrograd computes d/dx x**0 at x = 0 as 0 * 0**-1 and raises; torch says 0
     assert len(failing) == 1 and "x0 ** 0.0" in failing[0]
@@ -175,7 +176,7 @@ def test_a_tensor_graph_on_a_scalar_engine_is_a_clear_error():
     g = random_graph(np.random.default_rng(2), ops=["add", "tanh"], tensor=True)
     g.inputs[0] = Input("x0", np.ones((2, 3)), (2, 3))
     with pytest.raises(ValueError, match="has no tensors"):
-        check_graph(g, "minigrad")
+        check_graph(g, load_engine("minigrad"))
 
 
 class _AbsoluteNoise(MinigradValue):
@@ -226,7 +227,7 @@ class _NoNumberAtPoint3(MinigradValue):
 
 def test_results_as_numpy_numbers_are_judged_as_floats_are():
     g = graph_with_everything()
-    plain, numpy = check_graph(g, "minigrad", seed=3), check_graph(g, _NumpyNumbers(), seed=3)
+    plain, numpy = check_graph(g, load_engine("minigrad"), seed=3), check_graph(g, _NumpyNumbers(), seed=3)
     assert numpy.passed and numpy.to_dict() | {"engine": "minigrad"} == plain.to_dict()
 
 
