@@ -136,6 +136,19 @@ class Overview:
             parts.append(f"{self.unexplained['graphs']} unexplained graph(s)")
         return ", ".join(parts) or "no findings"
 
+    def verdict(self, passed: bool, failed: int, graphs: int) -> str:
+        """The verdict in a line, as every report gives it: "FAIL: 81 of 2000 graphs disagree; 1 bug,
+        2 graph-code findings, ...". When only findings outside the random graphs fail the run, they
+        come first: "FAIL: 9 edge behaviours; all 2000 random graphs agree"."""
+        if failed:
+            verdict = "PASS" if passed else "FAIL"
+            return f"{verdict}: {failed} of {graphs} graphs disagree; {self.tier_counts()}"
+        if not self.counts and not self.unexplained:
+            return f"PASS: all {graphs} graphs agree, no findings"
+        if passed:
+            return f"PASS: all {graphs} graphs agree; {self.tier_counts()}"
+        return f"FAIL: {self.tier_counts()}; all {graphs} random graphs agree"
+
     def unexplained_line(self) -> str:
         """The unexplained graphs in a line ("" when every failing graph has its finding)."""
         if not self.unexplained:

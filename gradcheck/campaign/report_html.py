@@ -99,15 +99,10 @@ def _view(report: dict) -> Overview:
 
 
 def verdict_text(report: dict) -> str:
-    """The verdict in a line: "FAIL: 81 of 2000 graphs disagree; 1 bug, 2 graph-code findings, ..."."""
+    """The verdict in a line (`Overview.verdict`), marked when the run did not finish."""
     t = report["totals"]
-    failed = report.get("passed", t["failed"] == 0) is False
-    disagree = (
-        f"{t['failed']} of {t['graphs']} graphs disagree"
-        if t["failed"]
-        else f"all {t['graphs']} graphs agree"
-    )
-    verdict = f"{'FAIL' if failed else 'PASS'}: {disagree}; {_view(report).tier_counts()}"
+    passed = report.get("passed", t["failed"] == 0) is not False
+    verdict = _view(report).verdict(passed, t["failed"], t["graphs"])
     if report.get("incomplete"):
         return f"INCOMPLETE ({report['incomplete']}): {verdict}"
     return verdict

@@ -256,13 +256,8 @@ def _least(rows: list[Row]) -> Row:
 
 
 def verdict_line(result: CampaignResult, view: Overview) -> str:
-    """The verdict in a line: "FAIL: 81 of 2000 graphs disagree; 1 bug, 2 graph-code findings, ..."."""
-    failures, graphs = len(result.failures), len(result.records)
-    if not result.findings and not failures:
-        return f"PASS: all {graphs} graphs agree, no findings"
-    verdict = "PASS" if result.passed else "FAIL"
-    disagree = f"{failures} of {graphs} graphs disagree" if failures else f"all {graphs} graphs agree"
-    return f"{verdict}: {disagree}; {view.tier_counts()}"
+    """The campaign's verdict in a line (`Overview.verdict`)."""
+    return view.verdict(result.passed, len(result.failures), len(result.records))
 
 
 def rows_table(rows: Sequence[Row], width: int) -> Table:

@@ -116,3 +116,11 @@ def test_the_unexplained_graphs_are_one_line_from_report_jsons_entry():
     )
     assert view.tier_counts() == "1 bug, 12 unexplained graph(s)"
     assert overview([BUG], None).unexplained_line() == ""
+
+
+def test_the_verdict_leads_with_what_fails_the_run():
+    edges = overview([raised("ZeroDivisionError", "pole"), raised("OverflowError", "overflow")])
+    assert edges.verdict(False, 0, 2000) == "FAIL: 2 edge behaviours; all 2000 random graphs agree"
+    assert overview([BUG]).verdict(False, 81, 2000) == "FAIL: 81 of 2000 graphs disagree; 1 bug"
+    assert overview([CONVENTION]).verdict(True, 0, 10) == "PASS: all 10 graphs agree; 1 convention"
+    assert overview([]).verdict(True, 0, 500) == "PASS: all 500 graphs agree, no findings"
