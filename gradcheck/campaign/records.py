@@ -59,6 +59,12 @@ class GraphRecord:
     torch_off: tuple[Problem, ...] = ()
     torch_off_graph: dict[str, Any] | None = None
 
+    @property
+    def is_settled(self) -> bool:
+        """Failing and already given its finding (its worker died, `campaign.crashes`): nothing to
+        shrink or blame."""
+        return self.failure is not None and self.failure.finding is not None
+
 
 def failure_snippet(failure: Failure) -> str:
     """The failing graph as code (minigrad's spelling), written when a report first shows it."""
