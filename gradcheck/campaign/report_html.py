@@ -28,7 +28,7 @@ from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADIN
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
 from gradcheck.parity.wording import figure
-from gradcheck.printable import html_text as escape
+from gradcheck.parity.wording import html_text as escape
 
 _TABLE_COLUMNS = (
     ("max_abs_err_torch", "abs err vs torch"),

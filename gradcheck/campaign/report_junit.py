@@ -26,7 +26,7 @@ from gradcheck.campaign.overview import EDGE_REGIONS, overview
 from gradcheck.campaign.repro import finding_text
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import GateResult
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 
 @dataclass(frozen=True)

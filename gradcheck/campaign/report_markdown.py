@@ -15,8 +15,7 @@ from gradcheck.campaign.records import BOUND_METRIC
 from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
-from gradcheck.parity.wording import figure
-from gradcheck.printable import printable
+from gradcheck.parity.wording import figure, printable
 
 
 def _fmt(x: float | None) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gradcheck.campaign.findings import Finding
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 # How many of a finding's problems a report lists.
 SHOWN_PROBLEMS = 3

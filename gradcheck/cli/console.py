@@ -28,8 +28,7 @@ from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.errors import BOUND_SAFETY
-from gradcheck.parity.wording import figure
-from gradcheck.printable import printable
+from gradcheck.parity.wording import figure, printable
 
 # --- `run` ------------------------------------------------------------------------------------------
 
