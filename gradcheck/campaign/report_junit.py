@@ -23,7 +23,7 @@ from gradcheck.atomic import write_text
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.overview import EDGE_REGIONS, finding_text, overview
-from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.records import CampaignResult
 from gradcheck.campaign.verdict import GateResult
 from gradcheck.parity.wording import printable
 

@@ -30,9 +30,8 @@ from gradcheck.campaign.overview import (
     overview,
 )
 from gradcheck.campaign.phases import Progress as ProgressCallback
-from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS
+from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS, CampaignResult
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
