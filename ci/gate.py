@@ -28,7 +28,7 @@ from gradcheck.campaign.regression_gate import Part, part_for
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.cli.arguments import ci_output_options, positive_int
 from gradcheck.cli.gate import run_parts_gate
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 BASELINE = Path(__file__).with_name("baseline.json")
 

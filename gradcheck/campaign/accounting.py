@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN
-from gradcheck.campaign.crashes import is_settled, with_death
+from gradcheck.campaign.crashes import with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import example_rank, excess, graph_size
@@ -65,7 +65,7 @@ def account_for_failures(
     first wave made before anything else (most graphs fail for a reason a few graphs show)."""
     settings, backend = engine.settings, engine.backend
     assert backend is not None
-    failing = sorted(i for i, r in records.items() if not r.passed and not is_settled(r))
+    failing = sorted(i for i, r in records.items() if not r.passed and not r.is_settled)
     budget = shrink_budget(settings)  # seconds of shrinking left (explaining is not counted)
     found, pending, waited = list(known), [], 0
     for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):

@@ -18,8 +18,7 @@ from gradcheck.campaign.blame import Diagnosed
 from gradcheck.campaign.settling import passes
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity.classify import Difference, classify
-from gradcheck.parity.problem import Problem
+from gradcheck.parity.classify import Difference, cause_of
 from gradcheck.parity.trust import failing_check
 
 # A candidate fails "about as strongly" when its excess is at least this part of the original's.
@@ -74,11 +73,3 @@ def first_passing(
     """The first of `graphs` the engine agrees on at a checkable point, on each of `runs` fresh
     builds (`settling.passes`); None when it fails them all."""
     return next((i for i, graph in enumerate(graphs) if passes(graph, adapter, runs, dtype)), None)
-
-
-def cause_of(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference | None:
-    """The kind and check of a failure on one-point `graph` (None if classifying it fails)."""
-    try:
-        return classify(problems, graph, adapter)
-    except Exception:
-        return None

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, cause_of, first_alike
+from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain
 from gradcheck.campaign.findings import Finding, GraphCode, Merged
@@ -22,7 +22,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import shrink
-from gradcheck.parity.classify import Difference
+from gradcheck.parity.classify import Difference, cause_of
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem, What
 from gradcheck.parity.result import GraphCheck

@@ -80,8 +80,3 @@ def dead_structure(death: Death) -> StructureReport:
     """The structural phase, lost with its worker: one failed case and the death's finding."""
     case = CaseResult("every structural check", "all", "failed", 1, 1, death.describe)
     return StructureReport([case], [death_finding(death, None, "structure", where=death.stage)])
-
-
-def is_settled(record: GraphRecord) -> bool:
-    """Whether a failing record already has its finding (a death): nothing to shrink or blame."""
-    return record.failure is not None and record.failure.finding is not None

@@ -4,7 +4,7 @@ A bug in one op then has a one-op finding of its own, named directly, and every 
 that fails for the same reason joins it. Per op: a few one-op graphs at random points (one per
 attribute choice drawn) and each registry kink case (checked against torch's convention there,
 without central differences, which are meaningless exactly at a kink). The one-op graphs at
-random points are also the first evidence about each op's figures (`statistics.aggregate`).
+random points are also the first evidence about each op's figures (`records.aggregate`).
 
 The pass is a list of cases (`isolation_cases`), each checked on its own (`check_case`), so that
 a campaign sends them as tasks to the workers that run engine code (`campaign.tasks.isolation`).

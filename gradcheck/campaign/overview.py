@@ -1,13 +1,16 @@
-"""The first screen of every report: what to fix first, on one screen.
+"""What every report shows of a campaign's findings: the first screen (what to fix first), and
+each finding's details (its problems, replay command and the code that reproduces it).
 
-A campaign's findings as a triage: one row per finding a user fixes in the engine or
+The first screen is the findings as a triage: one row per finding a user fixes in the engine or
 its adapter, bugs first, then graph code, then adapter faults (each with its fix), all after the
 findings where torch is off and the engine is right (judged against the exact values: the one
 thing a user of torch learns nowhere else); the edge
 behaviour as one compact table, one row per op and a column per input region, saying what the
 engine did there; conventions as notes; the failing graphs no finding explains as one line. The
 console (`gradcheck.cli.console`), report.html and the markdown summary draw this same overview,
-each in its own medium, and the details of every finding follow it.
+each in its own medium, and the details of every finding follow it: `finding_code` (the engine's
+own spelling when the adapter has one, torch's otherwise) and `finding_text` (a finding as a
+failure message: JUnit's, the console's, a gate's new finding).
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
+from gradcheck.engines.snippets import graph_snippet
+from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import KINK, NONFINITE, OFF_DOMAIN, ORDINARY, OVERFLOW, POLE, TIE, TINY
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.wording import printable
 
 # The tiers that get a row of the table, in its order (torch off first: none unless the exact
 # values judge, and none when the engine under test is torch); edge and convention have their own parts.
@@ -65,6 +71,9 @@ EDGE_HEADING = (
     "Edge behaviour (an input inf, nan, subnormal or overflowing, or torch's own answer inf or nan)"
 )
 NOTES_HEADING = "Conventions (a valid slope at a kink or tie that is not torch's choice)"
+
+# How many of a finding's problems a report lists.
+SHOWN_PROBLEMS = 3
 
 
 @dataclass(frozen=True)
@@ -246,3 +255,29 @@ def title_parts(f: Finding) -> tuple[str, str]:
 
 def _graphs(n: int) -> str:
     return f"{n} graph{'s' if n != 1 else ''}"
+
+
+# --- each finding's details -----------------------------------------------------------------------------
+
+
+def finding_code(finding: Finding) -> str:
+    """Python that reproduces the finding's minimal graph (a comment saying so for a finding met
+    outside any graph, as a unit of settling lost with its worker)."""
+    if finding.snippet:
+        return finding.snippet
+    if not finding.graph:  # a death outside any graph (the structural phase, settling): nothing to run
+        return f"# no graph reproduces it: {finding.problems[0] if finding.problems else finding.title}"
+    graph = Graph.from_dict(finding.graph)
+    return graph_snippet(graph, "torch", second_order=finding.check == "second-derivative")
+
+
+def finding_text(finding: Finding) -> str:
+    """The finding as a failure message: title, what it covers, problems, repro command, code."""
+    lines = [f"{finding.title} [{finding.tier}; {finding.kind.value}, {finding.check}]", finding.covers]
+    if finding.fix:
+        lines.append(f"fix: {finding.fix}")
+    lines += [printable(p) for p in finding.problems[:SHOWN_PROBLEMS]]
+    if finding.repro:
+        lines.append(f"reproduce: {finding.repro}")
+    lines += ["", finding_code(finding)]
+    return "\n".join(lines)

@@ -57,11 +57,10 @@ from gradcheck.campaign.pool import (
     chunks,
     ordered,
 )
-from gradcheck.campaign.records import GraphRecord
+from gradcheck.campaign.records import CampaignResult, GraphRecord, aggregate
 from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, with_rates
-from gradcheck.campaign.statistics import CampaignResult, aggregate
 from gradcheck.campaign.structure import EVERY_PATH, StructureReport
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of

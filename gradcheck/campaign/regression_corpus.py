@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gradcheck.campaign.records import CampaignResult
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.graphs import corpus_format
 from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.parity.problem import Problem

@@ -14,7 +14,7 @@ graphs a finding covers, an example's values). The gate fails when
 - an op the engine lists was never drawn (but for one left out for its adapter's fault, which
   its `adapter` finding gates), or an op of the baseline is no longer covered;
 - an op's error figure exceeds max(FACTOR x baseline, FLOOR), FACTOR = 10. The figures are over
-  the evidence about the op (`statistics.aggregate`: its op-isolation checks and the graphs where
+  the evidence about the op (`records.aggregate`: its op-isolation checks and the graphs where
   no other op has a finding, so one op's bug fails that op's row only; the ops the baseline
   accepted a finding for stay out too, and an op whose evidence shrank since is read at the
   baseline's ranks, `read_at_baseline_ranks`). They are robust ones:
@@ -53,10 +53,9 @@ from gradcheck.campaign.checking import real_backend
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.pool import Campaign, Inline, Runner
-from gradcheck.campaign.records import METRICS
+from gradcheck.campaign.records import METRICS, QUANTILES, CampaignResult, OpStats, aggregate
 from gradcheck.campaign.report_json import build_report, encode_float, repeat_command
 from gradcheck.campaign.settings import CampaignError, Settings
-from gradcheck.campaign.statistics import QUANTILES, CampaignResult, OpStats, aggregate
 from gradcheck.campaign.tasks import EngineFacts, describe
 from gradcheck.campaign.validation import validate
 from gradcheck.campaign.variants import surface_words

@@ -24,11 +24,18 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.graph_drawing import graph_dot, render_dot
-from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, overview
+from gradcheck.campaign.overview import (
+    EDGE_HEADING,
+    EDGE_REGIONS,
+    NOTES_HEADING,
+    SHOWN_PROBLEMS,
+    Overview,
+    finding_code,
+    overview,
+)
 from gradcheck.campaign.report_json import decode_float
-from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code
 from gradcheck.parity.wording import figure
-from gradcheck.printable import html_text as escape
+from gradcheck.parity.wording import html_text as escape
 
 _TABLE_COLUMNS = (
     ("max_abs_err_torch", "abs err vs torch"),

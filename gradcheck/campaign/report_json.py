@@ -9,7 +9,7 @@ Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlie
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
   as typed, `repeat_command` with every setting explicit, jobs, the Dask scheduler's address
   (`scheduler`, on a cluster only), timing, versions); differs between reruns.
-- `totals`, `ops` (per op, over the evidence about it, `statistics.aggregate`: graphs,
+- `totals`, `ops` (per op, over the evidence about it, `records.aggregate`: graphs,
   failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
   error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
   graph indices, decade histograms of each metric), `conventions` and `passed` (the verdict
@@ -44,8 +44,16 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.accounting import shrink_budget, unexplained
 from gradcheck.campaign.earlier_schema import EARLIER_SCHEMA_VERSION
-from gradcheck.campaign.records import METRICS, GraphRecord, failure_snippet
-from gradcheck.campaign.statistics import HIST_BINS, HIST_HI, HIST_LO, QUANTILES, CampaignResult
+from gradcheck.campaign.records import (
+    HIST_BINS,
+    HIST_HI,
+    HIST_LO,
+    METRICS,
+    QUANTILES,
+    CampaignResult,
+    GraphRecord,
+    failure_snippet,
+)
 from gradcheck.campaign.tiers import TIERS
 from gradcheck.launcher import command_line
 

@@ -22,11 +22,10 @@ from pathlib import Path
 from gradcheck.atomic import write_text
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.overview import EDGE_REGIONS, overview
-from gradcheck.campaign.repro import finding_text
-from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.overview import EDGE_REGIONS, finding_text, overview
+from gradcheck.campaign.records import CampaignResult
 from gradcheck.campaign.verdict import GateResult
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,10 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, overview
-from gradcheck.campaign.records import BOUND_METRIC
-from gradcheck.campaign.repro import finding_code
-from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, finding_code, overview
+from gradcheck.campaign.records import BOUND_METRIC, CampaignResult
 from gradcheck.campaign.verdict import FACTOR, FLOORS, LABELS, GateResult, OpVerdict, as_figure
-from gradcheck.parity.wording import figure
-from gradcheck.printable import printable
+from gradcheck.parity.wording import figure, printable
 
 
 def _fmt(x: float | None) -> str:

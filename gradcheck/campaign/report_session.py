@@ -16,11 +16,11 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.findings import replay_command
 from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
+from gradcheck.campaign.overview import finding_text
+from gradcheck.campaign.records import CampaignResult
 from gradcheck.campaign.report_json import build_report
 from gradcheck.campaign.report_junit import gate_suites, run_suite, write_junit
 from gradcheck.campaign.report_markdown import gate_markdown, run_markdown
-from gradcheck.campaign.repro import finding_text
-from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import GateResult
 from gradcheck.engines.loading import import_root
 

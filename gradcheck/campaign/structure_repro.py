@@ -12,7 +12,7 @@ from gradcheck.campaign.findings import Finding
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import ON_RAISE, VERDICT_MARK
 from gradcheck.graphs.ir import Graph
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 
 def with_engine_repro(finding: Finding, adapter: EngineAdapter) -> Finding:

@@ -15,7 +15,7 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.earlier_names import name_as_today
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.statistics import CampaignResult
+from gradcheck.campaign.records import CampaignResult
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.parity.wording import figure
 
@@ -195,7 +195,7 @@ signature_key = finding_identity  # the name earlier releases used
 
 def accepted_faults(part: Mapping[str, Any]) -> set[str]:
     """The ops a baseline part accepted a finding of their own for (one op, at ordinary inputs:
-    `statistics.faulted_ops`), read from the findings' signatures."""
+    `records.faulted_ops`), read from the findings' signatures."""
     return {
         sig[1][0]
         for sig in (f["signature"] for f in part.get("findings", ()))

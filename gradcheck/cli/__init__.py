@@ -57,7 +57,7 @@ def _command(argv: list[str]) -> int:
     from gradcheck.atomic import WriteError
     from gradcheck.campaign.settings import CampaignError
     from gradcheck.cli import corpus, gate, replay, run
-    from gradcheck.printable import printable
+    from gradcheck.parity.wording import printable
 
     args = build_parser().parse_args(argv)
     console = Console(highlight=False)

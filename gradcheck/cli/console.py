@@ -18,18 +18,25 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign import accounting, tiers
-from gradcheck.campaign.overview import EDGE_HEADING, EDGE_REGIONS, NOTES_HEADING, Overview, Row, overview
+from gradcheck.campaign.overview import (
+    EDGE_HEADING,
+    EDGE_REGIONS,
+    NOTES_HEADING,
+    SHOWN_PROBLEMS,
+    Overview,
+    Row,
+    finding_code,
+    finding_text,
+    overview,
+)
 from gradcheck.campaign.phases import Progress as ProgressCallback
-from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS
-from gradcheck.campaign.repro import SHOWN_PROBLEMS, finding_code, finding_text
+from gradcheck.campaign.records import BOUND_METRIC, GRAD_METRICS, CampaignResult
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.statistics import CampaignResult
 from gradcheck.campaign.verdict import GateResult, OpVerdict, as_figure
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.errors import BOUND_SAFETY
-from gradcheck.parity.wording import figure
-from gradcheck.printable import printable
+from gradcheck.parity.wording import figure, printable
 
 # --- `run` ------------------------------------------------------------------------------------------
 

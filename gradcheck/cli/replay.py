@@ -54,7 +54,7 @@ from gradcheck.parity.edge_check import check_edge
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
 from gradcheck.parity.trust import checked_graph, precise_gradient
-from gradcheck.printable import printable
+from gradcheck.parity.wording import printable
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

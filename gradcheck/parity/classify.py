@@ -50,6 +50,15 @@ def classify_check(check: GraphCheck, adapter: EngineAdapter) -> Difference:
     return classify(check.problems, check.failure, adapter)
 
 
+def cause_of(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference | None:
+    """`classify`, or None where classifying raises (it runs the engine's code again: the
+    campaign leaves such a failure unclassified rather than stop)."""
+    try:
+        return classify(problems, graph, adapter)
+    except Exception:
+        return None
+
+
 def classify(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference:
     """The kind of difference behind `problems`, found on `graph` (a one-point failing instance)."""
     if any(p.what is What.RAISED and p.check != SECOND for p in problems):

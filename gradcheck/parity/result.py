@@ -69,6 +69,14 @@ class GraphCheck:
         """How many graph instances (structure x point) were checked."""
         return self.points_checked
 
+    @property
+    def oracle_only(self) -> bool:
+        """Failing, and every problem a disagreement with central differences alone (`parity.trust`
+        asks a precise oracle before it is reported)."""
+        if self.passed or not self.problems:
+            return False
+        return all(p.oracle_only for p in self.problems)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "engine": self.engine,

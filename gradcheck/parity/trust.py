@@ -29,13 +29,6 @@ from gradcheck.parity.problem import What
 from gradcheck.parity.result import GraphCheck
 
 
-def oracle_only(check: GraphCheck) -> bool:
-    """A failing check whose every problem is a disagreement with central differences."""
-    if check.passed or not check.problems:
-        return False
-    return all(p.oracle_only for p in check.problems)
-
-
 def precise_gradient(graph: Graph, cotangent: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """The cotangent-weighted input gradient of a one-point graph by the precise oracle, flattened,
     with an estimate of its absolute error (zero for mpmath)."""
@@ -133,7 +126,7 @@ def checked_graph(graph: Graph, adapter: EngineAdapter, *, seed: int = 0, **opti
     current: Graph | None = graph
     while True:
         check = check_graph(current, adapter, seed=seed, **options)
-        if not oracle_only(check) or confirmed(check, adapter):
+        if not check.oracle_only or confirmed(check, adapter):
             if settled:  # besides any Hessian-vector product entries the check itself settled
                 return dataclasses.replace(check, settled_points=settled + check.settled_points)
             return check

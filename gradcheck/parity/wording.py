@@ -5,10 +5,17 @@ text; nothing reads the text back (`gradcheck.parity.problem`).
 `TEMPLATES` holds one function per kind of problem; a point's prefix ("point 3 (x0=0.5): ") and
 the exception's words are `at_point` and `exception`. A test rewords them all and shows that no
 verdict, tier or gate identity moves.
+
+The renderers show text that came from an engine (an exception's message, within those words)
+through `printable`: an ANSI sequence (`\\x1b[31m`), a carriage return or a bidi override would recolour,
+overwrite or reorder a terminal line or a report page; written escaped, it is visible and
+harmless (newlines and tabs are kept).
 """
 
 from __future__ import annotations
 
+import html
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +23,10 @@ from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
 from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, BoundKind, Off, What
 
 Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
+
+_KEPT = {"\n", "\t"}
+# Invisible characters that reorder the text around them (Trojan Source).
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
 
 
 def number(value: Any, digits: int = 3) -> str:
@@ -293,3 +304,20 @@ def describe(p: Problem) -> str:
 def describe_all(problems: Any) -> list[str]:
     """Each problem in words."""
     return [describe(p) for p in problems]
+
+
+def printable(text: object) -> str:
+    """`text` (or a record, in its renderer's words: `str`) with every control and bidi character
+    written as Python writes it escaped."""
+    return "".join(_escaped(ch) for ch in str(text))
+
+
+def html_text(text: str) -> str:
+    """`printable(text)` escaped for HTML (&, <, >, quotes)."""
+    return html.escape(printable(text))
+
+
+def _escaped(ch: str) -> str:
+    if ch in _KEPT or (unicodedata.category(ch) != "Cc" and ch not in _BIDI):
+        return ch
+    return repr(ch)[1:-1]  # Python's own escape: \\r, \\x1b, \\u202e

@@ -163,7 +163,7 @@ def failure_report(check: Any, engine: Any) -> str:
     own spelling, or a script that loads the adapter by its name and builds the graph through
     it), then the graph's JSON. Never minigrad's code for another engine."""
     from gradcheck.campaign.blame import finding_of_check
-    from gradcheck.campaign.repro import finding_code
+    from gradcheck.campaign.overview import finding_code
 
     lines = [check.report().split("\n\n", 1)[0]]  # engine, problems, figures
     try:

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.printable import html_text, printable
+from gradcheck.parity.wording import html_text, printable
 
 RED = "\x1b[31m"
 RESET = "\x1b[0m"

@@ -30,7 +30,6 @@ RENDERERS_AND_READER = frozenset(
         "gradcheck/campaign/report_html.py",
         "gradcheck/campaign/report_markdown.py",
         "gradcheck/campaign/report_junit.py",
-        "gradcheck/campaign/repro.py",
         "gradcheck/campaign/structure_repro.py",
         "gradcheck/cli/console.py",
     }

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from gradcheck.campaign import alike, blame
+from gradcheck.campaign import blame
 from gradcheck.campaign.checking import FailureExplainer, FailureShrinker, campaign_checker
 from gradcheck.campaign.explain import Explaining
 from gradcheck.campaign.settings import Settings
@@ -17,7 +17,7 @@ from gradcheck.campaign.validation import campaign_adapter
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity import edge_check
+from gradcheck.parity import classify, edge_check
 from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.kinds import Kind
 
@@ -36,7 +36,7 @@ class DoubledRelu(MinigradValue):
 def classified(monkeypatch):
     """How many times each graph (by its JSON) is classified, wherever the campaign classifies."""
     counts: Counter[str] = Counter()
-    for module in (alike, blame, edge_check):
+    for module in (classify, blame, edge_check):  # classify: its `cause_of`, the shrinker's and explainer's
         original = module.classify
 
         def counting(problems, graph, engine, _original=original):

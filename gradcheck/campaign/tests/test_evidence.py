@@ -1,4 +1,4 @@
-"""An op's figures come from the evidence about that op (`statistics.aggregate`), and the gate
+"""An op's figures come from the evidence about that op (`records.aggregate`), and the gate
 knows a finding by an identity that holds no number of the run (`verdict.finding_identity`)."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.records import METRICS, GraphRecord
-from gradcheck.campaign.statistics import aggregate, faulted_ops
+from gradcheck.campaign.records import METRICS, GraphRecord, aggregate, faulted_ops
 from gradcheck.campaign.structure import RECURSION_LIMIT
 from gradcheck.campaign.verdict import accepted_faults, compare, finding_identity
 from gradcheck.graphs.ir import Graph, Input, OpNode

@@ -11,9 +11,9 @@ from unittest.mock import ANY
 import pytest
 
 from gradcheck.campaign.crashes import death_finding
+from gradcheck.campaign.overview import finding_code
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.pool import Backend, Campaign, check_chunk, ordered
-from gradcheck.campaign.repro import finding_code
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.supervisor import Death, Supervisor, Work, works_of
 from gradcheck.testing.hostile_engines import NoEngine, SlowToLoad, echo, ends_on, hangs_on, slow_checker

@@ -7,7 +7,7 @@ from gradcheck.engines.loading import load_engine
 from gradcheck.engines.minigrad_tensor import MinigradTensor
 from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
-from gradcheck.parity.classify import classify_check
+from gradcheck.parity.classify import cause_of, classify_check
 from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
 from gradcheck.testing import cause_engines, kind_engines, triage_engines
@@ -68,6 +68,20 @@ def test_a_passing_check_has_nothing_to_classify():
     result = check_graph(one_op("tanh", 0.2), load_engine("minigrad"))
     with pytest.raises(ValueError, match="no failing instance"):
         classify_check(result, MinigradValue())
+
+
+class AnswersNothing(kind_engines.ReluTimesTwo):
+    """ReluTimesTwo, whose answers when asked again are no numbers at all."""
+
+    def run(self, graph, values, cotangent):
+        return object(), object()
+
+
+def test_a_failure_that_cannot_be_classified_again_has_no_cause_rather_than_an_error():
+    engine, graph = kind_engines.ReluTimesTwo(), one_op("relu", 0.7)
+    check = check_graph(graph, engine)
+    assert cause_of(check.problems, check.failure, engine).kind is Kind.WRONG_GRADIENT
+    assert cause_of(check.problems, check.failure, AnswersNothing()) is None
 
 
 def test_nonfinite_means_a_different_pattern_of_nan_and_inf():
