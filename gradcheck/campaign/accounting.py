@@ -147,13 +147,14 @@ def _explained_by_new_culprits(
 
 
 def distinct(findings: Sequence[Finding]) -> tuple[Finding, ...]:
-    """`findings` without repeats: one per signature, variant and culprits, in the order first
-    met, each the best example of its kind (the smallest graph, then the furthest outside its
-    allowance, as `grouping.group_findings` picks it): a graph explained by it is counted there,
-    and makes a finding of its own only when it would be a better example (`explain`)."""
+    """`findings` without repeats: one per own signature (its kind and check, before wrong numbers
+    merge), variant and culprits, in the order first met, each the best example of its kind (the
+    smallest graph, then the furthest outside its allowance, as `grouping.group_findings` picks
+    it): a graph explained by it is counted there, and makes a finding of its own only when it
+    would be a better example (`explain`)."""
     seen: dict[tuple[Any, ...], Finding] = {}
     for f in findings:
-        key = (f.signature, f.variant, f.culprits)
+        key = (f.own_signature, f.variant, f.culprits)
         if key not in seen or _rank(f) < _rank(seen[key]):
             seen[key] = f
     return tuple(seen.values())

@@ -212,6 +212,7 @@ def nodes_alone(
     number in a later check is blamed on a node with a wrong number in an earlier one (a wrong
     value makes the gradients that multiply by it wrong, a wrong gradient the second derivatives:
     a graph whose output multiplies the first wrong number by an input of 0 shows only the later),
+    a graph raising on a node whose value alone is not a number (a complex value handed on),
     and a graph's apparent convention at a kink on a node whose gradient is wrong alone (at a tie
     inside a bigger graph the tied entries can move at unequal rates, where the sum test of
     `parity.classify.at_convention` accepts too much; the one-op check is the sharper judge).
@@ -267,9 +268,12 @@ def blame_nodes(
 
 def _earlier_wrong_number_explains(alone: Difference, cause: Difference) -> bool:
     """Whether a node's wrong number (alone) accounts for a graph's wrong number in a later check,
-    or for its gradient read as a convention."""
+    or for its gradient read as a convention; or a node's value that is not a number for the
+    graph raising (the ops it feeds reject it: a relu comparing a complex number with 0)."""
     if cause == Difference(Kind.CONVENTION, "gradient"):
         return alone == Difference(Kind.WRONG_GRADIENT, "gradient")
+    if cause.kind is Kind.EXCEPTION:
+        return alone == Difference(Kind.WRONG_TYPE, "forward")
     return (
         alone.kind in _WRONG_NUMBERS
         and cause.kind in _WRONG_NUMBERS

@@ -19,7 +19,7 @@ from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
-from gradcheck.parity.problem import Off, Problem, adapter_fault
+from gradcheck.parity.problem import Off, Problem, What, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
 from gradcheck.parity.wording import frame
 
@@ -51,6 +51,23 @@ _KIND_WORDS = {
 # however the rule broke at each point (micrograd's power of a negative number is complex for
 # exponent 0.5 and raises OverflowError for -0.5).
 _BREAKDOWN_KINDS = frozenset({Kind.EXCEPTION, Kind.NONFINITE, Kind.WRONG_TYPE, Kind.WRONG_SHAPE})
+# The kinds of an op answering with wrong numbers: at ordinary inputs they are one problem of the op
+# and variant whichever check met them (a `2.0 / x` computed as `2.0 * x ** -1.0001` is off in its
+# value, off in its gradient, and complex for x < 0). An exception, a wrong shape, a convention stay
+# apart: a missing or broken code path, an interface, a choice at a kink are other fixes.
+WRONG_NUMBER_KINDS = frozenset(
+    {Kind.WRONG_VALUE, Kind.WRONG_GRADIENT, Kind.WRONG_SECOND_DERIVATIVE, Kind.NONFINITE, Kind.WRONG_TYPE}
+)
+# The first element of a merged wrong-numbers signature (`Finding.signature`).
+WRONG_NUMBERS = "wrong-numbers"
+# The kinds whose numbers are plainly wrong (a finite number where torch's differs), by the check
+# that meets them: the most telling example of a wrong-numbers finding.
+_WRONG_NUMBER_VALUES = frozenset(k.value for k in WRONG_NUMBER_KINDS)
+PLAINLY_WRONG = {
+    Kind.WRONG_VALUE: "forward",
+    Kind.WRONG_GRADIENT: "gradient",
+    Kind.WRONG_SECOND_DERIVATIVE: "second-derivative",
+}
 # The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
@@ -66,7 +83,9 @@ class Merged:
 
     cases: how many cases of each phase it covers (None: its `graphs`, all of its own phase).
     raised: every exception type its cases raised, when more than its example's own.
-    kinds, checks: the kinds and checks of a breakdown merged across them, when more than one.
+    kinds, checks: the kinds and checks of a breakdown or of an op's wrong numbers merged across
+        them, when more than one.
+    answers: the types of the answers that were not numbers ("complex"), in a merge of wrong numbers.
     folded: the titles of the findings folded into it (a graph-code finding that explains them).
     """
 
@@ -75,6 +94,7 @@ class Merged:
     kinds: tuple[Kind, ...] = ()
     checks: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -218,7 +238,16 @@ class Finding:
         OverflowError at 5e-324 is one problem, whichever phase met it; the same op overflowing
         at 1e300 is another (another region). At a special region a rule that raises at some points
         and gives nan/inf at others, in its value or its gradient, is one breakdown: micrograd's
-        `a * b**-1` raises OverflowError at (1e300, 1e-300) and gives a nan gradient at (inf, 1e300)."""
+        `a * b**-1` raises OverflowError at (1e300, 1e-300) and gives a nan gradient at (inf, 1e300).
+        At ordinary inputs an op's wrong numbers (`WRONG_NUMBER_KINDS`) are one problem, whichever
+        check met them: a wrong value, a wrong gradient and a complex answer of one rule."""
+        return merged_signature(self.own_signature)
+
+    @property
+    def own_signature(self) -> Signature:
+        """The signature of this finding's own kind and check, before an op's wrong numbers at
+        ordinary inputs merge (`signature`): what a node failing alone is matched by, and what
+        gate baselines written before that merge recorded."""
         if self.kind in _BREAKDOWN_KINDS and self.region not in (ORDINARY, ""):
             return ("breakdown", self.ops, "", self.region)
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
@@ -281,7 +310,9 @@ class Finding:
             )
         kinds = self.merged.kinds or (self.kind,)
         checks = self.merged.checks or (self.check,)
-        if len(kinds) > 1 or len(checks) > 1:  # a breakdown merged across kinds or checks
+        if len(kinds) > 1 and self.signature[0] == WRONG_NUMBERS:
+            kind = self._wrong_numbers_phrase(kinds)
+        elif len(kinds) > 1 or len(checks) > 1:  # a breakdown merged across kinds or checks
             kind = "; ".join(self._kind_phrase(k, "gradient") for k in kinds)
             kind += f" ({' and '.join(_CHECK_WORDS[c] for c in checks)})"
         else:
@@ -291,6 +322,22 @@ class Finding:
         if self.off is Off.BOTH:
             kind += ", torch too"
         return f"{ops}{place} — {kind}"
+
+    def _wrong_numbers_phrase(self, kinds: Sequence[Kind]) -> str:
+        """How the title says an op's wrong numbers merged across kinds: what was plainly wrong,
+        then what was not a number: "wrong value and gradient; not a number (complex)"."""
+        wrong = [_CHECK_WORDS[check] for kind, check in PLAINLY_WRONG.items() if kind in kinds]
+        parts = []
+        if wrong:
+            parts.append(
+                "wrong " + " and ".join([", ".join(wrong[:-1]), wrong[-1]] if len(wrong) > 1 else wrong)
+            )
+        if Kind.NONFINITE in kinds:
+            parts.append(_KIND_WORDS[Kind.NONFINITE])
+        if Kind.WRONG_TYPE in kinds:
+            answers = f" ({'/'.join(self.merged.answers)})" if self.merged.answers else ""
+            parts.append(_KIND_WORDS[Kind.WRONG_TYPE] + answers)
+        return "; ".join(parts)
 
     def _kind_phrase(self, kind: Kind, check: str) -> str:
         """How the title says one kind met in one check: "engine raised OverflowError",
@@ -405,7 +452,12 @@ def extra_of(f: Finding) -> dict[str, Any]:
     merged = f.merged
     if merged.cases is not None:
         extra["cases"] = dict(merged.cases)
-    named = (("raised", merged.raised), ("merged_checks", merged.checks), ("folded", merged.folded))
+    named = (
+        ("raised", merged.raised),
+        ("merged_checks", merged.checks),
+        ("folded", merged.folded),
+        ("answers", merged.answers),
+    )
     for key, values in named:
         if values:
             extra[key] = list(values)
@@ -437,8 +489,31 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         kinds=tuple(Kind(k) for k in extra.get("merged_kinds") or ()),
         checks=tuple(extra.get("merged_checks") or ()),
         folded=tuple(extra.get("folded") or ()),
+        answers=tuple(extra.get("answers") or ()),
     )
     return fields
+
+
+def merged_signature(signature: Sequence[Any]) -> Signature:
+    """A signature (kind, ops, check, region) as findings are grouped today: an op's wrong numbers
+    at ordinary inputs, of any of `WRONG_NUMBER_KINDS` and any check, are one (`WRONG_NUMBERS`, ops,
+    "", ordinary); any other stays as it is. A gate baseline's entries written before that merge
+    read the same way (`campaign.verdict.finding_identity`)."""
+    kind, ops, check, region = signature
+    if region == ORDINARY and ops and kind in _WRONG_NUMBER_VALUES:
+        return (WRONG_NUMBERS, tuple(ops), "", ORDINARY)
+    return (kind, tuple(ops), check, region)
+
+
+def answer_types(problems: Iterable[Problem]) -> tuple[str, ...]:
+    """The types of the answers that were not numbers ("complex", "NoneType"), as the problems
+    record them, in order met."""
+    types = []
+    for p in problems:
+        answered = p.answer.split(" ", 1)[0] if p.what is What.NOT_A_NUMBER and p.answer else ""
+        if answered and answered not in types:
+            types.append(answered)
+    return tuple(types)
 
 
 def raised_type(problems: Iterable[Problem]) -> str:

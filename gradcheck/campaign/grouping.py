@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from gradcheck.campaign import tiers
-from gradcheck.campaign.findings import CHECKS, Finding, phase_rank
+from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, answer_types, phase_rank
 from gradcheck.campaign.variants import plainer
 from gradcheck.graphs.regions import ORDINARY, POLE, tiny
 
@@ -37,7 +37,8 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     everywhere). Likewise an edge-tier finding joins the bug of the same cause and variant
     (maximum's partials (0, 0) at a tie of 1e300s are its bug at a tie of 1.0s). A finding of a
     variant joins the one of a plainer variant (fewer qualifiers, otherwise the same cause): the
-    title then names only what the failures need.
+    title then names only what the failures need. An op's wrong numbers at ordinary inputs share
+    one signature (`Finding.signature`): one finding whose title names each kind it covers.
 
     Order: bugs first, then the other tiers (`tiers.TIERS`); within a tier most graphs first, then
     by title, so the output does not depend on the order findings arrived in (a pool's order).
@@ -57,10 +58,12 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
             f = replace(f, region=ORDINARY, tier=joins)
             joined.add(id(f))
         adjusted.append(f)
-    bugs = {(*f.signature, f.variant) for f in adjusted if f.tier == tiers.BUG}
+    # an edge joins a bug of its own kind and check only: nan/inf where torch's answer is inf or
+    # nan is edge behaviour beside a wrong gradient of the same op
+    bugs = {(*f.own_signature, f.variant) for f in adjusted if f.tier == tiers.BUG}
     groups: dict[tuple[Any, ...], list[Finding]] = {}
     for f in adjusted:
-        if f.tier == tiers.EDGE and (*f.signature, f.variant) in bugs:  # the bug's rule, at an edge
+        if f.tier == tiers.EDGE and (*f.own_signature, f.variant) in bugs:  # the bug's rule, at an edge
             f = replace(f, tier=tiers.BUG)
             joined.add(id(f))
         groups.setdefault(f.cause, []).append(f)
@@ -92,7 +95,11 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     allowance)."""
     best = min(
         prefer or group,
-        key=lambda f: (*example_rank(f.graph, excess(f)), phase_rank(f.phase), f.graph_indices),
+        key=lambda f: (
+            *example_rank(f.graph, excess(f), f.kind in PLAINLY_WRONG),
+            phase_rank(f.phase),
+            f.graph_indices,
+        ),
     )
     indices = sorted({i for f in group for i in f.graph_indices})
     cases: dict[str, int] = {}
@@ -109,14 +116,19 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
         merged = replace(merged, kinds=tuple(kinds))
     if len(checks) > 1:
         merged = replace(merged, checks=tuple(checks))
+    answers = sorted({a for f in group for a in f.merged.answers or answer_types(f.problems)})
+    if len(kinds) > 1 and answers:
+        merged = replace(merged, answers=tuple(answers))
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)
 
 
-def example_rank(graph: Mapping[str, Any], excess: float) -> tuple[Any, ...]:
+def example_rank(graph: Mapping[str, Any], excess: float, plain: bool = True) -> tuple[Any, ...]:
     """How good an example of its finding a failing graph is, the best first: the smallest graph,
     then one whose inputs are not tiny (a wrong rule read at x = 0.7 rather than 3.8e-09, where
-    its rounding bound is tiny and its excess huge), then the furthest outside its allowance."""
-    return (graph_size(graph), _has_tiny_inputs(graph), -excess)
+    its rounding bound is tiny and its excess huge), then one whose answer is a plainly wrong number
+    (`plain`: of an op's wrong numbers, a value 1e-5 off tells more than a complex one), then the
+    furthest outside its allowance."""
+    return (graph_size(graph), _has_tiny_inputs(graph), not plain, -excess)
 
 
 def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.earlier_names import name_as_today
-from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.findings import Finding, merged_signature
 from gradcheck.campaign.records import CampaignResult
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.parity.wording import figure
@@ -165,10 +165,14 @@ def finding_identity(signature: Sequence[Any], variant: Sequence[str] | None = N
     stores it as a JSON list), with any number a structural finding's name holds taken out, so
     that a finding is the same one whatever depth, count or value a run met it with; and the
     variant its title names (`gate_variant`; None: a baseline entry written before variants,
-    matched on the signature alone)."""
+    matched on the signature alone). A signature recorded before an op's wrong numbers at ordinary
+    inputs merged (a wrong value, a wrong gradient: two entries) is read as today's merged one
+    (`findings.merged_signature`): both entries are the one finding a run makes of them now."""
     sig = json.loads(json.dumps(list(signature)))
     if len(sig) == 4 and sig[0] in _NAMED_KIND_VALUES and not sig[1] and isinstance(sig[3], str):
         sig[3] = name_as_today(sig[3])
+    if len(sig) == 4 and isinstance(sig[1], list):
+        sig = json.loads(json.dumps(list(merged_signature(sig))))
     key: list[Any] = sig if variant is None else [*sig, sorted(variant)]
     return json.dumps(key, separators=(",", ":"))
 
@@ -219,7 +223,9 @@ def compare(
     for name, part in current["parts"].items():
         covered.update(part["ops"])
         base_part = baseline["parts"].get(name) or {"ops": {}, "findings": []}
-        accepted = {recorded_identity(f): f for f in base_part.get("findings", [])}
+        accepted: dict[str, list[Mapping[str, Any]]] = {}
+        for entry in base_part.get("findings", []):  # entries an earlier release kept apart share one
+            accepted.setdefault(recorded_identity(entry), []).append(entry)
         run_findings = (findings_of or {}).get(name, ())
         unaccepted = _unaccepted_graphs(run_findings, accepted)
         for op in sorted(set(base_part["ops"]) | set(part["ops"])):
@@ -230,7 +236,7 @@ def compare(
             keys = identities(finding)
             seen.update(keys)
             findings.append(FindingVerdict(name, finding, any(k in accepted for k in keys)))
-        gone += [f"{name}: {f['title']}" for key, f in accepted.items() if key not in seen]
+        gone += [f"{name}: {f['title']}" for key, fs in accepted.items() if key not in seen for f in fs]
     for name in baseline["parts"]:
         if name not in current["parts"]:
             problems.append(f"part {name!r} of the baseline was not run")

@@ -9,6 +9,9 @@ the right tier (`gradcheck.campaign.tiers`).
 - `NoRtruedivValue`: a micrograd-style value class defining `__truediv__` but no `__rtruediv__`,
   checked with no adapter: `2.0 / x` raises TypeError, one `bug` finding from the inspection;
 - `TanhOneMinusT`: a value class whose tanh derivative is `1 - t`: its repro exits 1;
+- `ReciprocalPowerOff`: a value class computing `2.0 / x` as `2.0 * x ** -1.0001`: its value and
+  gradient a little off, complex for x < 0, and a `relu` or `tanh` fed that complex number raises
+  TypeError; one `bug` finding (the op's wrong numbers), covering the graphs that raise;
 - `Atan2PartialsSwapped`: minigrad with atan2's partials swapped: at (0, -1), on atan2's branch
   cut, its slope +1 against torch's -1 is a wrong gradient, not a convention at a kink (a jump
   is no kink: only the continuous side has a slope);
@@ -101,6 +104,36 @@ class TanhOneMinusT(Value):
     def tanh(self) -> Value:
         t = math.tanh(self.data)
         return self._make(t, (self,), lambda g: (g * (1.0 - t),))
+
+
+class ReciprocalPowerOff(Value):
+    """A value class with `x ** c`, `x / y`, `relu`, and `2.0 / x` written `2.0 * x ** -1.0001` (the
+    planted bug): off by 1e-4 relative at ordinary x, complex where x < 0 (Python's power of a
+    negative number to a fractional exponent), which the `relu` or `tanh` downstream refuses."""
+
+    def __init__(self, data: Any, children: tuple[Value, ...] = (), rule: Any = None) -> None:
+        super().__init__(0.0, children, rule)
+        self.data = data  # kept as it comes, a complex power too, as micrograd keeps it
+
+    def __pow__(self, exponent: float) -> Value:
+        p = self.data**exponent
+        slope = (
+            (lambda g: (0.0,)) if exponent == 0 else (lambda g: (g * exponent * self.data ** (exponent - 1),))
+        )
+        return self._make(p, (self,), slope)
+
+    def __truediv__(self, other: Any) -> Value:
+        other = self._lift(other)
+        q = self.data / other.data
+        return self._make(q, (self, other), lambda g: (g / other.data, -g * q / other.data))
+
+    def __rtruediv__(self, other: Any) -> Value:
+        return self**-1.0001 * other
+
+    def relu(self) -> Value:
+        return self._make(
+            self.data if self.data > 0 else 0.0, (self,), lambda g: (g if self.data > 0 else 0.0,)
+        )
 
 
 # --- atan2 with its partials swapped ---------------------------------------------------------------

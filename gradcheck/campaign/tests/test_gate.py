@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -15,6 +16,7 @@ from gradcheck.campaign.earlier_schema import problems_from_sentences as sentenc
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.report_markdown import gate_markdown
 from gradcheck.cli.gate import run_parts_gate
+from gradcheck.parity.kinds import Kind
 
 # One engine name whose code changes between "builds": the environment picks the variant, the way
 # a user's adapter stays `mypackage.adapter:Engine` while the engine under it changes.
@@ -267,3 +269,44 @@ def test_a_missing_or_foreign_baseline_is_bad_input(tmp_path):
         regression_gate.CampaignError, match=r"not a gate baseline of schema_version 2 \(found 7\)"
     ):
         regression_gate.run_gate([part()], foreign, 1)
+
+
+# written by `gradcheck gate --update-baseline` of main at d53bb17, before an op's wrong numbers at
+# ordinary inputs were one finding: its div has a wrong value and a value that is not a number apart
+BEFORE_WRONG_NUMBERS_MERGED = Path(__file__).parent / "data" / "baseline_before_wrong_numbers_merged.json"
+
+
+def test_a_baseline_written_before_wrong_numbers_merged_accepts_the_merged_finding():
+    recorded = json.loads(BEFORE_WRONG_NUMBERS_MERGED.read_text())["parts"]["scalar"]["findings"]
+    div = sorted(f["signature"][0] for f in recorded if f["signature"][1] == ["div"] and f["tier"] == "bug")
+    assert div == ["wrong-type", "wrong-value"], "the earlier release kept them apart"
+    parts = regression_gate.baseline_parts(
+        BEFORE_WRONG_NUMBERS_MERGED, "gradcheck.testing.triage_engines:ReciprocalPowerOff"
+    )
+    outcome = regression_gate.run_gate(parts, BEFORE_WRONG_NUMBERS_MERGED, jobs=1)
+    (merged,) = [f.finding for f in outcome.findings if f.finding.ops == ("div",) and f.finding.tier == "bug"]
+    assert {Kind.WRONG_VALUE, Kind.WRONG_TYPE} <= set(merged.merged.kinds)
+    assert outcome.new_findings == [] and outcome.gone == []
+    assert outcome.passed
+
+
+def test_earlier_signatures_of_an_ops_wrong_numbers_are_its_merged_identity():
+    today = verdict.finding_identity(
+        ["wrong-numbers", ["div"], "", "ordinary"], ["with a number on the left"]
+    )
+    for kind, check in (
+        ("wrong-value", "forward"),
+        ("wrong-gradient", "gradient"),
+        ("wrong-type", "forward"),
+    ):
+        earlier = {"signature": [kind, ["div"], check, "ordinary"], "variant": ["with a number on the left"]}
+        assert verdict.recorded_identity(earlier) == today
+    apart = (
+        ["exception", ["div"], "gradient", "ordinary"],  # raising is another fix
+        ["wrong-value", ["div"], "forward", "tiny"],  # lost digits at tiny inputs are another rule
+        ["convention", ["relu"], "gradient", "kink"],
+    )
+    for signature in apart:
+        assert json.loads(verdict.finding_identity(signature)) == signature, "read as recorded"
+    mul = verdict.finding_identity(["wrong-gradient", ["mul"], "gradient", "ordinary"])
+    assert json.loads(mul) == ["wrong-numbers", ["mul"], "", "ordinary"], "another op's, its own"

@@ -1,13 +1,19 @@
 """A campaign reports distinct problems: one finding per bug, blamed on its op, with its kind."""
 
+import math
+
 import pytest
 
-from gradcheck.campaign import Settings, load_adapter, real_backend, run_campaign
+from gradcheck.campaign import Settings, load_adapter, real_backend, run_campaign, tiers
 from gradcheck.campaign.blame import blame_nodes
 from gradcheck.campaign.edge_phase import edge_findings
+from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
-from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.regions import KINK, ORDINARY, TINY
+from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Problem, What
 from gradcheck.testing import kind_engines
 
 RELU_TWO = "gradcheck.testing.kind_engines:ReluTimesTwo"
@@ -97,3 +103,46 @@ def test_a_bug_met_by_the_edge_phase_and_by_random_graphs_is_one_finding():
     assert zero_power.graphs >= zero_edges.graphs + len(result.failures), "edge cases and graphs together"
     (overflow,) = [f for f in findings if f.kind is Kind.EXCEPTION and f.region == "overflow point"]
     assert "1e+300" in str(overflow.problems[0]), "1e300 ** 2 overflows: another region, another finding"
+
+
+def test_a_graph_raising_on_a_value_that_is_not_a_number_is_blamed_on_the_op_that_made_it():
+    nodes = [OpNode("div", (0,), consts=(Constant(0, 1.0),)), OpNode("relu", (1,))]
+    graph = Graph([Input("x0", -13.0)], nodes, [2], cotangent=[-1.0])
+    adapter = load_adapter("gradcheck.testing.triage_engines:ReciprocalPowerOff")
+    raised = Difference(Kind.EXCEPTION, "gradient")  # the relu compares the complex 1.0 / -13.0 with 0
+    blamed = blame_nodes(graph, adapter, cause=raised)
+    assert blamed is not None and blamed.failure.ops() == ["div"]
+    assert blamed.difference == Difference(Kind.WRONG_TYPE, "forward")
+
+
+def _finding(kind, ops, check, *, variant=(), region=ORDINARY, tier=tiers.BUG, excess=1.0, answer=""):
+    graph = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": [{"op": ops[0], "args": [0]}], "outputs": [1]}
+    problems = (Problem(What.NOT_A_NUMBER, check, output=0, answer=answer),) if answer else ()
+    return Finding(
+        kind, ops, check, graph, region=region, tier=tier, variant=variant, excess=excess, problems=problems
+    )
+
+
+def test_an_ops_wrong_numbers_at_ordinary_inputs_are_one_finding_and_the_rest_stays_apart():
+    left = ("with a number on the left",)
+    div = [
+        _finding(Kind.WRONG_VALUE, ("div",), "forward", variant=left, excess=1e12),
+        _finding(
+            Kind.WRONG_TYPE, ("div",), "forward", variant=left, excess=math.inf, answer="complex (1+2j)"
+        ),
+        _finding(Kind.WRONG_GRADIENT, ("div",), "gradient", variant=left, excess=1e11),
+    ]
+    apart = [
+        _finding(Kind.WRONG_GRADIENT, ("mul",), "gradient"),  # another op
+        _finding(Kind.EXCEPTION, ("div",), "gradient", variant=left),  # raising: another fix
+        _finding(Kind.NONFINITE, ("div",), "gradient", variant=left, region=TINY),  # at tiny inputs only
+        _finding(Kind.CONVENTION, ("relu",), "gradient", region=KINK, tier=tiers.CONVENTION),
+        _finding(Kind.NONFINITE, ("div",), "forward", variant=left, tier=tiers.EDGE),  # torch's inf there
+    ]
+    grouped = group_findings([*div, *apart])
+    assert len(grouped) == 1 + len(apart)
+    (merged,) = [f for f in grouped if f.graphs == 3]
+    assert merged.title == "div with a number on the left — wrong value and gradient; not a number (complex)"
+    assert merged.kind is Kind.WRONG_VALUE, "a plainly wrong number shows it, not the complex one"
+    assert merged.tier == tiers.BUG
+    assert sorted(f.title for f in grouped if f is not merged) == sorted(f.title for f in apart)

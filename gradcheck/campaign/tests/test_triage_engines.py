@@ -97,3 +97,17 @@ def test_the_gate_records_an_adapter_fault_and_passes_the_same_build(tmp_path, c
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "new coverage" not in out and "never drawn" not in out
+
+
+def test_a_reciprocal_computed_as_a_power_is_one_bug_covering_the_graphs_its_complex_value_makes_raise(
+    tmp_path,
+):
+    status, report = campaign(tmp_path, "ReciprocalPowerOff", "--graphs", "120")
+    assert status == 1
+    title = "div with a number on the left — wrong value; not a number (complex)"
+    assert items(report) == [("bug", title)], "its value off, complex for x < 0: one bug of one op"
+    (finding,) = report["findings"]
+    assert finding["kind"] == "wrong-value", "shown by a plainly wrong number, not the complex one"
+    assert set(finding["graph_indices"]) == {f["index"] for f in report["failures"]}
+    raising = [f for f in report["failures"] if "engine raised TypeError" in f["problems"][0]]
+    assert raising, "a relu or tanh fed the complex value raises: counted in the division's finding"
