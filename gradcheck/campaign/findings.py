@@ -17,9 +17,8 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, variant_of
 from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
-from gradcheck.launcher import command_line
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
-from gradcheck.parity.problem import Off, Problem, What, adapter_fault
+from gradcheck.parity.problem import Off, Problem, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
 from gradcheck.parity.wording import frame
 
@@ -505,17 +504,6 @@ def merged_signature(signature: Sequence[Any]) -> Signature:
     return (kind, tuple(ops), check, region)
 
 
-def answer_types(problems: Iterable[Problem]) -> tuple[str, ...]:
-    """The types of the answers that were not numbers ("complex", "NoneType"), as the problems
-    record them, in order met."""
-    types = []
-    for p in problems:
-        answered = p.answer.split(" ", 1)[0] if p.what is What.NOT_A_NUMBER and p.answer else ""
-        if answered and answered not in types:
-            types.append(answered)
-    return tuple(types)
-
-
 def raised_type(problems: Iterable[Problem]) -> str:
     """The exception type the first problem recording an exception names ("" if none does)."""
     return _raised_type(problems)
@@ -540,27 +528,7 @@ def failing(findings: Iterable[Finding], conventions: str = "torch") -> list[Fin
     return [f for f in findings if f.is_failure(conventions)]
 
 
-def summary(findings: Sequence[Finding], conventions: str = "torch") -> str:
-    """One line: "2 distinct problems: relu — wrong gradient, 93 graphs; ..." (notes counted apart)."""
-    fails = failing(findings, conventions)
-    notes = [f for f in findings if not f.is_failure(conventions)]
-    if not findings:
-        return "no distinct problems"
-    parts = []
-    if fails:
-        word = "problem" if len(fails) == 1 else "problems"
-        parts.append(f"{len(fails)} distinct {word}: " + "; ".join(_line(f) for f in fails))
-    if notes:
-        word = "note" if len(notes) == 1 else "notes"
-        parts.append(f"{len(notes)} convention {word}: " + "; ".join(_line(f) for f in notes))
-    return " | ".join(parts)
-
-
-def _line(f: Finding) -> str:
-    return f"{f.title}, {f.count_text}"
-
-
-# How a phase's cases are named: in a finding's detail (`covers`) and in a one-line summary.
+# How a phase's cases are named: in a finding's detail (`covers`) and its count (`count_text`).
 _CASE_WORDS = {
     "inspection": "inspection(s) of the value class",
     "edges": "edge-value case(s)",
@@ -578,13 +546,3 @@ _CASE_UNITS = {
 
 def _in_phase_order(cases: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(cases.items(), key=lambda item: phase_rank(item[0]))
-
-
-def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
-    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json),
-    started as this gradcheck was (`gradcheck.launcher`); `pythonpath`: the folder the engine's
-    module imports from, when a fresh process needs it."""
-    args = ["replay", path, "--engine", engine]
-    if index is not None:
-        args += ["--finding", str(index)]
-    return command_line(*args, pythonpath=pythonpath)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from gradcheck.campaign import tiers
-from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, answer_types, phase_rank
+from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, phase_rank
 from gradcheck.campaign.variants import plainer
 from gradcheck.graphs.regions import ORDINARY, POLE, tiny
 
@@ -116,7 +116,9 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
         merged = replace(merged, kinds=tuple(kinds))
     if len(checks) > 1:
         merged = replace(merged, checks=tuple(checks))
-    answers = sorted({a for f in group for a in f.merged.answers or answer_types(f.problems)})
+    answers = sorted(
+        {a for f in group for a in f.merged.answers or [p.answer_type for p in f.problems]} - {""}
+    )
     if len(kinds) > 1 and answers:
         merged = replace(merged, answers=tuple(answers))
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)

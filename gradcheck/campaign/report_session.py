@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
-from gradcheck.campaign.findings import replay_command
 from gradcheck.campaign.outputs import ReportDirectory, write_report_pair
 from gradcheck.campaign.overview import finding_text
 from gradcheck.campaign.records import CampaignResult
@@ -23,6 +22,7 @@ from gradcheck.campaign.report_junit import gate_suites, run_suite, write_junit
 from gradcheck.campaign.report_markdown import gate_markdown, run_markdown
 from gradcheck.campaign.verdict import GateResult
 from gradcheck.engines.loading import import_root
+from gradcheck.launcher import command_line
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,13 @@ def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
         for i, f in enumerate(result.findings)
     ]
     return dataclasses.replace(result, findings=findings)
+
+
+def replay_command(path: str, engine: str, index: int | None = None, pythonpath: str | None = None) -> str:
+    """The command that re-runs a saved graph (a corpus file, or finding `index` of a report.json),
+    started as this gradcheck was (`gradcheck.launcher`); `pythonpath`: the folder the engine's
+    module imports from, when a fresh process needs it."""
+    args = ["replay", path, "--engine", engine]
+    if index is not None:
+        args += ["--finding", str(index)]
+    return command_line(*args, pythonpath=pythonpath)

@@ -160,8 +160,11 @@ def wrong_type(
     answers += [("gradient", None, name, shape, g) for (name, shape), g in zip(inputs, grads)]
     for check, output, name, shape, v in answers:
         if not _is_number(v):
-            answer = f"{type(v).__name__} {_short_repr(v)}"
-            return Problem(What.NOT_A_NUMBER, check, output=output, input=name, answer=answer)
+            kind = type(v).__name__
+            answer = f"{kind} {_short_repr(v)}"
+            return Problem(
+                What.NOT_A_NUMBER, check, output=output, input=name, answer=answer, answer_type=kind
+            )
         if np.shape(v) != shape:
             return Problem(
                 What.WRONG_SHAPE, check, output=output, input=name, shape=np.shape(v), expected=tuple(shape)

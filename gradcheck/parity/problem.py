@@ -58,7 +58,8 @@ class Problem:
     error allowed; bound: the rounding bound the allowance was made from, `bound_kind` which, and
     `safety` the multiple of it allowed; `exact` the exact value when known, and `off` who is off
     it (`Off`: the engine alone, torch alone or both; None where torch's answer was not judged
-    against it). raised: an exception's record. answer: a non-number's type and short repr;
+    against it). raised: an exception's record. answer: a non-number's type and short repr in
+    words, `answer_type` the type's name alone (what grouping reads);
     shape / expected: shapes of a wrong-shape answer, and `unpassed` an attribute (keepdim)
     without which the graph has the answer's shape: the adapter may not pass it on; counts: the
     outputs and gradients given and expected. case: a structural check's or an edge case's name;
@@ -90,6 +91,7 @@ class Problem:
     torch32_error: float | None = None
     raised: Raised | None = None
     answer: str = ""
+    answer_type: str = ""
     shape: tuple[int, ...] | None = None
     expected: tuple[int, ...] | None = None
     counts: tuple[int, int, int, int] | None = None

@@ -14,8 +14,9 @@ from dataclasses import replace
 from typing import Any
 
 from gradcheck.campaign import CampaignResult, Failure, GraphRecord, Settings, aggregate
-from gradcheck.campaign.findings import Finding, replay_command
+from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import METRICS
+from gradcheck.campaign.report_session import replay_command
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
 from gradcheck.graphs.registry import TENSOR_OPS
 from gradcheck.parity.kinds import Kind

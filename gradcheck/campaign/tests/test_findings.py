@@ -6,8 +6,9 @@ import shlex
 import pytest
 
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
-from gradcheck.campaign.findings import Finding, GraphCode, Merged, failing, replay_command, summary
+from gradcheck.campaign.findings import Finding, GraphCode, Merged, failing
 from gradcheck.campaign.grouping import group_findings
+from gradcheck.campaign.report_session import replay_command
 from gradcheck.launcher import launcher
 from gradcheck.parity.kinds import Kind
 
@@ -117,7 +118,7 @@ def test_an_isolation_finding_and_random_graphs_of_the_same_bug_merge():
     assert merged.graph_indices == (4,)
 
 
-def test_the_summary_names_each_problem_with_its_count():
+def test_each_problem_is_named_with_its_count():
     grouped = group_findings(
         [relu_finding(i) for i in range(93)]
         + [
@@ -125,10 +126,10 @@ def test_the_summary_names_each_problem_with_its_count():
             for i in range(4)
         ]
     )
-    assert summary(grouped) == (
-        "2 distinct problems: relu — wrong gradient, 93 graphs; pow_const at 0 — engine raised, 4 graphs"
-    )
-    assert summary([]) == "no distinct problems"
+    assert [(f.title, f.count_text) for f in grouped] == [
+        ("relu — wrong gradient", "93 graphs"),
+        ("pow_const at 0 — engine raised", "4 graphs"),
+    ]
 
 
 def test_a_convention_fails_under_torch_conventions_and_is_a_note_under_subgradient():
@@ -136,9 +137,7 @@ def test_a_convention_fails_under_torch_conventions_and_is_a_note_under_subgradi
     assert convention.is_failure("torch")
     assert not convention.is_failure("subgradient")
     assert failing([convention], "subgradient") == []
-    assert (
-        summary([convention], "subgradient") == "1 convention note: abs at 0 — convention at a kink, 1 graph"
-    )
+    assert (convention.title, convention.count_text) == ("abs at 0 — convention at a kink", "1 graph")
     with pytest.raises(ValueError, match="conventions must be one of"):
         convention.is_failure("lenient")
 
@@ -240,13 +239,13 @@ def test_a_finding_met_in_several_phases_counts_each_phase_in_its_own_unit():
         )
 
     edges_only = raised("edges", 5)
-    assert summary([edges_only]).endswith("ZeroDivisionError, 5 edge-value cases")
+    assert edges_only.title.endswith("ZeroDivisionError") and edges_only.count_text == "5 edge-value cases"
     (merged,) = group_findings([raised("random", 2, (4, 9)), edges_only, raised("isolation", 1)])
     assert merged.graphs == 8 and merged.cases == {"random": 2, "edges": 5, "isolation": 1}
     assert merged.covers == (
         "1 case(s) of the op-isolation pass; 2 graph(s): graphs 4, 9; 5 edge-value case(s)"
     )
-    assert summary([merged]).endswith(", 1 op-isolation case, 2 graphs and 5 edge-value cases")
+    assert merged.count_text == "1 op-isolation case, 2 graphs and 5 edge-value cases"
     assert Finding.from_dict(json.loads(json.dumps(merged.to_dict()))).cases == merged.cases
 
 

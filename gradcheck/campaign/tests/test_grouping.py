@@ -115,9 +115,16 @@ def test_a_graph_raising_on_a_value_that_is_not_a_number_is_blamed_on_the_op_tha
     assert blamed.difference == Difference(Kind.WRONG_TYPE, "forward")
 
 
-def _finding(kind, ops, check, *, variant=(), region=ORDINARY, tier=tiers.BUG, excess=1.0, answer=""):
+def _finding(kind, ops, check, *, variant=(), region=ORDINARY, tier=tiers.BUG, excess=1.0, answer=None):
     graph = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": [{"op": ops[0], "args": [0]}], "outputs": [1]}
-    problems = (Problem(What.NOT_A_NUMBER, check, output=0, answer=answer),) if answer else ()
+    not_a_number = Problem(
+        What.NOT_A_NUMBER,
+        check,
+        output=0,
+        answer=f"{type(answer).__name__} {answer!r}",
+        answer_type=type(answer).__name__,
+    )
+    problems = (not_a_number,) if answer is not None else ()
     return Finding(
         kind, ops, check, graph, region=region, tier=tier, variant=variant, excess=excess, problems=problems
     )
@@ -127,9 +134,7 @@ def test_an_ops_wrong_numbers_at_ordinary_inputs_are_one_finding_and_the_rest_st
     left = ("with a number on the left",)
     div = [
         _finding(Kind.WRONG_VALUE, ("div",), "forward", variant=left, excess=1e12),
-        _finding(
-            Kind.WRONG_TYPE, ("div",), "forward", variant=left, excess=math.inf, answer="complex (1+2j)"
-        ),
+        _finding(Kind.WRONG_TYPE, ("div",), "forward", variant=left, excess=math.inf, answer=1 + 2j),
         _finding(Kind.WRONG_GRADIENT, ("div",), "gradient", variant=left, excess=1e11),
     ]
     apart = [
