@@ -1,13 +1,16 @@
 """Grouping: the findings of every phase merged into one per root cause (`group_findings`), each
 shown by its best example (`example_rank`: the smallest graph, then one without tiny inputs, then
-the furthest outside its allowance); counts add up, indices join, and a merged finding keeps what
-its cases covered beyond its example (`findings.Merged`)."""
+a plainly wrong number at inputs near 1, then the furthest outside its allowance); counts add up,
+indices join, and a merged finding keeps what its cases covered beyond its example
+(`findings.Merged`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, phase_rank
@@ -128,9 +131,10 @@ def example_rank(graph: Mapping[str, Any], excess: float, plain: bool = True) ->
     """How good an example of its finding a failing graph is, the best first: the smallest graph,
     then one whose inputs are not tiny (a wrong rule read at x = 0.7 rather than 3.8e-09, where
     its rounding bound is tiny and its excess huge), then one whose answer is a plainly wrong number
-    (`plain`: of an op's wrong numbers, a value 1e-5 off tells more than a complex one), then the
-    furthest outside its allowance."""
-    return (graph_size(graph), _has_tiny_inputs(graph), not plain, -excess)
+    (`plain`: of an op's wrong numbers, a value 1e-5 off tells more than a complex one), then one
+    whose inputs stray fewer decades from 1 (x = 0.7 rather than -8333, where a wrong gradient reads
+    4.8e-09 against 2.4e-09), then the furthest outside its allowance."""
+    return (graph_size(graph), _has_tiny_inputs(graph), not plain, _decades_from_one(graph), -excess)
 
 
 def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:
@@ -141,6 +145,20 @@ def _has_tiny_inputs(graph: Mapping[str, Any]) -> bool:
         except (TypeError, ValueError):  # a value JSON spells otherwise ("inf")
             continue
     return False
+
+
+def _decades_from_one(graph: Mapping[str, Any]) -> int:
+    """How many whole decades the graph's inputs stray from 1 at most (0 for any in (0.1, 10))."""
+    decades = 0
+    for inp in graph.get("inputs", ()):
+        try:
+            v = np.abs(np.asarray(inp.get("value"), dtype=np.float64))
+        except (TypeError, ValueError):  # a value JSON spells otherwise ("inf")
+            continue
+        v = v[np.isfinite(v) & (v > 0)]
+        if v.size:
+            decades = max(decades, int(np.max(np.abs(np.log10(v)))))
+    return decades
 
 
 def excess(f: Finding) -> float:

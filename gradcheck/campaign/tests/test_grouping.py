@@ -151,3 +151,14 @@ def test_an_ops_wrong_numbers_at_ordinary_inputs_are_one_finding_and_the_rest_st
     assert merged.kind is Kind.WRONG_VALUE, "a plainly wrong number shows it, not the complex one"
     assert merged.tier == tiers.BUG
     assert sorted(f.title for f in grouped if f is not merged) == sorted(f.title for f in apart)
+
+
+def test_a_finding_is_shown_at_inputs_near_1_rather_than_where_its_excess_is_largest():
+    def at(x1, excess):
+        inputs = [{"name": "x0", "value": 0.22}, {"name": "x1", "value": x1}]
+        graph = {"inputs": inputs, "nodes": [{"op": "div", "args": [0, 1]}], "outputs": [2]}
+        return Finding(Kind.WRONG_GRADIENT, ("div",), "gradient", graph, region=ORDINARY, excess=excess)
+
+    # the gradient doubled reads 4.8e-09 against 2.4e-09 at x1 = -8333, 0.129 against 0.065 at -1.52
+    (shown,) = group_findings([at(-8333.0, 1.4e15), at(-1.52, 1.0e15)])
+    assert shown.graph["inputs"][1]["value"] == -1.52 and shown.graphs == 2
