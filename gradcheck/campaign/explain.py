@@ -34,6 +34,7 @@ from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import example_rank, excess
+from gradcheck.campaign.machinery import ACCUMULATION, SEED
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
     reuses,
@@ -77,6 +78,18 @@ def variant(node: OpNode) -> str:
         head += "(" + ", ".join("c" if i in at else "x" for i in range(node.arity)) + ")"
     attrs = ", ".join(f"{name}: {_attribute_kind(value)}" for name, value in node.attrs)
     return head + (f"[{attrs}]" if attrs else "")
+
+
+def every_variant(op: str) -> str:
+    """A culprit that names every variant of `op` (a finding of the op's backward itself, wrong
+    whatever its operands: `mul(*)` covers `mul`, `mul(x, c)` and `mul(c, x)`)."""
+    return f"{op}(*)"
+
+
+def names_variant(culprits: Sequence[str], node_variant: str) -> bool:
+    """Whether `culprits` name the variant `node_variant` (itself, or every variant of its op)."""
+    op = node_variant.split("(", 1)[0].split("[", 1)[0]
+    return node_variant in culprits or every_variant(op) in culprits
 
 
 def _attribute_kind(value: Any) -> str:
@@ -141,6 +154,9 @@ def explain(
     with difference `cause`), by the steps of the module docstring; `alone`: the positions of
     nodes found failing alone in an earlier round."""
     values, seen = None, None
+    machinery = _by_machinery(failing, cause, known.findings, adapter, dtype)
+    if machinery is not None:  # backward() itself is wrong the way this graph shows: nothing else to blame
+        return Explained(counted(machinery, index))
     if not known.culprits_only:
         # a known culprit alone first: one check where the graph fails only because of it
         by_culprits = _finding_by_culprits(failing, known.findings, (), None, adapter, dtype)
@@ -218,7 +234,7 @@ def _finding_by_culprits(
         if not named:
             continue
         variants = variants or [variant(node) for node in failing.nodes]
-        positions = [i for i, v in enumerate(variants) if v in named]
+        positions = [i for i, v in enumerate(variants) if names_variant(named, v)]
         if positions:
             tried.append((f, sorted({*positions, *alone})))
     if not tried:
@@ -269,6 +285,24 @@ def _by_weighting(
     if not all(passing(alone, adapter, dtype)):
         return None
     return nodes_alone(weighting_graph(failing, values), adapter, seed, cause=cause).blamed
+
+
+def _by_machinery(
+    failing: Graph, cause: Difference | None, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
+) -> Finding | None:
+    """The finding about backward() itself (`campaign.machinery`) that explains `failing`: a root
+    seeded wrong explains every wrong gradient; an op's backward that assigns its gradients
+    explains a graph that reuses a node and passes as a tree (`settling.without_reuse`)."""
+    for f in findings:
+        if f.phase != "structure":
+            continue
+        if f.structural_cause == SEED and (cause is None or cause.check != "forward"):
+            return f
+        if f.structural_cause == ACCUMULATION and reuses(failing):
+            tree = without_reuse(failing)
+            if tree is not None and first_passing([tree], adapter, dtype) == 0:
+                return f
+    return None
 
 
 def build_order(findings: Sequence[Finding]) -> Finding | None:

@@ -186,7 +186,7 @@ def overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None 
             notes.append(row)
         else:
             rows.append(row)
-    rows.sort(key=lambda r: (tiers.tier_rank(r.tier), r.number))
+    rows.sort(key=lambda r: (tiers.fix_first_rank(r.tier), r.number))
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.tier] = counts.get(f.tier, 0) + 1

@@ -60,7 +60,7 @@ from gradcheck.campaign.pool import (
 from gradcheck.campaign.records import CampaignResult, GraphRecord, aggregate
 from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
-from gradcheck.campaign.settling import fold_into_build_order, with_rates
+from gradcheck.campaign.settling import fold_into_build_order, fold_into_seed, with_rates
 from gradcheck.campaign.structure import EVERY_PATH, StructureReport
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
@@ -375,7 +375,7 @@ def with_edges(
 
     ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
     report.findings = group_findings([*report.findings, *dead])
-    findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
+    findings = fold_into_build_order(fold_into_seed(group_findings([*result.findings, *report.findings])))
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
     ops = aggregate(result.records, findings, result.isolated)  # an edge finding may be an op's own

@@ -26,6 +26,7 @@ import numpy as np
 from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
+from gradcheck.campaign.machinery import ACCUMULATION, SEED
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -246,7 +247,8 @@ def fold_into_sharing(
 ) -> list[Finding]:
     """The findings, with those a structural finding about shared nodes explains folded into it
     (`explained_by_sharing`): their cases count as its cases; the others are left as they are."""
-    target = next((f for f in findings if f.phase == "structure" and f.structural_cause == "sharing"), None)
+    causes = ("sharing", ACCUMULATION)
+    target = next((f for f in findings if f.phase == "structure" and f.structural_cause in causes), None)
     if target is None:
         return list(findings)
     # a unit whose worker died (`campaign.crashes`) is not run again: it would die again
@@ -340,8 +342,20 @@ def settle_findings(
 ) -> list[Finding]:
     """The findings after the rebuild re-checks (`with_rates`) and the folding into the graph-code
     findings that explain them (`fold_into_sharing`, `fold_into_build_order`)."""
-    rated = with_rates(fold_into_every_path(findings), adapter, dtype)
+    rated = with_rates(fold_into_seed(fold_into_every_path(findings)), adapter, dtype)
     return fold_into_build_order(fold_into_sharing(rated, adapter, dtype), adapter)
+
+
+def fold_into_seed(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings, with every other phase's finding about a gradient or second derivative folded
+    into the structural finding that backward() seeds its root wrong (`machinery.SEED`), when there
+    is one: every gradient the engine gives is off by its seed, whatever the ops. Without it,
+    unchanged."""
+    target = next((f for f in findings if f.phase == "structure" and f.structural_cause == SEED), None)
+    if target is None:
+        return list(findings)
+    folded = [f for f in findings if f.phase != "structure" and f.check != "forward"]
+    return _folded_into(target, folded, findings)
 
 
 def fold_into_every_path(findings: Sequence[Finding]) -> list[Finding]:

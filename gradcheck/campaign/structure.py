@@ -465,11 +465,12 @@ class NotApplicable(str):
     """Why a check cannot run through this adapter (its own code or a default it relies on raised)."""
 
 
-def right_alone(adapter: EngineAdapter, op: str) -> bool:
+def right_alone(adapter: EngineAdapter, op: str, at: Sequence[float] = _VALUES[:2]) -> bool:
     """Whether the engine's `op` of two inputs gives torch's value and gradients at the checks'
-    inputs: the structural checks build on it, so that a difference there is the graph code's."""
+    inputs (or `at`): the structural checks build on it, so that a difference there is the graph
+    code's."""
     graph = _graph(2, [(op, 0, 1)], [2])
-    values, cotangent = list(_VALUES[:2]), list(graph.cotangent or ())
+    values, cotangent = list(at), list(graph.cotangent or ())
     try:
         forward, grads = adapter.run(graph, values, cotangent)
     except Exception:

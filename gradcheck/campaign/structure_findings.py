@@ -9,7 +9,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from gradcheck.campaign import tiers
+from gradcheck.campaign.explain import every_variant
 from gradcheck.campaign.findings import Finding, GraphCode
+from gradcheck.campaign.machinery import ACCUMULATION, SEED, UPSTREAM, assigning, machinery_cases
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -28,6 +31,7 @@ from gradcheck.campaign.structure import (
 from gradcheck.campaign.structure_repro import with_engine_repro
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.tracing import stage
+from gradcheck.graphs.regions import ORDINARY
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem, What
 
@@ -38,16 +42,25 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
     """Every structural check of `adapter` on its simplest ops, and the findings they show."""
     started = time.perf_counter()
     ops = sorted(adapter.ops) if ops is None else ops
-    wrong = [op for op in ("add", "mul") if op in ops and not right_alone(adapter, op)]
+    stage("backward() itself")
+    machinery = machinery_cases(adapter, ops)
+    if any(c.cause == SEED and c.status == "failed" for c in machinery):  # every other check would fail
+        findings = [with_engine_repro(f, adapter) for f in diagnose(machinery)]
+        return StructureReport(machinery, findings, time.perf_counter() - started)
+    # an op whose backward is wrong under a gradient from above would fail every check built on it
+    upstream = {c.graph.nodes[0].op for c in _failed(machinery, UPSTREAM) if c.graph is not None}
+    wrong = [op for op in ("add", "mul") if op in ops and (op in upstream or not right_alone(adapter, op))]
     simplest = simplest_ops([op for op in ops if op not in wrong])
     if simplest is None:
         detail = "the engine has neither add nor mul"
         if wrong:
             detail = f"the engine's {' and '.join(wrong)} differ from torch alone: every check would fail"
         case = CaseResult("every structural check", "all", "not applicable", detail=detail)
-        return StructureReport([case], [], time.perf_counter() - started)
+        cases = [*machinery, case]
+        findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
+        return StructureReport(cases, findings, time.perf_counter() - started)
     base, combine = simplest
-    cases = []
+    cases = list(machinery)
     for name, graph in sharing_graphs(base, combine).items():
         stage(name)  # each check is progress for a watching supervisor
         if len(graph.outputs) > 1 and "mul" in wrong:
@@ -80,6 +93,20 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     findings: list[Finding] = []
     shared, twice = _failed(cases, "sharing"), _failed(cases, "backward-twice")
     reset, interior = _failed(cases, "reset"), _failed(cases, "interior")
+    for case in _failed(cases, SEED):
+        findings.append(_structural_finding(_seed_name(case), [case], cause=SEED))
+    accumulation = _failed(cases, ACCUMULATION)
+    assigns = [c for c in accumulation if assigning(c)]
+    if assigns:  # one use overwriting another: what the shared-node and backward-twice checks show
+        ops = " and ".join(c.name.partition(" ")[0] for c in assigns)
+        name = f"{ops}'s backward assigns its gradients (`=` where `+=` belongs)"
+        findings.append(_structural_finding(name, [*assigns, *shared, *twice], cause=ACCUMULATION))
+        shared, twice = [], []
+    for case in accumulation:
+        if not assigning(case):
+            name = f"{case.name}: its gradient is not the sum of the two uses'"
+            findings.append(_structural_finding(name, [case], cause=ACCUMULATION))
+    findings += [_upstream_finding(case) for case in _failed(cases, UPSTREAM)]
     if shared:
         first = shared[0]
         if any(c.failures < c.runs for c in shared):
@@ -117,6 +144,39 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     for case in _failed(cases, "paths"):
         findings.append(_structural_finding(EVERY_PATH, [case]))
     return findings
+
+
+def _seed_name(case: CaseResult) -> str:
+    """The seed finding's name, without the numbers of its check (in its problems)."""
+    if case.ratio == 0:
+        return "backward() never sets the root's gradient to 1: every gradient is 0"
+    if case.ratio == 1:
+        return "backward() sets every node's gradient to 1, not the root's alone"
+    if case.ratio is not None:
+        return "backward() seeds the root with another number than 1: every gradient is scaled by it"
+    return "backward() does not seed the root's gradient with 1"
+
+
+def _upstream_finding(case: CaseResult) -> Finding:
+    """An op whose backward is right only where the gradient from above is 1: the op's own bug,
+    at ordinary inputs (it merges with the op's other wrong numbers there), its culprits every node
+    of the op, so that any graph failing only through them is explained by it."""
+    assert case.graph is not None
+    op = case.graph.nodes[0].op
+    one_op = case.graph.to_dict()
+    return Finding(
+        kind=Kind.WRONG_GRADIENT,
+        ops=(op,),
+        check="gradient",
+        graph=one_op,
+        phase="structure",
+        region=ORDINARY,
+        tier=tiers.BUG,
+        problems=(_problem(case),),
+        variant=(),
+        culprits=(every_variant(op),),
+        graph_code=GraphCode(UPSTREAM, (case.name,)),
+    )
 
 
 def _depth_name(case: CaseResult) -> str:

@@ -255,6 +255,13 @@ def _value_underflows(graph: Graph) -> bool:
         return False
 
 
+def fix_first_rank(tier: str) -> int:
+    """A tier's place among what to fix first: an op's bug and the graph code's rank together (the
+    one explaining more graphs comes first: a mistake in backward() that fails 800 graphs is above
+    an op's bug that fails 28), the other tiers after them in `TIERS`'s order."""
+    return tier_rank(BUG if tier == GRAPH_CODE else tier)
+
+
 def tier_rank(tier: str) -> int:
     """A tier's place in a report (bugs first); an unknown tier last."""
     return TIERS.index(tier) if tier in TIERS else len(TIERS)

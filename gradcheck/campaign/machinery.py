@@ -1,0 +1,225 @@
+"""backward() itself, checked before any op: the root's seed, each binary op's accumulation into
+one node used on both sides, and each op's use of the gradient that reaches it from above.
+
+These are the mistakes a learner makes in the machinery of a micrograd-style engine rather than
+in a derivative formula, and each one makes every graph it touches fail: a `backward()` that never
+sets the root's gradient to 1 leaves every gradient 0; one that sets every node's gradient to 1
+leaves every gradient 1; an `=` where `+=` belongs in one op's `_backward` loses all but one use
+of a node (`x + x` gives 1, not 2); a `_backward` that leaves out `out.grad` is right only where
+the gradient from above is 1, so a one-op graph (whose root is seeded with 1) never shows it.
+Each check here is built so that a right op elsewhere cannot make it fail, and its finding says
+what the mistake is; `gradcheck.campaign.structure_findings` runs them with the other structural
+checks, and the campaign lets their findings explain the graphs they make fail
+(`gradcheck.campaign.explain`, `gradcheck.campaign.settling`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gradcheck.campaign.structure import (
+    CaseResult,
+    _difference,
+    _graph,
+    _repeat,
+    object_style,
+    right_alone,
+    tree_graph,
+)
+from gradcheck.checker.flat import flat_vector
+from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.generate import Sizes, random_graph
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.graphs.registry import REGISTRY
+from gradcheck.parity.classify import torch_at
+
+SEED = "seed"  # the cause of the root's-seed check and its findings
+ACCUMULATION = "accumulation"  # the cause of the one-node-on-both-sides checks
+UPSTREAM = "upstream"  # the cause of the under-an-upstream-gradient checks
+# The binary ops whose `x OP x` is smooth where x = ACCUMULATION_AT (no tie, kink or pole), so that
+# the sum of the two partials is the whole derivative.
+SMOOTH_ON_ONE_NODE = ("add", "sub", "mul", "div", "pow", "atan2")
+ACCUMULATION_AT = 1.5
+UPSTREAM_WEIGHT = 2.0  # the gradient that reaches the op from above in the upstream checks
+_ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
+_CLOSE = 1e-9
+
+
+def _ratios(engine: np.ndarray, torch: np.ndarray) -> np.ndarray | None:
+    """engine / torch over the entries where torch's is nonzero, when the engine is 0 wherever
+    torch is and every entry is finite (else None: no one factor relates them)."""
+    if engine.shape != torch.shape or not (np.all(np.isfinite(torch)) and np.all(np.isfinite(engine))):
+        return None
+    nonzero = torch != 0
+    if not nonzero.any() or np.any(engine[~nonzero] != 0):
+        return None
+    return engine[nonzero] / torch[nonzero]
+
+
+# --- the root's seed --------------------------------------------------------------------------------
+
+
+def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
+    """backward() of a small tree, its root differentiated as it is: the leaves' gradients against
+    torch's. Its detail names the seed the engine behaves as if it used: every gradient 0 (never
+    seeded), every gradient 1 (every node set to 1), or k times torch's (seeded with k)."""
+    name = "the root's seed"
+    base = "mul" if "mul" in ops else "add" if "add" in ops else None
+    combine = "add" if "add" in ops else base
+    if base is None or combine is None:
+        return CaseResult(name, SEED, "not applicable", detail="the engine has neither add nor mul")
+    graph = tree_graph(base, combine)
+    values = graph.input_values(0)
+    torch = torch_at(graph, values, [1.0]).grads[:, 0]
+
+    def attempt() -> tuple[str, float | None]:
+        _, grads = adapter.run(graph, values, [1.0])
+        engine = flat_vector(grads)
+        if engine.shape != torch.shape:
+            return "", None
+        if np.all(engine == 0) and np.any(torch != 0):
+            return "every gradient is 0: backward() never sets the root's gradient to 1", 0.0
+        if np.all(engine == 1) and not np.all(torch == 1):
+            return "every gradient is 1: backward() sets each node's gradient to 1, not the root's alone", 1.0
+        ratios = _ratios(engine, torch)
+        uniform = ratios is not None and np.allclose(ratios, ratios[0], rtol=_CLOSE)
+        if ratios is not None and uniform and abs(ratios[0] - 1) > _CLOSE:
+            k = float(ratios[0])
+            return f"every gradient is {k:g} times torch's: backward() seeds the root with {k:g}, not 1", k
+        return "", None  # another difference is another check's to name
+
+    return _repeat(name, SEED, graph, 1, attempt, adapter)
+
+
+# --- one node on both sides of a binary op ----------------------------------------------------------
+
+
+def accumulation_graph(op: str) -> Graph:
+    """x0 OP x0: one node on both sides, its gradient the sum of the op's two partials."""
+    return Graph([Input("x0", ACCUMULATION_AT)], [OpNode(op, (0, 0))], [1], cotangent=[1.0])
+
+
+def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
+    """`x OP x` against torch, for an op right with two inputs: a gradient equal to one of the two
+    partials is an `=` where `+=` belongs in the op's backward (the last use overwrites the other)."""
+    name = f"{op} with one node on both sides"
+    graph = accumulation_graph(op)
+    if not right_alone(adapter, op, at=(ACCUMULATION_AT, ACCUMULATION_AT)):
+        detail = f"the engine's {op} differs from torch alone"
+        return CaseResult(name, ACCUMULATION, "not applicable", detail=detail)
+    torch = torch_at(graph, [ACCUMULATION_AT], [1.0]).grads[:, 0]
+    two = _graph(2, [(op, 0, 1)], [2])
+    partials = torch_at(two, [ACCUMULATION_AT, ACCUMULATION_AT], [1.0]).grads[:, 0]
+
+    def attempt() -> tuple[str, float | None]:
+        _, grads = adapter.run(graph, [ACCUMULATION_AT], [1.0])
+        engine = flat_vector(grads)
+        detail, ratio = _difference(engine, torch, ["gradient of x0"])
+        if not detail:
+            return "", None
+        if engine.shape == (1,) and any(np.isclose(engine[0], p, rtol=_CLOSE, atol=0) for p in partials):
+            detail = (
+                f"x {_symbol(op)} x gives x.grad {float(engine[0])!r}, torch {float(torch[0])!r}: "
+                f"{op}'s backward assigns its gradients (`=` where `+=` belongs), "
+                "so one use overwrites the other"
+            )
+        return detail, ratio
+
+    return _repeat(name, ACCUMULATION, graph, 1, attempt, adapter)
+
+
+def assigning(case: CaseResult) -> bool:
+    """Whether a failed accumulation case showed an `=` where `+=` belongs."""
+    return case.status == "failed" and "`=` where `+=` belongs" in case.detail
+
+
+def _symbol(op: str) -> str:
+    return {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}.get(op, op)
+
+
+# --- each op under a gradient from above other than 1 ----------------------------------------------
+
+
+def upstream_graph(op: str, seed: int = 0) -> Graph | None:
+    """A one-op graph of `op` at a point inside its domain, its output weighted by the constant
+    `UPSTREAM_WEIGHT` with the engine's mul at the root (whose own backward is then seeded with 1,
+    the one place a `_backward` that leaves out `out.grad` is right), so that the op is reached by
+    a gradient of 2 from above. None when no one-op graph of `op` can be drawn."""
+    rng = np.random.default_rng([0x5EED, seed, sorted(REGISTRY).index(op)])
+    one = random_graph(rng, ops=[op], tensor=False, points=1, sizes=_ONE_OP)
+    if len(one.nodes) != 1 or one.outputs != [one.n_inputs]:
+        return None
+    weight = OpNode("mul", (one.n_inputs,), consts=(Constant(1, UPSTREAM_WEIGHT),))
+    return Graph(one.inputs, [*one.nodes, weight], [one.n_inputs + 1], cotangent=[1.0])
+
+
+def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
+    """`op` under a gradient of 2 from above, for an op right alone (seeded with 1) and a mul by a
+    constant right at the root: gradients half torch's are a backward that leaves out `out.grad`."""
+    name = f"{op} under a gradient of {UPSTREAM_WEIGHT:g} from above"
+    graph = upstream_graph(op)
+    if graph is None:
+        return CaseResult(name, UPSTREAM, "not applicable", detail=f"no one-op graph of {op} here")
+    alone = Graph(graph.inputs, graph.nodes[:1], [graph.n_inputs], cotangent=[1.0])
+    weight = OpNode("mul", (0,), consts=(Constant(1, UPSTREAM_WEIGHT),))
+    weight_alone = Graph([Input("x0", 1.25)], [weight], [1], cotangent=[1.0])
+    parts = (
+        (alone, f"the engine's {op} differs from torch alone"),
+        (weight_alone, "the engine's mul by a number differs from torch alone"),
+    )
+    for part, why in parts:
+        if not _right(adapter, part):
+            return CaseResult(name, UPSTREAM, "not applicable", detail=why)
+    values = graph.input_values(0)
+    torch = torch_at(graph, values, [1.0]).grads[:, 0]
+    labels = [f"gradient of {i.name}" for i in graph.inputs]
+
+    def attempt() -> tuple[str, float | None]:
+        _, grads = adapter.run(graph, values, [1.0])
+        engine = flat_vector(grads)
+        detail, ratio = _difference(engine, torch, labels)
+        if not detail:
+            return "", None
+        ratios = _ratios(engine, torch)
+        if ratios is not None and np.allclose(ratios, 1 / UPSTREAM_WEIGHT, rtol=_CLOSE):
+            detail = (
+                f"{detail}: {op}'s backward leaves out out.grad (the gradient from above): right where "
+                f"out.grad is 1, as at the root, and off by that factor everywhere else"
+            )
+        else:
+            detail = f"{detail}: {op}'s backward is right only where the gradient from above is 1"
+        return detail, ratio
+
+    return _repeat(name, UPSTREAM, graph, 1, attempt, adapter)
+
+
+def _right(adapter: EngineAdapter, graph: Graph) -> bool:
+    """Whether the engine gives torch's value and gradients of one-point `graph`."""
+    values = graph.input_values(0)
+    try:
+        forward, grads = adapter.run(graph, values, [1.0])
+    except Exception:
+        return False
+    reference = torch_at(graph, values, [1.0])
+    engine = flat_vector([*forward, *grads])
+    torch = np.concatenate([reference.forward[:, 0], reference.grads[:, 0]])
+    labels = [str(k) for k in range(len(torch))]
+    return engine.shape == torch.shape and not _difference(engine, torch, labels)[0]
+
+
+def machinery_cases(adapter: EngineAdapter, ops: Sequence[str]) -> list[CaseResult]:
+    """The root's seed, then each smooth binary op on one node, then each scalar op under a gradient
+    from above (object-style engines: a function-style engine has no backward() of its own)."""
+    reason = object_style(adapter)
+    if reason:
+        return [CaseResult("backward() itself", SEED, "not applicable", detail=reason)]
+    cases = [seed_case(adapter, ops)]
+    if cases[0].status == "failed":  # every gradient is off by the seed: nothing else can be told
+        return cases
+    cases += [accumulation_case(adapter, op) for op in SMOOTH_ON_ONE_NODE if op in ops]
+    if "mul" in ops:
+        scalar = [op for op in ops if op in REGISTRY and not REGISTRY[op].tensor_only]
+        cases += [upstream_case(adapter, op) for op in scalar]
+    return cases
