@@ -89,7 +89,9 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
         replace(f, op_has_findings=True) if f.tier == tiers.ADAPTER and set(f.ops) & found else f
         for f in merged
     ]
-    return sorted(merged, key=lambda f: (tiers.fix_first_rank(f.tier), -f.graphs, f.title, f.phase))
+    return sorted(
+        merged, key=lambda f: (tiers.fix_first_rank(f.tier), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
+    )
 
 
 def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:

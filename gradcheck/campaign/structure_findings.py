@@ -98,8 +98,14 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     accumulation = _failed(cases, ACCUMULATION)
     assigns = [c for c in accumulation if assigning(c)]
     if assigns:  # one use overwriting another: what the shared-node and backward-twice checks show
-        ops = " and ".join(c.name.partition(" ")[0] for c in assigns)
-        name = f"{ops}'s backward assigns its gradients (`=` where `+=` belongs)"
+        ops = [c.name.partition(" ")[0] for c in assigns]
+        applicable = [c for c in cases if c.cause == ACCUMULATION and c.status != "not applicable"]
+        if len(ops) > 1 and len(ops) == len(applicable):
+            name = "gradients are assigned, not accumulated (`=` where `+=` belongs)"
+        elif len(ops) == 1:
+            name = f"{ops[0]}'s backward assigns its gradients (`=` where `+=` belongs)"
+        else:
+            name = f"the backward of {', '.join(ops[:-1])} and {ops[-1]} assigns its gradients (`=` where `+=` belongs)"
         findings.append(_structural_finding(name, [*assigns, *shared, *twice], cause=ACCUMULATION))
         shared, twice = [], []
     for case in accumulation:

@@ -275,7 +275,7 @@ def test_a_campaign_names_the_bug_once_and_blames_no_op(adapter, tmp_path, capsy
     assert all(op["failures"] == 0 for op in report["ops"].values())
     assert report["structure"]["checks"] and report["run"]["structure_seconds"] > 0
     assert "Structural phase" in (tmp_path / "report.html").read_text()
-    assert "structural phase: 10 checks" in capsys.readouterr().out
+    assert f"structural phase: {len(report['structure']['checks'])} checks" in capsys.readouterr().out
 
 
 @pytest.mark.slow
