@@ -291,14 +291,15 @@ def _by_machinery(
     failing: Graph, cause: Difference | None, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
 ) -> Finding | None:
     """The finding about backward() itself (`campaign.machinery`) that explains `failing`: a root
-    seeded wrong explains every wrong gradient; an op's backward that assigns its gradients
-    explains a graph that reuses a node and passes as a tree (`settling.without_reuse`)."""
+    seeded wrong explains every wrong gradient; an op's backward that assigns its gradients, or
+    shared nodes counted wrong, explain a graph that reuses a node and passes as a tree
+    (`settling.without_reuse`)."""
     for f in findings:
         if f.phase != "structure":
             continue
         if f.structural_cause == SEED and (cause is None or cause.check != "forward"):
             return f
-        if f.structural_cause == ACCUMULATION and reuses(failing):
+        if f.structural_cause in (ACCUMULATION, "sharing") and reuses(failing):
             tree = without_reuse(failing)
             if tree is not None and first_passing([tree], adapter, dtype) == 0:
                 return f

@@ -90,7 +90,8 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
         for f in merged
     ]
     return sorted(
-        merged, key=lambda f: (tiers.fix_first_rank(f.tier), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
+        merged,
+        key=lambda f: (tiers.fix_first_rank(f.tier), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase),
     )
 
 

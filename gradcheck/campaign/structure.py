@@ -151,10 +151,21 @@ def tree_graph(base: str, combine: str) -> Graph:
 
 
 def ladder_graph(combine: str, depth: int) -> Graph:
-    """x0 combined with itself, the result with itself, `depth` times: 2^depth paths from the
-    output to x0 through `depth` nodes (the gradient is 2^depth for add)."""
-    nodes = [OpNode(combine, (k, k)) for k in range(depth)]
-    return Graph([Input("x0", _VALUES[0])], nodes, [depth], cotangent=[1.0])
+    """`depth` levels, each combining two distinct nodes made from the level below (it combined
+    with the identity constant, twice): 2^depth paths from the output to x0 (the gradient is
+    2^depth for add). Two distinct parents, not one node on both sides: an engine that keeps a
+    node's parents in a set would see one parent and one path."""
+    identity = Constant(1, 1.0 if combine == "mul" else 0.0)
+    nodes, below = [], 0
+    for _ in range(depth):
+        first, second = 1 + len(nodes), 2 + len(nodes)
+        nodes += [
+            OpNode(combine, (below,), consts=(identity,)),
+            OpNode(combine, (below,), consts=(identity,)),
+        ]
+        nodes.append(OpNode(combine, (first, second)))
+        below = len(nodes)  # the combining node: inputs and nodes are numbered together
+    return Graph([Input("x0", _VALUES[0])], nodes, [below], cotangent=[1.0])
 
 
 def chain_graph(combine: str, depth: int) -> Graph:

@@ -57,7 +57,7 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
             detail = f"the engine's {' and '.join(wrong)} differ from torch alone: every check would fail"
         case = CaseResult("every structural check", "all", "not applicable", detail=detail)
         cases = [*machinery, case]
-        findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
+        findings = [with_engine_repro(f, adapter) for f in diagnose(_own_failures(cases, adapter))]
         return StructureReport(cases, findings, time.perf_counter() - started)
     base, combine = simplest
     cases = list(machinery)
@@ -76,8 +76,29 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
     cases.append(depth_case(adapter, combine))
     stage("a ladder of shared nodes")
     cases.append(paths_case(adapter, combine))
-    findings = [with_engine_repro(f, adapter) for f in diagnose(cases)]
+    findings = [with_engine_repro(f, adapter) for f in diagnose(_own_failures(cases, adapter))]
     return StructureReport(cases, findings, time.perf_counter() - started)
+
+
+def _own_failures(cases: Sequence[CaseResult], adapter: EngineAdapter) -> list[CaseResult]:
+    """The cases, less the machinery failures of an op the engine builds from another op that
+    fails the same check (a sub built as `x + (-y)`, whose `-y` is a mul that assigns, fails `x - x`
+    because of mul): that op's failure is its primitive's (`EngineAdapter.built_from`)."""
+    built_from = getattr(adapter, "built_from", None) or {}
+    failing: dict[str, set[str]] = {}
+    for c in cases:
+        if c.cause in (ACCUMULATION, UPSTREAM) and c.status == "failed" and c.graph is not None:
+            failing.setdefault(c.cause, set()).add(c.graph.nodes[0].op)
+    return [
+        c
+        for c in cases
+        if not (
+            c.cause in failing
+            and c.status == "failed"
+            and c.graph is not None
+            and set(built_from.get(c.graph.nodes[0].op, ())) & (failing[c.cause] - {c.graph.nodes[0].op})
+        )
+    ]
 
 
 def _failed(cases: Sequence[CaseResult], cause: str) -> list[CaseResult]:
@@ -105,7 +126,8 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
         elif len(ops) == 1:
             name = f"{ops[0]}'s backward assigns its gradients (`=` where `+=` belongs)"
         else:
-            name = f"the backward of {', '.join(ops[:-1])} and {ops[-1]} assigns its gradients (`=` where `+=` belongs)"
+            named = f"{', '.join(ops[:-1])} and {ops[-1]}"
+            name = f"the backward of {named} assigns its gradients (`=` where `+=` belongs)"
         findings.append(_structural_finding(name, [*assigns, *shared, *twice], cause=ACCUMULATION))
         shared, twice = [], []
     for case in accumulation:
