@@ -27,9 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gradcheck.testing.tutorial_engines import GRAPH_CODE, MISTAKES, Mistake
 
@@ -39,9 +38,9 @@ HEADER = (
 )
 
 
-@dataclass(frozen=True)
-class Row:
-    """One campaign's line of the table; `outcome` is "" when the campaign wrote its report."""
+class Row(NamedTuple):
+    """One campaign's line of the table; `outcome` is "" when the campaign wrote its report (a
+    named tuple, not a dataclass: the script's tests load it outside sys.modules)."""
 
     engine: str
     seconds: float
