@@ -34,8 +34,10 @@ from gradcheck.testing.tutorial_engines import GRAPH_CODE, MISTAKES, Mistake
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = (
-    "variant", "first finding", "bugs", "graph-code", "unexplained", "expected first", "named", "seconds"
+    "variant", "first finding", "bugs", "graph-code", "new", "unexplained", "expected first", "named",
+    "seconds",
 )
+CODE_TIERS = ("bug", "graph-code")  # the tiers a learner must fix; edge behaviours are not counted
 
 
 class Row(NamedTuple):
@@ -51,16 +53,25 @@ class Row(NamedTuple):
     unexplained: int = 0
     expected_first: bool = False
     named: str = "-"
+    code_findings: tuple[str, ...] = ()  # each bug or graph-code finding as "tier: title"
 
-    def cells(self) -> tuple[str, ...]:
-        """The row's cells, in `HEADER`'s order."""
+    def new(self, baseline: Row | None) -> str:
+        """How many of the row's bug and graph-code findings the correct engine's campaign (the
+        baseline) does not have, by tier and title; "?" without a baseline."""
+        if baseline is None or baseline.outcome or baseline is self:
+            return "-" if baseline is self else "?"
+        return str(sum(f not in baseline.code_findings for f in self.code_findings))
+
+    def cells(self, baseline: Row | None = None) -> tuple[str, ...]:
+        """The row's cells, in `HEADER`'s order; `baseline` is the correct engine's row."""
         if self.outcome:
-            return (self.engine, self.outcome, "", "", "", "no", "-", f"{self.seconds:.0f}")
+            return (self.engine, self.outcome, "", "", "", "", "no", "-", f"{self.seconds:.0f}")
         return (
             self.engine,
             self.first,
             str(self.bugs),
             str(self.graph_code),
+            self.new(baseline),
             str(self.unexplained),
             "yes" if self.expected_first else "no",
             self.named,
@@ -109,6 +120,7 @@ def row_of(mistake: Mistake, report: dict[str, Any], seconds: float) -> Row:
         unexplained=left.get("graphs", 0),
         expected_first=is_expected(mistake, first),
         named=names_it(mistake, first),
+        code_findings=tuple(f"{f['tier']}: {f['title']}" for f in findings if f.get("tier") in CODE_TIERS),
     )
 
 
@@ -148,15 +160,22 @@ def chosen(only: str) -> tuple[Mistake, ...]:
     return tuple(known[n] for n in names)
 
 
+def baseline_of(rows: list[Row]) -> Row | None:
+    """The correct engine's row, which the others' "new" count is against, if it was run."""
+    return next((r for r in rows if r.engine == "TutorialValue"), None)
+
+
 def markdown(rows: list[Row], graphs: int) -> str:
     """The table as GitHub markdown, under a line saying how it was made."""
+    baseline = baseline_of(rows)
     lines = [
-        f"`python benchmarks/learner_table.py --graphs {graphs}`",
+        f"`python benchmarks/learner_table.py --graphs {graphs}` (new: bug and graph-code findings that "
+        "the correct engine's campaign does not have)",
         "",
         "| " + " | ".join(HEADER) + " |",
         "|" + "---|" * len(HEADER),
     ]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r.cells()) + " |" for r in rows]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r.cells(baseline)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -167,13 +186,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="gradcheck run --jobs")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a campaign is stopped")
     parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    parser.add_argument("--keep", type=Path, help="keep each campaign's reports in DIR/<Class>/")
     args = parser.parse_args()
-    rows = []
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="learner-table-") as scratch:
         for mistake in chosen(args.only):
-            out = Path(scratch) / mistake.engine
+            out = (args.keep or Path(scratch)) / mistake.engine
             rows.append(run_campaign(mistake, args.graphs, args.jobs, args.timeout, out))
-            print(" | ".join(rows[-1].cells()), flush=True)
+            print(" | ".join(rows[-1].cells(baseline_of(rows))), flush=True)
     print()
     print(markdown(rows, args.graphs))
     if args.markdown:

@@ -34,6 +34,18 @@ def test_a_mistake_blamed_on_an_op_built_from_its_primitive_is_not_the_expected_
     assert row.expected_first and row.named == "yes"
 
 
+def test_new_counts_the_bug_and_graph_code_findings_the_correct_engine_does_not_have():
+    inherited = finding("bug", ["pow_const"], "pow_const to the power 0 at a pole")
+    edge = finding("edge", ["div"], "div at a pole")
+    correct = learner_table.row_of(BY_ENGINE["TutorialValue"], report(inherited, edge), 10.0)
+    tanh = finding("bug", ["tanh"], "tanh — wrong gradient")
+    other_edge = finding("edge", ["tanh"], "tanh at inf")
+    campaign = report(inherited, tanh, edge, other_edge)
+    variant = learner_table.row_of(BY_ENGINE["TanhOneMinusT"], campaign, 11.0)
+    assert variant.new(correct) == "1" and variant.new(None) == "?" and correct.new(correct) == "-"
+    assert variant.cells(correct)[learner_table.HEADER.index("new")] == "1"
+
+
 def test_a_backward_mistake_is_expected_as_graph_code_and_an_op_mistake_on_exactly_its_op():
     structural = finding("graph-code", [], "graph code — the root's gradient is never 1", kind="structural")
     assert learner_table.is_expected(BY_ENGINE["NoSeed"], structural)
@@ -46,4 +58,5 @@ def test_a_backward_mistake_is_expected_as_graph_code_and_an_op_mistake_on_exact
 def test_a_campaign_that_writes_no_report_or_runs_too_long_says_so(tmp_path):
     mistake = BY_ENGINE["NoVisited"]
     row = learner_table.run_campaign(mistake, graphs=300, jobs=1, timeout=0.5, out=tmp_path)
-    assert row.outcome == "timed out after 0 s" and row.cells()[5] == "no"
+    assert row.outcome == "timed out after 0 s"
+    assert row.cells()[learner_table.HEADER.index("expected first")] == "no"
