@@ -75,7 +75,7 @@ def probes(cls: type) -> dict[str, tuple[Any, ...]]:
         "sigmoid": local_rule(cls, lambda a: a.sigmoid(), 0.7) + local_rule(cls, lambda a: a.sigmoid(), -2.0),
         "exp": local_rule(cls, lambda a: a.exp(), 0.7) + local_rule(cls, lambda a: a.exp(), -2.0),
         "log": local_rule(cls, lambda a: a.log(), 0.7) + local_rule(cls, lambda a: a.log(), 3.0),
-        "sub": local_rule(cls, lambda a: (2.0 - a) * 1.0, 0.7),  # only __rsub__ is sub's own code
+        "sub": local_rule(cls, lambda a: 2.0 - a, 0.7),  # only __rsub__ is sub's own code
         GRAPH_CODE: hand_built_backward(cls),
     }
 
