@@ -7,6 +7,9 @@ engines with planted bugs that the harness must catch, and the loops that count 
 - `cause_engines`: one engine per root cause the campaign must report as one finding;
 - `field_engines`: the bugs met in autograd engines published by others;
 - `structural_engines`: micrograd-style engines with one bug in their graph code;
+- `tutorial_engines`: the engine a learner types in from an autograd tutorial and its one-mistake
+  variants (an `=` for `+=`, a derivative written wrong, `build_topo` without its visited set...),
+  with the first finding the harness should report on each (`MISTAKES`);
 - `fragment_engines`: engines whose one bug once came out as many findings (an in-place abs, an
   id-ordered backward) or was shown at its weakest point (a tanh derivative written `1 - t`);
 - `reordered_engines`: correct engines that evaluate otherwise than torch (a backward down every
