@@ -7,7 +7,9 @@ in this order:
    by an input holding torch's value for it, the graph as it would be were they right
    (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants of its graph that
    make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
-   alone and wrong for the input's other users;
+   alone and wrong for the input's other users. A primitive's finding stands for the nodes of
+   the primitive and of every op the engine builds from it (`primitives.covered_ops`): a mul
+   that forgets the upstream gradient explains `exp(x - y)` through its sub node;
 2. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
    else by a known finding's culprits frozen together with the nodes failing alone;
 3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
@@ -34,6 +36,7 @@ from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import example_rank, excess
+from gradcheck.campaign.primitives import covered_ops
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
     reuses,
@@ -212,14 +215,19 @@ def _finding_by_culprits(
 ) -> Finding | None:
     """The first finding whose culprits' nodes in `failing`, frozen with the nodes failing alone,
     make it pass."""
-    tried, variants = [], None
+    tried, variants, whole = [], None, set()
     for f in findings:
-        named = f.culprits
-        if not named:
+        named, covered = f.culprits, covered_ops(f, adapter.built_from)
+        if not named and not covered:
             continue
         variants = variants or [variant(node) for node in failing.nodes]
-        positions = [i for i, v in enumerate(variants) if v in named]
+        if named:
+            positions = [i for i, v in enumerate(variants) if v in named]
+        else:  # a primitive's finding: its nodes and those of the ops built from it
+            positions = [i for i, node in enumerate(failing.nodes) if node.op in covered]
         if positions:
+            if not named:
+                whole.add(len(tried))
             tried.append((f, sorted({*positions, *alone})))
     if not tried:
         return None
@@ -229,6 +237,17 @@ def _finding_by_culprits(
         except Exception:
             return None
     candidates = [frozen(failing, positions, values) for _, positions in tried]
+    # a primitive's nodes frozen must leave every other op node in place (freezing a node
+    # downstream of another op's bug would cut that bug off) and an output computed by one
+    kept = [
+        k
+        for k, (_, positions) in enumerate(tried)
+        if k not in whole
+        or (len(candidates[k].nodes) == len(failing.nodes) - len(positions) and _computes(candidates[k]))
+    ]
+    tried, candidates = [tried[k] for k in kept], [candidates[k] for k in kept]
+    if not tried:
+        return None
     hit = first_passing(candidates, adapter, dtype)
     return None if hit is None else tried[hit][0]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, variant_of
+from gradcheck.engines.built_from import built_from_text
 from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
@@ -86,6 +87,8 @@ class Merged:
         them, when more than one.
     answers: the types of the answers that were not numbers ("complex"), in a merge of wrong numbers.
     folded: the titles of the findings folded into it (a graph-code finding that explains them).
+    built_from: the ops the engine builds from this finding's op whose failures it covers
+        (`campaign.primitives`: neg, sub and div built from mul).
     """
 
     cases: Mapping[str, int] | None = None
@@ -94,6 +97,7 @@ class Merged:
     checks: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
+    built_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -278,6 +282,9 @@ class Finding:
                 parts.append(f"{n} graph(s): graphs {shown}")
             else:
                 parts.append(f"{n} {_CASE_WORDS.get(phase, phase + ' case(s)')}")
+        if self.merged.built_from and self.ops:
+            built = built_from_text(self.ops[0], self.merged.built_from)
+            parts.append(f"{built}: their failures are counted here")
         return "; ".join(parts)
 
     @property
@@ -456,6 +463,7 @@ def extra_of(f: Finding) -> dict[str, Any]:
         ("merged_checks", merged.checks),
         ("folded", merged.folded),
         ("answers", merged.answers),
+        ("built_from", merged.built_from),
     )
     for key, values in named:
         if values:
@@ -489,6 +497,7 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         checks=tuple(extra.get("merged_checks") or ()),
         folded=tuple(extra.get("folded") or ()),
         answers=tuple(extra.get("answers") or ()),
+        built_from=tuple(extra.get("built_from") or ()),
     )
     return fields
 

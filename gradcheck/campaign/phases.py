@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
@@ -57,6 +57,7 @@ from gradcheck.campaign.pool import (
     chunks,
     ordered,
 )
+from gradcheck.campaign.primitives import fold_into_primitives
 from gradcheck.campaign.records import CampaignResult, GraphRecord, aggregate
 from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
@@ -150,7 +151,7 @@ def _phases(
         return _partial_result(settings, records, earlier, one_op, clock, str(lost))
     ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
-        findings = grouping(ordered_records, earlier)
+        findings = grouping(ordered_records, earlier, facts.built_from)
     with clock.step("settle"):
         findings = settling(runner, engine, findings)
     if settings.reference == "exact":
@@ -316,10 +317,17 @@ def _partial_result(
 # --- 5. grouping --------------------------------------------------------------------------------
 
 
-def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list[Finding]:
-    """The earlier phases' findings and each explained graph's, merged into one per root cause."""
+def grouping(
+    records: Sequence[GraphRecord],
+    earlier: Sequence[Finding],
+    built_from: Mapping[str, frozenset[str]] | None = None,
+) -> list[Finding]:
+    """The earlier phases' findings and each explained graph's, merged into one per root cause,
+    and those of ops the engine builds from a primitive folded into the primitive's
+    (`primitives.fold_into_primitives`, `built_from`: the engine's facts)."""
     found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
-    return group_findings([*earlier, *found])
+    grouped = group_findings([*earlier, *found])
+    return group_findings(fold_into_primitives(grouped, built_from)) if built_from else grouped
 
 
 # --- 6. settling --------------------------------------------------------------------------------

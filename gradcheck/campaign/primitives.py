@@ -1,0 +1,95 @@
+"""Blame through the engine's own graph: a failure shared by the ops an engine builds from one of
+its primitives is that primitive's finding.
+
+A tutorial engine builds `-x` as `x * -1`, `x - y` as `x + (-y)` and `x / y` as `x * y ** -1`
+(`EngineAdapter.built_from`, learned from the nodes its values keep), so a mul whose backward
+forgets the upstream gradient fails neg, sub and div as well. The primitive's finding (a bug of
+one op at ordinary inputs: the isolation pass's) then
+- explains a failing graph that passes with the nodes of the primitive and of every op built from
+  it frozen (`covered_ops`, used by `campaign.explain`), where checking a node alone cannot show
+  the bug (mul's lost upstream gradient shows only under an upstream gradient other than 1);
+- absorbs the findings of the same rule (kind, check and region) whose every op is the primitive
+  or built from it (`fold_into_primitives`): neg's own wrong gradient, a shrunk "mul ∘ neg". Its
+  count is theirs too, and it says which ops are built from it (`Merged.built_from`).
+Engines whose values expose no graph have an empty `built_from`: nothing here changes their blame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from gradcheck.campaign import tiers
+from gradcheck.campaign.findings import Finding, Merged
+from gradcheck.campaign.grouping import merge
+from gradcheck.graphs.regions import ORDINARY
+
+BuiltFrom = Mapping[str, frozenset[str]]
+
+
+def built_on(primitive: str, built_from: BuiltFrom) -> frozenset[str]:
+    """The ops the engine builds from `primitive` (`built_from`: op -> its primitives)."""
+    return frozenset(op for op, parts in built_from.items() if primitive in parts)
+
+
+def primitive_of(finding: Finding, built_from: BuiltFrom) -> str | None:
+    """The primitive a finding is about, when it is a bug of one op at ordinary inputs and the
+    engine builds other ops from that op (None otherwise)."""
+    if finding.tier != tiers.BUG or finding.region != ORDINARY or len(finding.ops) != 1:
+        return None
+    (op,) = finding.ops
+    return op if built_on(op, built_from) else None
+
+
+def covered_ops(finding: Finding, built_from: BuiltFrom) -> frozenset[str]:
+    """The ops whose nodes a primitive's finding stands for in a failing graph: the primitive and
+    every op built from it (empty for any other finding)."""
+    op = primitive_of(finding, built_from)
+    return frozenset() if op is None else built_on(op, built_from) | {op}
+
+
+def _rule(finding: Finding) -> tuple[object, ...]:
+    """A finding's signature without its ops: the same rule, whichever ops met it."""
+    signature = tuple(finding.signature)
+    return (signature[0], *signature[2:])
+
+
+def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> list[Finding]:
+    """`findings` with each finding whose every op is a primitive or built from it, and at least one
+    built from it, folded into that primitive's finding of the same rule (see the module docstring);
+    the primitive's finding says which ops are built from it. Order kept, the folded ones gone."""
+    if not built_from:
+        return list(findings)
+    targets: dict[tuple[object, ...], Finding] = {}
+    for f in findings:
+        op = primitive_of(f, built_from)
+        key = (op, _rule(f))
+        if op is not None and (key not in targets or f.graphs > targets[key].graphs):
+            targets[key] = f
+    folded: dict[int, list[Finding]] = {}  # id of a target -> the findings folded into it
+    for f in findings:
+        if f.tier != tiers.BUG or any(f is t for t in targets.values()):
+            continue
+        for primitive in sorted({p for op in f.ops for p in built_from.get(op, ())}):
+            target = targets.get((primitive, _rule(f)))
+            if target is not None and set(f.ops) <= built_on(primitive, built_from) | {primitive}:
+                folded.setdefault(id(target), []).append(f)
+                break
+    gone = {id(f) for group in folded.values() for f in group}
+    out = []
+    for f in findings:
+        if id(f) in gone:
+            continue
+        group = folded.get(id(f))
+        if group:
+            ops = built_on(f.ops[0], built_from) & {op for g in group for op in g.ops}
+            whole = merge([f, *group], prefer=[f])
+            built = tuple(sorted(set(whole.merged.built_from) | ops))
+            f = _with_built_from(whole, built)
+        out.append(f)
+    return out
+
+
+def _with_built_from(finding: Finding, ops: tuple[str, ...]) -> Finding:
+    merged: Merged = finding.merged
+    return replace(finding, merged=replace(merged, built_from=ops))
