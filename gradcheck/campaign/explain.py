@@ -221,16 +221,15 @@ def _finding_by_culprits(
         if not named and not covered:
             continue
         variants = variants or [variant(node) for node in failing.nodes]
-        if named:
-            positions = [i for i, v in enumerate(variants) if v in named]
-        else:  # a primitive's finding: its nodes and those of the ops built from it
-            positions = [i for i, node in enumerate(failing.nodes) if node.op in covered]
+        # a primitive's finding: also the nodes of every op built from it
+        positions = [i for i, v in enumerate(variants) if v in named or failing.nodes[i].op in covered]
         if positions:
-            if not named:
-                whole.add(len(tried))
+            if covered:
+                whole.add(id(f))
             tried.append((f, sorted({*positions, *alone})))
     if not tried:
         return None
+    tried.sort(key=lambda found: id(found[0]) not in whole)  # a primitive's finding first
     if values is None:
         try:
             values = node_values(failing)
@@ -242,7 +241,7 @@ def _finding_by_culprits(
     kept = [
         k
         for k, (_, positions) in enumerate(tried)
-        if k not in whole
+        if id(tried[k][0]) not in whole
         or (len(candidates[k].nodes) == len(failing.nodes) - len(positions) and _computes(candidates[k]))
     ]
     tried, candidates = [tried[k] for k in kept], [candidates[k] for k in kept]

@@ -8,14 +8,17 @@ one op at ordinary inputs: the isolation pass's) then
 - explains a failing graph that passes with the nodes of the primitive and of every op built from
   it frozen (`covered_ops`, used by `campaign.explain`), where checking a node alone cannot show
   the bug (mul's lost upstream gradient shows only under an upstream gradient other than 1);
-- absorbs the findings of the same rule (kind, check and region) whose every op is the primitive
-  or built from it (`fold_into_primitives`): neg's own wrong gradient, a shrunk "mul ∘ neg". Its
-  count is theirs too, and it says which ops are built from it (`Merged.built_from`).
+- absorbs the findings of the same rule (kind, check and region) that fail only through the
+  primitive and the ops built from it (every op, or every culprit of a shrunk finding:
+  `fold_into_primitives`): neg's own wrong gradient, a shrunk "mul ∘ neg", an "exp ∘ sub" that
+  passes with its sub frozen. Its count is theirs too, and it says which ops are built from it
+  (`Merged.built_from`).
 Engines whose values expose no graph have an empty `built_from`: nothing here changes their blame.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -48,6 +51,14 @@ def covered_ops(finding: Finding, built_from: BuiltFrom) -> frozenset[str]:
     return frozenset() if op is None else built_on(op, built_from) | {op}
 
 
+def _through(finding: Finding) -> set[str]:
+    """The ops a finding fails through: its culprits' ops when it has culprits (a shrunk
+    `exp ∘ sub` that passes with its sub frozen fails through sub), else all its ops."""
+    if finding.culprits:
+        return {re.split(r"[(\[]", v, maxsplit=1)[0] for v in finding.culprits}  # 'sub(c, x)': sub
+    return set(finding.ops)
+
+
 def _rule(finding: Finding) -> tuple[object, ...]:
     """A finding's signature without its ops: the same rule, whichever ops met it."""
     signature = tuple(finding.signature)
@@ -70,9 +81,10 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
     for f in findings:
         if f.tier != tiers.BUG or any(f is t for t in targets.values()):
             continue
-        for primitive in sorted({p for op in f.ops for p in built_from.get(op, ())}):
+        through = _through(f)
+        for primitive in sorted({p for op in through for p in built_from.get(op, ())}):
             target = targets.get((primitive, _rule(f)))
-            if target is not None and set(f.ops) <= built_on(primitive, built_from) | {primitive}:
+            if target is not None and through <= built_on(primitive, built_from) | {primitive}:
                 folded.setdefault(id(target), []).append(f)
                 break
     gone = {id(f) for group in folded.values() for f in group}
@@ -82,7 +94,7 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
             continue
         group = folded.get(id(f))
         if group:
-            ops = built_on(f.ops[0], built_from) & {op for g in group for op in g.ops}
+            ops = built_on(f.ops[0], built_from) & {op for g in group for op in _through(g)}
             whole = merge([f, *group], prefer=[f])
             built = tuple(sorted(set(whole.merged.built_from) | ops))
             f = _with_built_from(whole, built)
