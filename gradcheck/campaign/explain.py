@@ -27,6 +27,7 @@ attribute), so a finding about `2.0 - x` explains a graph through its `2.0 - x` 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -236,19 +237,32 @@ def _finding_by_culprits(
         except Exception:
             return None
     candidates = [frozen(failing, positions, values) for _, positions in tried]
-    # a primitive's nodes frozen must leave every other op node in place (freezing a node
-    # downstream of another op's bug would cut that bug off) and an output computed by one
+    # a primitive's nodes frozen must leave an output computed by an op node, and cut off no node
+    # of an op known to be wrong on its own (freezing a node downstream of another op's bug
+    # would cut that bug off)
+    wrong = {op for f in findings if f.region == ORDINARY for op in f.ops}
     kept = [
         k
-        for k, (_, positions) in enumerate(tried)
-        if id(tried[k][0]) not in whole
-        or (len(candidates[k].nodes) == len(failing.nodes) - len(positions) and _computes(candidates[k]))
+        for k, (f, positions) in enumerate(tried)
+        if id(f) not in whole
+        or (
+            _computes(candidates[k])
+            and not _cut_off(failing, positions, candidates[k]) & (wrong - covered_ops(f, adapter.built_from))
+        )
     ]
     tried, candidates = [tried[k] for k in kept], [candidates[k] for k in kept]
     if not tried:
         return None
     hit = first_passing(candidates, adapter, dtype)
     return None if hit is None else tried[hit][0]
+
+
+def _cut_off(graph: Graph, positions: Sequence[int], candidate: Graph) -> set[str]:
+    """The ops of the nodes of `graph` that freezing the nodes at `positions` (giving `candidate`)
+    pruned besides them: those only the frozen nodes used."""
+    left = Counter(node.op for i, node in enumerate(graph.nodes) if i not in positions)
+    left.subtract(node.op for node in candidate.nodes)
+    return {op for op, n in left.items() if n > 0}
 
 
 def weighting_graph(graph: Graph, values: Sequence[Any]) -> Graph:

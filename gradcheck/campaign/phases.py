@@ -232,7 +232,8 @@ def isolation_of(
         graph = case_graph(case, settings, ops, facts.variants)
         return CaseOutcome([death_finding(death, graph, "isolation")])
 
-    works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
+    primitives = {p for parts in facts.built_from.values() for p in parts}
+    works = works_of(isolation_cases(ops, primitives), ISOLATION_CHUNK)
     return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 

@@ -82,7 +82,7 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
         if f.tier != tiers.BUG or any(f is t for t in targets.values()):
             continue
         through = _through(f)
-        for primitive in sorted({p for op in through for p in built_from.get(op, ())}):
+        for primitive in sorted({p for op in through for p in built_from.get(op) or {op}}):
             target = targets.get((primitive, _rule(f)))
             if target is not None and through <= built_on(primitive, built_from) | {primitive}:
                 folded.setdefault(id(target), []).append(f)
