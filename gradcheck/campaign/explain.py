@@ -7,9 +7,11 @@ in this order:
    by an input holding torch's value for it, the graph as it would be were they right
    (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants of its graph that
    make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
-   alone and wrong for the input's other users. A primitive's finding stands for the nodes of
-   the primitive and of every op the engine builds from it (`primitives.covered_ops`): a mul
-   that forgets the upstream gradient explains `exp(x - y)` through its sub node;
+   alone and wrong for the input's other users. First, by a primitive's finding
+   (`primitives.covered_ops`: a bug of an op the engine builds others from): when the graph
+   passes with the nodes of the primitive and of every op built from it frozen, or still fails
+   with every other op node frozen (a mul that forgets the upstream gradient fails `exp(x - y)`
+   through its sub node, which alone is right);
 2. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
    else by a known finding's culprits frozen together with the nodes failing alone;
 3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
@@ -145,6 +147,9 @@ def explain(
     with difference `cause`), by the steps of the module docstring; `alone`: the positions of
     nodes found failing alone in an earlier round."""
     values, seen = None, None
+    by_primitive = _finding_by_primitive(failing, cause, known.findings, adapter, dtype)
+    if by_primitive is not None:
+        return Explained(counted(by_primitive, index))
     if not known.culprits_only:
         # a known culprit alone first: one check where the graph fails only because of it
         by_culprits = _finding_by_culprits(failing, known.findings, (), None, adapter, dtype)
@@ -216,45 +221,68 @@ def _finding_by_culprits(
 ) -> Finding | None:
     """The first finding whose culprits' nodes in `failing`, frozen with the nodes failing alone,
     make it pass."""
-    tried, variants, whole = [], None, set()
+    tried, variants = [], None
     for f in findings:
-        named, covered = f.culprits, covered_ops(f, adapter.built_from)
-        if not named and not covered:
+        named = f.culprits
+        if not named:
             continue
         variants = variants or [variant(node) for node in failing.nodes]
-        # a primitive's finding: also the nodes of every op built from it
-        positions = [i for i, v in enumerate(variants) if v in named or failing.nodes[i].op in covered]
+        positions = [i for i, v in enumerate(variants) if v in named]
         if positions:
-            if covered:
-                whole.add(id(f))
             tried.append((f, sorted({*positions, *alone})))
     if not tried:
         return None
-    tried.sort(key=lambda found: id(found[0]) not in whole)  # a primitive's finding first
     if values is None:
         try:
             values = node_values(failing)
         except Exception:
             return None
     candidates = [frozen(failing, positions, values) for _, positions in tried]
-    # a primitive's nodes frozen must leave an output computed by an op node, and cut off no node
-    # of an op known to be wrong on its own (freezing a node downstream of another op's bug
-    # would cut that bug off)
-    wrong = {op for f in findings if f.region == ORDINARY for op in f.ops}
-    kept = [
-        k
-        for k, (f, positions) in enumerate(tried)
-        if id(f) not in whole
-        or (
-            _computes(candidates[k])
-            and not _cut_off(failing, positions, candidates[k]) & (wrong - covered_ops(f, adapter.built_from))
-        )
-    ]
-    tried, candidates = [tried[k] for k in kept], [candidates[k] for k in kept]
-    if not tried:
-        return None
     hit = first_passing(candidates, adapter, dtype)
     return None if hit is None else tried[hit][0]
+
+
+def _finding_by_primitive(
+    failing: Graph, cause: Difference | None, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
+) -> Finding | None:
+    """The finding of a primitive (its plainest, for each) of the graph's kind of failure (`cause`),
+    whose nodes and those of the ops built
+    from it (`covered`) make `failing` pass when frozen, leaving an output computed by an op node
+    and pruning no node of another op with a finding at ordinary inputs (freezing a node
+    downstream of another op's bug would cut that bug off); or that leave it failing with every
+    other op node frozen (a covered output frozen would leave nothing to fail)."""
+    built_from = adapter.built_from
+    plainest: dict[str, Finding] = {}
+    for f in findings:
+        if cause is not None and cause.kind is not f.kind and cause.kind not in f.merged.kinds:
+            continue
+        if covered_ops(f, built_from) and (
+            f.ops[0] not in plainest or len(f.variant or ()) < len(plainest[f.ops[0]].variant or ())
+        ):
+            plainest[f.ops[0]] = f
+    wrong = {op for f in findings if f.region == ORDINARY and f.tier == tiers.BUG for op in f.ops}
+    values = None
+    for f in plainest.values():
+        covered = covered_ops(f, built_from)
+        inside = [i for i, node in enumerate(failing.nodes) if node.op in covered]
+        if not inside:
+            continue
+        if values is None:
+            try:
+                values = node_values(failing)
+            except Exception:
+                return None
+        candidate = frozen(failing, inside, values)
+        if _computes(candidate) and not _cut_off(failing, inside, candidate) & (wrong - covered):
+            if first_passing([candidate], adapter, dtype) == 0:
+                return f
+            continue
+        outside = [i for i in range(len(failing.nodes)) if i not in inside]
+        rest = frozen(failing, outside, values) if outside else failing
+        kept = any(node.op in covered for node in rest.nodes) and _computes(rest)
+        if kept and first_passing([rest], adapter, dtype) is None:
+            return f
+    return None
 
 
 def _cut_off(graph: Graph, positions: Sequence[int], candidate: Graph) -> set[str]:

@@ -51,6 +51,11 @@ def covered_ops(finding: Finding, built_from: BuiltFrom) -> frozenset[str]:
     return frozenset() if op is None else built_on(op, built_from) | {op}
 
 
+def _plainer_or_bigger(finding: Finding, than: Finding) -> bool:
+    """Whether `finding` names its primitive better than `than`: fewer qualifiers, then more graphs."""
+    return (len(finding.variant or ()), -finding.graphs) < (len(than.variant or ()), -than.graphs)
+
+
 def _through(finding: Finding) -> set[str]:
     """The ops a finding fails through: its culprits' ops when it has culprits (a shrunk
     `exp ∘ sub` that passes with its sub frozen fails through sub), else all its ops."""
@@ -75,7 +80,7 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
     for f in findings:
         op = primitive_of(f, built_from)
         key = (op, _rule(f))
-        if op is not None and (key not in targets or f.graphs > targets[key].graphs):
+        if op is not None and (key not in targets or _plainer_or_bigger(f, targets[key])):
             targets[key] = f
     folded: dict[int, list[Finding]] = {}  # id of a target -> the findings folded into it
     for f in findings:
