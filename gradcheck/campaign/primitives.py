@@ -8,7 +8,8 @@ one op at ordinary inputs: the isolation pass's) then
 - explains a failing graph that passes with the nodes of the primitive and of every op built from
   it frozen (`covered_ops`, used by `campaign.explain`), where checking a node alone cannot show
   the bug (mul's lost upstream gradient shows only under an upstream gradient other than 1);
-- absorbs the findings of the same rule (kind, check and region) that fail only through the
+- absorbs the findings of the same rule (kind, check and region, a special region other than a
+  pole counting as ordinary inputs) that fail only through the
   primitive and the ops built from it (every op, or every culprit of a shrunk finding:
   `fold_into_primitives`): neg's own wrong gradient, a shrunk "mul ∘ neg", an "exp ∘ sub" that
   passes with its sub frozen. Its count is theirs too, and it says which ops are built from it
@@ -25,7 +26,7 @@ from dataclasses import replace
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import merge
-from gradcheck.graphs.regions import ORDINARY
+from gradcheck.graphs.regions import ORDINARY, POLE
 
 BuiltFrom = Mapping[str, frozenset[str]]
 
@@ -70,6 +71,14 @@ def _rule(finding: Finding) -> tuple[object, ...]:
     return (signature[0], *signature[2:])
 
 
+def _ordinary_rule(finding: Finding) -> tuple[object, ...]:
+    """The rule a finding is of, a special region other than a pole taken as ordinary inputs (as
+    `grouping.group_findings` joins them: a rule wrong at ordinary inputs is wrong there too)."""
+    if finding.region in (ORDINARY, POLE, ""):
+        return _rule(finding)
+    return _rule(replace(finding, region=ORDINARY))
+
+
 def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> list[Finding]:
     """`findings` with each finding whose every op is a primitive or built from it, and at least one
     built from it, folded into that primitive's finding of the same rule (see the module docstring);
@@ -88,7 +97,7 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
             continue
         through = _through(f)
         for primitive in sorted({p for op in through for p in built_from.get(op) or {op}}):
-            target = targets.get((primitive, _rule(f)))
+            target = targets.get((primitive, _ordinary_rule(f)))
             if target is not None and through <= built_on(primitive, built_from) | {primitive}:
                 folded.setdefault(id(target), []).append(f)
                 break
@@ -99,14 +108,21 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
             continue
         group = folded.get(id(f))
         if group:
-            ops = built_on(f.ops[0], built_from) & {op for g in group for op in _through(g)}
-            whole = merge([f, *group], prefer=[f])
-            built = tuple(sorted(set(whole.merged.built_from) | ops))
-            f = _with_built_from(whole, built)
+            f = _absorbing(f, group, built_on(f.ops[0], built_from))
         out.append(f)
     return out
 
 
-def _with_built_from(finding: Finding, ops: tuple[str, ...]) -> Finding:
-    merged: Merged = finding.merged
-    return replace(finding, merged=replace(merged, built_from=ops))
+def _absorbing(primitive: Finding, group: Sequence[Finding], built: frozenset[str]) -> Finding:
+    """The primitive's finding with `group` folded in, saying which ops are built from it
+    (`built`), and named by only the qualifiers every form of it that failed shares: none when an
+    op built from it failed too (its nodes take the primitive in forms of their own)."""
+    whole = merge([primitive, *group], prefer=[primitive])
+    variant: tuple[str, ...] | None = primitive.variant
+    if any(g.ops != primitive.ops for g in group):
+        variant = ()
+    elif variant:
+        shared = set(variant).intersection(*(g.variant or () for g in group))
+        variant = tuple(v for v in variant if v in shared)
+    merged: Merged = replace(whole.merged, built_from=tuple(sorted(built)))
+    return replace(whole, variant=variant, merged=merged)

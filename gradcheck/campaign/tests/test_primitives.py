@@ -35,17 +35,20 @@ def test_a_primitive_forgetting_the_upstream_gradient_is_one_finding_on_it(mul_n
     first = mul_no_upstream.findings[0]
     assert first.ops == ("mul",) and first.kind is Kind.WRONG_GRADIENT, first.title
     assert "div, neg and sub are built from mul in this engine" in first.covers
-    assert first.graphs == len(mul_no_upstream.failures)
+    inherited = {i for f in bugs(mul_no_upstream)[1:] for i in f.graph_indices}
+    assert set(first.graph_indices) | inherited == {r.index for r in mul_no_upstream.failures}
 
 
 def test_no_finding_is_on_the_ops_built_from_it(mul_no_upstream):
-    assert [f.title for f in bugs(mul_no_upstream)] == [mul_no_upstream.findings[0].title]
+    others = [f.title for f in bugs(mul_no_upstream)[1:]]  # the inherited `x ** 0` at 0 only
+    assert all(title.startswith("pow_const to the power 0") for title in others), others
+    assert not [f.title for f in mul_no_upstream.findings if {"neg", "sub", "div"} & set(f.ops)]
     assert unexplained(mul_no_upstream.records) is None
 
 
 def test_the_correct_engine_has_no_such_finding():
-    result = campaign("Value")
-    assert not result.failures
+    result = campaign("Value")  # its `x ** 0` at 0 raises, as the tutorials' does: no finding of mul's
+    assert {f.ops for f in bugs(result)} <= {("pow_const",)}
     assert not [f for f in result.findings if f.merged.built_from]
 
 
@@ -72,7 +75,7 @@ def test_a_finding_on_an_op_built_from_a_primitive_folds_into_the_primitives_fin
     tanh = finding(["tanh"], graphs=7)
     (folded, kept) = fold_into_primitives([mul, neg, composed, through_sub, tanh], BUILT)
     assert folded.ops == ("mul",) and folded.graphs == 3 + 5 + 2 + 4
-    assert folded.merged.built_from == ("neg", "sub")
+    assert folded.merged.built_from == ("div", "neg", "sub")  # every op the engine builds from mul
     assert folded.cases == {"random": 9, "isolation": 5}
     assert kept is tanh
 
