@@ -15,7 +15,6 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, variant_of
-from gradcheck.engines.built_from import built_from_text
 from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
@@ -87,8 +86,6 @@ class Merged:
         them, when more than one.
     answers: the types of the answers that were not numbers ("complex"), in a merge of wrong numbers.
     folded: the titles of the findings folded into it (a graph-code finding that explains them).
-    built_from: the ops the engine builds from this finding's op whose failures it covers
-        (`campaign.primitives`: neg, sub and div built from mul).
     """
 
     cases: Mapping[str, int] | None = None
@@ -97,7 +94,7 @@ class Merged:
     checks: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
-    built_from: tuple[str, ...] = ()
+    built_from: tuple[str, ...] = ()  # in words, the ops built from its op it counts (`campaign.primitives`)
 
 
 @dataclass(frozen=True)
@@ -282,10 +279,7 @@ class Finding:
                 parts.append(f"{n} graph(s): graphs {shown}")
             else:
                 parts.append(f"{n} {_CASE_WORDS.get(phase, phase + ' case(s)')}")
-        if self.merged.built_from and self.ops:
-            built = built_from_text(self.ops[0], self.merged.built_from)
-            parts.append(f"{built}: their failures are counted here")
-        return "; ".join(parts)
+        return "; ".join([*parts, *self.merged.built_from])
 
     @property
     def count_text(self) -> str:
@@ -462,8 +456,7 @@ def extra_of(f: Finding) -> dict[str, Any]:
         ("raised", merged.raised),
         ("merged_checks", merged.checks),
         ("folded", merged.folded),
-        ("answers", merged.answers),
-        ("built_from", merged.built_from),
+        ("answers", merged.answers), ("built_from", merged.built_from),
     )
     for key, values in named:
         if values:

@@ -129,7 +129,7 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     )
     if len(kinds) > 1 and answers:
         merged = replace(merged, answers=tuple(answers))
-    built = sorted({op for f in group for op in f.merged.built_from})
+    built = sorted({said for f in group for said in f.merged.built_from})
     if built:
         merged = replace(merged, built_from=tuple(built))
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)

@@ -13,7 +13,7 @@ one op at ordinary inputs: the isolation pass's) then
   primitive and the ops built from it (every op, or every culprit of a shrunk finding:
   `fold_into_primitives`): neg's own wrong gradient, a shrunk "mul ∘ neg", an "exp ∘ sub" that
   passes with its sub frozen. Its count is theirs too, and it says which ops are built from it
-  (`Merged.built_from`).
+  (`Merged.built_from`, in words: "div, neg and sub are built from mul in this engine").
 Engines whose values expose no graph have an empty `built_from`: nothing here changes their blame.
 """
 
@@ -26,6 +26,7 @@ from dataclasses import replace
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import merge
+from gradcheck.engines.built_from import built_from_text
 from gradcheck.graphs.regions import ORDINARY, POLE
 
 BuiltFrom = Mapping[str, frozenset[str]]
@@ -124,5 +125,6 @@ def _absorbing(primitive: Finding, group: Sequence[Finding], built: frozenset[st
     elif variant:
         shared = set(variant).intersection(*(g.variant or () for g in group))
         variant = tuple(v for v in variant if v in shared)
-    merged: Merged = replace(whole.merged, built_from=tuple(sorted(built)))
+    said = f"{built_from_text(primitive.ops[0], sorted(built))}: their failures are counted here"
+    merged: Merged = replace(whole.merged, built_from=(said,))
     return replace(whole, variant=variant, merged=merged)
