@@ -100,10 +100,10 @@ class EngineAdapter:
         `x * -1` is built from mul), learned once from the graph its values expose; {} when they
         expose none or each op is its own node. The campaign blames such an op's failure shared
         with its primitive on the primitive."""
-        learned = self.__dict__.get("_built_from")
-        if learned is None:
-            learned = self.__dict__["_built_from"] = learn_built_from(self)
-        return learned
+        cache = getattr(self, "__dict__", {})  # learned once per adapter (none kept without a __dict__)
+        if "_built_from" not in cache:
+            cache["_built_from"] = learn_built_from(self)
+        return cache["_built_from"]
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
