@@ -173,7 +173,7 @@ def _phases(
     )
     if settings.edges:
         with clock.step("edges"):
-            result = with_edges(result, runner, engine, ops)
+            result = with_edges(result, runner, engine, ops, facts.built_from)
     if corpus is not None:
         with clock.step("save"):
             result = save(result, corpus)
@@ -366,9 +366,14 @@ class _Lost:
 
 
 def with_edges(
-    result: CampaignResult, runner: Runner, engine: Campaign, ops: Sequence[str]
+    result: CampaignResult,
+    runner: Runner,
+    engine: Campaign,
+    ops: Sequence[str],
+    built_from: Mapping[str, frozenset[str]] | None = None,
 ) -> CampaignResult:
-    """`result` with the edge phase over the ops it drew, its findings merged with the campaign's."""
+    """`result` with the edge phase over the ops it drew, its findings merged with the campaign's
+    (those of ops built from a primitive folded into the primitive's: `built_from`)."""
     started = time.perf_counter()
     graphs = edge_cases(ops, result.settings.tensor)
 
@@ -384,7 +389,10 @@ def with_edges(
 
     ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
     report.findings = group_findings([*report.findings, *dead])
-    findings = fold_into_build_order(group_findings([*result.findings, *report.findings]))
+    merged = group_findings([*result.findings, *report.findings])
+    if built_from:
+        merged = group_findings(fold_into_primitives(merged, built_from))
+    findings = fold_into_build_order(merged)
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
     ops = aggregate(result.records, findings, result.isolated)  # an edge finding may be an op's own
