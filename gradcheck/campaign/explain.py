@@ -7,7 +7,11 @@ in this order:
    by an input holding torch's value for it, the graph as it would be were they right
    (`graphs.shrink.frozen`). The culprits of a shrunk finding are the variants of its graph that
    make it pass when frozen (`culprits`): an `abs` that overwrites its input's data is right
-   alone and wrong for the input's other users;
+   alone and wrong for the input's other users. First, by a primitive's finding
+   (`primitives.covered_ops`: a bug of an op the engine builds others from): when the graph
+   passes with the nodes of the primitive and of every op built from it frozen, or still fails
+   with every other op node frozen (a mul that forgets the upstream gradient fails `exp(x - y)`
+   through its sub node, which alone is right);
 2. by a node that fails alone the graph's way (`blame.nodes_alone`): that node's one-op finding;
    else by a known finding's culprits frozen together with the nodes failing alone;
 3. by the nodes that fail alone in other ways, when the graph passes with them frozen: a wrong
@@ -25,6 +29,7 @@ attribute), so a finding about `2.0 - x` explains a graph through its `2.0 - x` 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,6 +40,7 @@ from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_a
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import example_rank, excess
 from gradcheck.campaign.machinery import ACCUMULATION, SEED
+from gradcheck.campaign.primitives import covered_ops
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
     reuses,
@@ -157,6 +163,9 @@ def explain(
     machinery = _by_machinery(failing, cause, known.findings, adapter, dtype)
     if machinery is not None:  # backward() itself is wrong the way this graph shows: nothing else to blame
         return Explained(counted(machinery, index))
+    by_primitive = _finding_by_primitive(failing, cause, known.findings, adapter, dtype)
+    if by_primitive is not None:
+        return Explained(counted(by_primitive, index))
     if not known.culprits_only:
         # a known culprit alone first: one check where the graph fails only because of it
         by_culprits = _finding_by_culprits(failing, known.findings, (), None, adapter, dtype)
@@ -247,6 +256,57 @@ def _finding_by_culprits(
     candidates = [frozen(failing, positions, values) for _, positions in tried]
     hit = first_passing(candidates, adapter, dtype)
     return None if hit is None else tried[hit][0]
+
+
+def _finding_by_primitive(
+    failing: Graph, cause: Difference | None, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
+) -> Finding | None:
+    """The finding of a primitive (its plainest, for each) of the graph's kind of failure (`cause`),
+    whose nodes and those of the ops built
+    from it (`covered`) make `failing` pass when frozen, leaving an output computed by an op node
+    and pruning no node of another op with a finding at ordinary inputs (freezing a node
+    downstream of another op's bug would cut that bug off); or that leave it failing with every
+    other op node frozen (a covered output frozen would leave nothing to fail)."""
+    built_from = adapter.built_from
+    plainest: dict[str, Finding] = {}
+    for f in findings:
+        if cause is not None and cause.kind is not f.kind and cause.kind not in f.merged.kinds:
+            continue
+        if covered_ops(f, built_from) and (
+            f.ops[0] not in plainest or len(f.variant or ()) < len(plainest[f.ops[0]].variant or ())
+        ):
+            plainest[f.ops[0]] = f
+    wrong = {op for f in findings if f.region == ORDINARY and f.tier == tiers.BUG for op in f.ops}
+    values = None
+    for f in plainest.values():
+        covered = covered_ops(f, built_from)
+        inside = [i for i, node in enumerate(failing.nodes) if node.op in covered]
+        if not inside:
+            continue
+        if values is None:
+            try:
+                values = node_values(failing)
+            except Exception:
+                return None
+        candidate = frozen(failing, inside, values)
+        if _computes(candidate) and not _cut_off(failing, inside, candidate) & (wrong - covered):
+            if first_passing([candidate], adapter, dtype) == 0:
+                return f
+            continue
+        outside = [i for i in range(len(failing.nodes)) if i not in inside]
+        rest = frozen(failing, outside, values) if outside else failing
+        kept = any(node.op in covered for node in rest.nodes) and _computes(rest)
+        if kept and first_passing([rest], adapter, dtype) is None:
+            return f
+    return None
+
+
+def _cut_off(graph: Graph, positions: Sequence[int], candidate: Graph) -> set[str]:
+    """The ops of the nodes of `graph` that freezing the nodes at `positions` (giving `candidate`)
+    pruned besides them: those only the frozen nodes used."""
+    left = Counter(node.op for i, node in enumerate(graph.nodes) if i not in positions)
+    left.subtract(node.op for node in candidate.nodes)
+    return {op for op, n in left.items() if n > 0}
 
 
 def weighting_graph(graph: Graph, values: Sequence[Any]) -> Graph:

@@ -94,6 +94,7 @@ class Merged:
     checks: tuple[str, ...] = ()
     folded: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
+    built_from: tuple[str, ...] = ()  # in words, the ops built from its op it counts (`campaign.primitives`)
 
 
 @dataclass(frozen=True)
@@ -278,7 +279,7 @@ class Finding:
                 parts.append(f"{n} graph(s): graphs {shown}")
             else:
                 parts.append(f"{n} {_CASE_WORDS.get(phase, phase + ' case(s)')}")
-        return "; ".join(parts)
+        return "; ".join([*parts, *self.merged.built_from])
 
     @property
     def count_text(self) -> str:
@@ -455,7 +456,7 @@ def extra_of(f: Finding) -> dict[str, Any]:
         ("raised", merged.raised),
         ("merged_checks", merged.checks),
         ("folded", merged.folded),
-        ("answers", merged.answers),
+        ("answers", merged.answers), ("built_from", merged.built_from),
     )
     for key, values in named:
         if values:
@@ -489,6 +490,7 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         checks=tuple(extra.get("merged_checks") or ()),
         folded=tuple(extra.get("folded") or ()),
         answers=tuple(extra.get("answers") or ()),
+        built_from=tuple(extra.get("built_from") or ()),
     )
     return fields
 

@@ -95,6 +95,11 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     )
 
 
+def merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
+    """One finding for `group`, as `group_findings` merges the findings of one cause."""
+    return _merge(group, prefer)
+
+
 def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     """One finding for `group`; its repro the smallest graph (of `prefer` when given: the findings
     of the variant the merged one is named by), among those the most telling (furthest outside its
@@ -127,6 +132,9 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     )
     if len(kinds) > 1 and answers:
         merged = replace(merged, answers=tuple(answers))
+    built = sorted({said for f in group for said in f.merged.built_from})
+    if built:
+        merged = replace(merged, built_from=tuple(built))
     return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)
 
 

@@ -12,7 +12,7 @@ a campaign sends them as tasks to the workers that run engine code (`campaign.ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -40,14 +40,23 @@ REDRAWS = 8  # further draws of a one-op graph when a draw holds no node
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 
 
+# One-op graphs per primitive of other ops (`EngineAdapter.built_from`) with its result beside an
+# input as the outputs (`IsolationCase.upstream`).
+UPSTREAM_GRAPHS = GRAPHS_PER_OP
+
+
 @dataclass(frozen=True)
 class IsolationCase:
     """One case of the pass: one-op graph `number` of `op` at random points, or its kink case
-    `number` (`kink`), checked against torch's convention there."""
+    `number` (`kink`), checked against torch's convention there; `upstream`: the one-op graph with
+    an input as a second output, so that the op's backward gets an upstream gradient other than 1
+    (the outputs are weighted by their cotangents with the engine's own ops), for a primitive the
+    engine builds other ops from: a mul that forgets `out.grad` fails there, not alone."""
 
     op: str
     number: int
     kink: bool = False
+    upstream: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,10 +68,14 @@ class CaseOutcome:
     record: GraphRecord | None = None
 
 
-def isolation_cases(ops: Sequence[str]) -> list[IsolationCase]:
-    """Every case of the pass for `ops`, in the order the pass checks them."""
+def isolation_cases(ops: Sequence[str], primitives: Collection[str] = ()) -> list[IsolationCase]:
+    """Every case of the pass for `ops`, in the order the pass checks them; `primitives`: the ops
+    the engine builds others from, each also checked under an upstream gradient (`upstream`)."""
     cases = [IsolationCase(op, k) for op in ops for k in range(GRAPHS_PER_OP)]
-    return cases + [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
+    cases += [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
+    return cases + [
+        IsolationCase(op, k, upstream=True) for op in ops if op in primitives for k in range(UPSTREAM_GRAPHS)
+    ]
 
 
 def case_graph(
@@ -76,7 +89,11 @@ def case_graph(
             return None
         return graph
     graph = _one_op_graph(settings, list(ops).index(case.op), case.op, case.number, variants)
-    return graph if graph.nodes else None
+    if not graph.nodes:
+        return None
+    if case.upstream:  # an input beside the result: the engine's weighting passes the cotangent on
+        return replace(graph, outputs=[*graph.outputs, 0], cotangent=None)
+    return graph
 
 
 def check_case(
@@ -92,6 +109,9 @@ def check_case(
     graph = case_graph(case, settings, ops, variants)
     found: list[Finding] = []
     if graph is None:
+        return CaseOutcome(found)
+    if case.upstream:  # not the op's figures: its outputs are weighted by other ops
+        _check(graph, adapter, seed=case.number, where="", found=found)
         return CaseOutcome(found)
     if not case.kink:
         check = _check(graph, adapter, seed=case.number, where="", found=found)

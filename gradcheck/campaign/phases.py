@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
@@ -57,6 +57,7 @@ from gradcheck.campaign.pool import (
     chunks,
     ordered,
 )
+from gradcheck.campaign.primitives import fold_into_primitives
 from gradcheck.campaign.records import CampaignResult, GraphRecord, aggregate
 from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
@@ -150,7 +151,7 @@ def _phases(
         return _partial_result(settings, records, earlier, one_op, clock, str(lost))
     ordered_records = [records[i] for i in sorted(records)]
     with clock.step("group"):
-        findings = grouping(ordered_records, earlier)
+        findings = grouping(ordered_records, earlier, facts.built_from)
     with clock.step("settle"):
         findings = settling(runner, engine, findings)
     if settings.reference == "exact":
@@ -172,7 +173,7 @@ def _phases(
     )
     if settings.edges:
         with clock.step("edges"):
-            result = with_edges(result, runner, engine, ops)
+            result = with_edges(result, runner, engine, ops, facts.built_from)
     if corpus is not None:
         with clock.step("save"):
             result = save(result, corpus)
@@ -231,7 +232,8 @@ def isolation_of(
         graph = case_graph(case, settings, ops, facts.variants)
         return CaseOutcome([death_finding(death, graph, "isolation")])
 
-    works = works_of(isolation_cases(ops), ISOLATION_CHUNK)
+    primitives = {p for parts in facts.built_from.values() for p in parts}
+    works = works_of(isolation_cases(ops, primitives), ISOLATION_CHUNK)
     return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
@@ -316,10 +318,17 @@ def _partial_result(
 # --- 5. grouping --------------------------------------------------------------------------------
 
 
-def grouping(records: Sequence[GraphRecord], earlier: Sequence[Finding]) -> list[Finding]:
-    """The earlier phases' findings and each explained graph's, merged into one per root cause."""
+def grouping(
+    records: Sequence[GraphRecord],
+    earlier: Sequence[Finding],
+    built_from: Mapping[str, frozenset[str]] | None = None,
+) -> list[Finding]:
+    """The earlier phases' findings and each explained graph's, merged into one per root cause,
+    and those of ops the engine builds from a primitive folded into the primitive's
+    (`primitives.fold_into_primitives`, `built_from`: the engine's facts)."""
     found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
-    return group_findings([*earlier, *found])
+    grouped = group_findings([*earlier, *found])
+    return group_findings(fold_into_primitives(grouped, built_from)) if built_from else grouped
 
 
 # --- 6. settling --------------------------------------------------------------------------------
@@ -357,9 +366,14 @@ class _Lost:
 
 
 def with_edges(
-    result: CampaignResult, runner: Runner, engine: Campaign, ops: Sequence[str]
+    result: CampaignResult,
+    runner: Runner,
+    engine: Campaign,
+    ops: Sequence[str],
+    built_from: Mapping[str, frozenset[str]] | None = None,
 ) -> CampaignResult:
-    """`result` with the edge phase over the ops it drew, its findings merged with the campaign's."""
+    """`result` with the edge phase over the ops it drew, its findings merged with the campaign's
+    (those of ops built from a primitive folded into the primitive's: `built_from`)."""
     started = time.perf_counter()
     graphs = edge_cases(ops, result.settings.tensor)
 
@@ -375,7 +389,10 @@ def with_edges(
 
     ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
     report.findings = group_findings([*report.findings, *dead])
-    findings = fold_into_build_order(fold_into_seed(group_findings([*result.findings, *report.findings])))
+    merged = fold_into_seed(group_findings([*result.findings, *report.findings]))
+    if built_from:
+        merged = group_findings(fold_into_primitives(merged, built_from))
+    findings = fold_into_build_order(merged)
     report.new_findings = len(findings) - len(result.findings)
     report.seconds = time.perf_counter() - started
     ops = aggregate(result.records, findings, result.isolated)  # an edge finding may be an op's own

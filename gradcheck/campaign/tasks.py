@@ -10,7 +10,7 @@ shrinking and explaining are `pool.check_chunk`, `shrink_batch` and `explain_bat
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign.edge_phase import EdgeReport, findings_of
@@ -53,6 +53,8 @@ class EngineFacts:
     inspected: tuple[Finding, ...] = ()
     variants: frozenset[str] = frozenset()
     surface_note: str | None = None
+    # op -> the engine's primitives it is built from (`EngineAdapter.built_from`), the campaign's ops'
+    built_from: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -93,6 +95,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         inspected=inspected,
         variants=variants,
         surface_note=note,
+        built_from={op: parts for op, parts in adapter.built_from.items() if op in ops},
     )
     return [facts]
 

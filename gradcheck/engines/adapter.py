@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engines.built_from import learn_built_from
 from gradcheck.engines.network import NetworkAdapter
 from gradcheck.engines.snippets import adapter_snippet
 from gradcheck.engines.tracing import stage, traced
@@ -92,6 +93,17 @@ class EngineAdapter:
     # variant), and variants it handles beyond that release, by name ("sum.keepdim").
     registry_release: int | str | None = None
     variants: frozenset[str] = frozenset()
+
+    @property
+    def built_from(self) -> dict[str, frozenset[str]]:
+        """op -> the engine's own primitive ops it is built from (`engines.built_from`: `-x` as
+        `x * -1` is built from mul), learned once from the graph its values expose; {} when they
+        expose none or each op is its own node. The campaign blames such an op's failure shared
+        with its primitive on the primitive."""
+        cache = getattr(self, "__dict__", {})  # learned once per adapter (none kept without a __dict__)
+        if "_built_from" not in cache:
+            cache["_built_from"] = learn_built_from(self)
+        return cache["_built_from"]
 
     def in_dtype(self, dtype: str) -> EngineAdapter:
         """This adapter computing in `dtype` ("float64" or, for tensor engines, "float32")."""
