@@ -73,16 +73,20 @@ def seed_int(text: str) -> int:
 def check_count(text: str) -> int:
     """An argparse type: a number of candidate checks, 0 or more (a whole number: a budget of
     work; `--shrink-budget` counted seconds before, so a fraction says so)."""
+    expected = "a whole number of candidate checks from 0"
     try:
-        return _integer(text, 0, "a whole number of candidate checks from 0")
-    except argparse.ArgumentTypeError:
+        return _integer(text, 0, expected)
+    except argparse.ArgumentTypeError as bad:
         try:
-            float(text)
+            value = float(text)
+            fraction = 0 < value < float("inf") and not value.is_integer()
         except ValueError:
-            raise
+            fraction = False
+        if not fraction:
+            raise bad from None
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of candidate checks from 0, got {text} (the budget is counted "
-            "in checks of the engine now, not in seconds)"
+            f"expected {expected}, got {text} (the budget is counted in checks of the engine now, "
+            "not in seconds)"
         ) from None
 
 

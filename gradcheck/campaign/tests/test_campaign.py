@@ -29,7 +29,7 @@ from gradcheck.campaign import (
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import Campaign, Inline
+from gradcheck.campaign.pool import Campaign, Inline, ShrinkBudget
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs import corpus_format
@@ -102,7 +102,7 @@ def fake_record(index: int) -> GraphRecord:
     )
 
 
-def fake_shrink(record: GraphRecord, seconds: float | None) -> GraphRecord:
+def fake_shrink(record: GraphRecord, budget: ShrinkBudget | None) -> GraphRecord:
     assert record.failure is not None
     f = record.failure
     finding = Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", {}, graph_indices=(record.index,))
@@ -141,7 +141,7 @@ def test_with_no_finding_to_explain_them_failing_graphs_are_shrunk_while_the_bud
 
 
 def test_graphs_left_when_the_shrink_budget_is_spent_are_unexplained_not_findings():
-    records, _ = fake_accounting(Settings(graphs=20, shrink_budget=0.0))
+    records, _ = fake_accounting(Settings(graphs=20, shrink_budget=0))
     left = unexplained(list(records.values()))
     assert left.indices == (0, 3, 6, 9, 12, 15, 18)
     assert left.reasons == {"the shrink budget was spent before its turn": 7}
