@@ -64,7 +64,7 @@ ends or crashes its process is a finding (kind crash), one that runs past --grap
 finding (kind timeout), and the campaign goes on with a fresh worker.
 
 Graph i is drawn from (seed, i) alone: for an engine that computes the same numbers every time,
-report.json is the same for any --jobs and any rerun, its "run" section aside (run id, times).
+report.json is the same for any --jobs, any rerun and any load, its "run" section aside (run id, times).
 An engine whose results depend on object addresses, threads or randomness (a set of nodes summed
 in address order) changes the last bits of figures from run to run; micrograd's order is fixed.
 
