@@ -25,7 +25,7 @@ SHIM_SECONDS_PER_GRAPH = 0.24  # JAX through a 65-line object-style shim, as rep
 
 def measure(engine: str, graphs: int) -> tuple[float, float, int]:
     """(wall ms per graph, CPU ms per graph, failing graphs) of a --jobs 1 campaign on `engine`."""
-    settings = Settings(engine=engine, graphs=graphs, seed=0, shrink_budget=1.0)
+    settings = Settings(engine=engine, graphs=graphs, seed=0, shrink_budget=1)
     campaign.validate(settings)
     cpu = time.process_time()
     result = campaign.run_campaign(settings, campaign.real_backend())

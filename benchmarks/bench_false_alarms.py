@@ -73,7 +73,7 @@ def run_part(kind: str, graphs: int, seed: int, jobs: int, engine: str | None = 
         seed=seed,
         tensor=kind == "tensor",
         jobs=jobs,
-        shrink_budget=None if as_run else 0.0,
+        shrink_budget=None if as_run else 0,
         edges=as_run,
     )
     start = time.perf_counter()

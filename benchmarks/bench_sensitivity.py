@@ -41,7 +41,7 @@ GOALS = {1e-10: 0.50, 1e-12: 0.10}  # issue 28: the share of graphs that must ca
 
 
 def shrink_option(tree: Path) -> list[str]:
-    """Little shrinking, spelled as the tree's harness spells it: `--shrink-budget` (seconds)
+    """Little shrinking, spelled as the tree's harness spells it: `--shrink-budget` (seconds, now checks)
     replaced 7dfac76's `--max-shrink` (a count), which later trees refuse."""
     budget = any("shrink-budget" in p.read_text() for p in (tree / "gradcheck" / "cli").glob("*.py"))
     return ["--shrink-budget", "1"] if budget else ["--max-shrink", "1"]

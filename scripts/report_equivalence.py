@@ -157,7 +157,7 @@ def record(out: Path, graphs: int, only: set[str] | None, published: Path | None
                 scratch,
                 "--no-save",
                 "--shrink-budget",
-                "600",
+                "100000",  # generous in checks (and in seconds, for a tree before they were counted)
                 "--summary-md",
                 str(Path(scratch) / "summary.md"),
                 *extra,

@@ -4,12 +4,15 @@ among the unexplained graphs (phase 4 of a campaign).
 First every failing graph is explained, where it can be, by the findings the earlier phases made
 (`campaign.explain`: a node failing alone, nodes whose freezing makes it pass, the graph code).
 The graphs nothing explains are shrunk, smallest first, while the shrink budget lasts
-(`Settings.shrink_budget`, seconds): each shrunk graph is a finding, and the graphs still
+(`Settings.shrink_budget`: candidate checks of the engine, counted work, so that what a campaign
+finds does not depend on how busy the machine is): each shrunk graph is a finding, and the graphs still
 waiting are tried against its culprits before the next is shrunk, so an engine whose `abs`
 corrupts its input costs one shrink, not one per graph. A graph that shrinking cannot stand for
 (it does not fail its way again), or that is still waiting when the budget is spent, is one of
 the unexplained graphs: one entry of the report (how many, the smallest in full), never a
-finding of its own.
+finding of its own. Shrinking also stops at a safety cap in seconds (`Settings.shrink_time_cap`,
+`settings.SHRINK_TIME_CAP`), not a budget: the graphs it cut short are marked (`Failure.cut_short`)
+and the report names them.
 
 Explaining and shrinking run engine code, so they go out as tasks (`pool.explain_batch`,
 `pool.shrink_batch`) to wherever the campaign runs it (`pool.Runner`: watched workers at any
@@ -29,9 +32,17 @@ from gradcheck.campaign.crashes import with_death
 from gradcheck.campaign.explain import Explaining, build_order, counted
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import example_rank, excess, graph_size
-from gradcheck.campaign.pool import Campaign, Runner, explain_batch, explain_batches, shrink_batch
+from gradcheck.campaign.pool import (
+    SHRINK_TIME_CAP_REACHED,
+    Campaign,
+    Runner,
+    ShrinkBudget,
+    explain_batch,
+    explain_batches,
+    shrink_batch,
+)
 from gradcheck.campaign.records import GraphRecord, failure_snippet
-from gradcheck.campaign.settings import Settings, default_shrink_budget
+from gradcheck.campaign.settings import SHRINK_TIME_CAP, Settings, default_shrink_budget
 from gradcheck.campaign.supervisor import Work
 
 # (phase, done, total), as `phases.Progress`.
@@ -40,11 +51,16 @@ BUDGET_SPENT = "the shrink budget was spent before its turn"
 FIRST_WAVE = 20  # failing graphs explained before the others, whose findings' ops those try first
 
 
-def shrink_budget(settings: Settings) -> float:
-    """The seconds a campaign may spend shrinking: its setting, or the default for its size."""
+def shrink_budget(settings: Settings) -> int:
+    """The candidate checks a campaign may spend shrinking: its setting, or the default for its size."""
     if settings.shrink_budget is not None:
         return settings.shrink_budget
     return default_shrink_budget(settings.graphs)
+
+
+def shrink_time_cap(settings: Settings) -> float:
+    """The seconds shrinking may take at most (a safety cap): its setting, or `SHRINK_TIME_CAP`."""
+    return settings.shrink_time_cap if settings.shrink_time_cap is not None else SHRINK_TIME_CAP
 
 
 def account_for_failures(
@@ -66,7 +82,8 @@ def account_for_failures(
     settings, backend = engine.settings, engine.backend
     assert backend is not None
     failing = sorted(i for i, r in records.items() if not r.passed and not r.is_settled)
-    budget = shrink_budget(settings)  # seconds of shrinking left (explaining is not counted)
+    budget = [shrink_budget(settings)]  # candidate checks of shrinking left (explaining is not counted)
+    deadline = time.monotonic() + shrink_time_cap(settings)  # the safety cap, not the budget
     found, pending, waited = list(known), [], 0
     for explained, wave in ((0, failing[:FIRST_WAVE]), (FIRST_WAVE, failing[FIRST_WAVE:])):
         if not wave:
@@ -79,11 +96,15 @@ def account_for_failures(
         new = [i for i in wave if waiting(records[i])]
         pending, waited = pending + new, waited + len(new)
         start("shrink")
-        began = time.monotonic()
-        pending = _shrink(runner, engine, records, pending, found, began + budget, waited, progress)
-        budget -= time.monotonic() - began
+        pending = _shrink(runner, engine, records, pending, found, budget, deadline, waited, progress)
     for i in pending:
-        records[i] = _left(records[i], BUDGET_SPENT)
+        if budget[0] > 0:  # the time cap stopped shrinking, not the budget
+            f = records[i].failure
+            assert f is not None
+            capped = replace(f, unexplained=SHRINK_TIME_CAP_REACHED, cut_short=True)
+            records[i] = replace(records[i], failure=capped)
+        else:
+            records[i] = _left(records[i], BUDGET_SPENT)
     progress("shrink", waited, waited)
 
 
@@ -93,31 +114,40 @@ def _shrink(
     records: dict[int, GraphRecord],
     pending: list[int],
     found: list[Finding],
+    budget: list[int],
     deadline: float,
     waited: int,
     progress: Progress,
 ) -> list[int]:
-    """The `pending` graphs shrunk smallest first until the deadline, each new finding with
+    """The `pending` graphs shrunk smallest first while `budget[0]` candidate checks last (it is
+    spent in place) and the safety cap's `deadline` has not passed, each new finding with
     culprits tried on those still pending; the graphs still pending (`found` gets the findings;
     `waited`: how many graphs have waited for shrinking, the progress's total).
 
     The smallest `jobs` graphs are shrunk at once, but taken in turn as if shrunk one at a time: a
-    graph that an earlier one's culprits explain is that finding's, its own shrink discarded. So
-    the findings are the same for any --jobs (while the budget lasts)."""
+    graph that an earlier one's culprits explain is that finding's, its own shrink discarded, and
+    each spends from what the ones before it left. A graph given more than that which spent all
+    it would have had is shrunk again, in the next turn, with what it would have had. So the
+    findings are the same for any --jobs, and at any load (short of the cap)."""
     settings = engine.settings
     if pending:
         progress("shrink", waited - len(pending), waited)
-    while pending and time.monotonic() < deadline:
+    while pending and budget[0] > 0 and time.monotonic() < deadline:
         pending.sort(key=lambda i: (graph_size(_graph_of_record(records[i])), i))
         turn, pending = pending[: settings.jobs], pending[settings.jobs :]
-        seconds = deadline - time.monotonic()
-        works = [Work((records[i],), seconds, k) for k, i in enumerate(turn)]
+        given = ShrinkBudget(budget[0], deadline - time.monotonic())
+        works = [Work((records[i],), given, k) for k, i in enumerate(turn)]
         shrunk = {
             r.index: r for _, batch in runner.map(shrink_batch, engine, works, with_death) for r in batch
         }
         for k, i in enumerate(turn):
             if not waiting(records[i]):  # explained by the culprits of one shrunk before it
                 continue
+            spent = _spent(shrunk[i])
+            if budget[0] <= 0 or (budget[0] < given.checks and spent >= budget[0]):
+                pending = [j for j in turn[k:] if waiting(records[j])] + pending  # again, with less
+                break
+            budget[0] -= spent
             records[i] = _accounted(shrunk[i], found)
             f, failure = _finding_of_record(records[i]), shrunk[i].failure
             if f is None or failure is None or not failure.shrunk_graph:
@@ -127,6 +157,11 @@ def _shrink(
             pending = _explained_by_new_culprits(runner, engine, records, f, later, pending)
         progress("shrink", waited - len(pending), waited)
     return pending
+
+
+def _spent(record: GraphRecord) -> int:
+    """The candidate checks a record's shrinking spent."""
+    return record.failure.shrink_checks if record.failure is not None else 0
 
 
 def _explained_by_new_culprits(

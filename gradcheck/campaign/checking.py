@@ -13,7 +13,14 @@ from gradcheck.campaign.alike import DID_NOT_FAIL_AGAIN, Likeness, first_alike
 from gradcheck.campaign.blame import Diagnosed, blame_nodes, finding_of
 from gradcheck.campaign.explain import Explaining, culprits, explain
 from gradcheck.campaign.findings import Finding, GraphCode, Merged
-from gradcheck.campaign.pool import Backend, Checker, Explainer, Shrinker
+from gradcheck.campaign.pool import (
+    SHRINK_TIME_CAP_REACHED,
+    Backend,
+    Checker,
+    Explainer,
+    ShrinkBudget,
+    Shrinker,
+)
 from gradcheck.campaign.records import METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.structure import EVERY_PATH
@@ -21,7 +28,7 @@ from gradcheck.campaign.validation import campaign_adapter, campaign_ops, campai
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
-from gradcheck.graphs.shrink import shrink
+from gradcheck.graphs.shrink import Shrunk, shrink
 from gradcheck.parity.classify import Difference, cause_of
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem, What
@@ -108,42 +115,56 @@ def graph_sizes(max_depth: int | None) -> Sizes:
     )
 
 
+# Why a failing graph is unexplained when the shrink budget was spent before any candidate was tried.
+BUDGET_SPENT_FIRST = "the shrink budget was spent before it could be shrunk"
+
+
 class FailureShrinker:
     """Shrinks a failing graph (its failing instance) to one that still fails the same way, and
     about as strongly (`campaign.alike`): to the first op node that fails alone with the same kind
-    and check (`campaign.blame`), else with `gradcheck.graphs.shrink`, until a deadline.
+    and check (`campaign.blame`), else with `gradcheck.graphs.shrink`, within a budget of
+    candidate checks (`pool.ShrinkBudget`).
 
     The result is the record with its finding, and, unless one node fails alone, the variants its
     shrunk graph fails because of (`Finding.culprits`, `campaign.explain.culprits`); or, when
     shrinking cannot stand for the graph, the record left unexplained with the reason: the graph
-    does not fail its way again, or the deadline came before any candidate was tried.
+    does not fail its way again, or the budget was spent before any candidate was tried. Either
+    way the record says how many checks it spent (`Failure.shrink_checks`): each op node checked
+    alone and the graph checked again (one each), then every candidate judged.
     """
 
     def __init__(self, settings: Settings, adapter: EngineAdapter, max_checks: int = 400) -> None:
         self.settings, self.adapter = settings, adapter
         self.max_checks = max_checks
 
-    def __call__(self, record: GraphRecord, seconds: float | None = None) -> GraphRecord:
-        """`record` shrunk within `seconds` (None: no time limit, only `max_checks`)."""
+    def __call__(self, record: GraphRecord, budget: ShrinkBudget | None = None) -> GraphRecord:
+        """`record` shrunk within `budget` (None: only `max_checks` candidates)."""
         f = record.failure
         if f is None:
             return record
-        deadline = None if seconds is None else time.monotonic() + max(0.0, seconds)
+        budget = budget or ShrinkBudget()
+        deadline = None if budget.seconds is None else time.monotonic() + max(0.0, budget.seconds)
         graph = Graph.from_dict(f.graph)
+        spent = 1 + len(graph.nodes)  # blaming (each op node alone) and the graph checked again
+        cap = self.max_checks if budget.checks is None else min(self.max_checks, budget.checks - spent)
         cause = f.difference or cause_of(f.problems, graph, self.adapter)  # classified once, here
         seed = graph_seed(self.settings.seed, record.index)
         found = blame_nodes(graph, self.adapter, seed=seed, cause=cause)
         alone = found is not None
+        timed_out = False
         if alone:  # one op fails alone: that is minimal (and explains other graphs as it is)
             small, complete = found.failure, True
         else:
             again = first_alike([graph], Likeness(cause), self.adapter, self.settings.dtype)
             if again is None:
-                return _left_unexplained(record, cause, DID_NOT_FAIL_AGAIN)
+                return _left_unexplained(record, cause, DID_NOT_FAIL_AGAIN, spent)
             found = again[1]
-            small, complete, found = self.shrunk(graph, found, Likeness(cause, f.excess), deadline)
+            result, found = self.shrunk(graph, again[1], Likeness(cause, f.excess), cap, deadline)
+            small, complete, timed_out = result.graph, result.complete, result.timed_out
+            spent += result.checks
         if small is graph and not complete:
-            return _left_unexplained(record, cause, "the shrink budget was spent before it could be shrunk")
+            why = SHRINK_TIME_CAP_REACHED if timed_out else BUDGET_SPENT_FIRST
+            return _left_unexplained(record, cause, why, spent, timed_out)
         finding = finding_of(found, self.adapter, indices=(record.index,))
         named = () if alone else culprits(small, self.adapter, self.settings.dtype)
         if named:
@@ -155,6 +176,8 @@ class FailureShrinker:
             shrunk_ops=tuple(small.ops()),
             finding=finding,
             difference=cause,
+            shrink_checks=spent,
+            cut_short=timed_out,
         )
         return dataclasses.replace(record, failure=shrunk, problems=found.problems)
 
@@ -163,11 +186,12 @@ class FailureShrinker:
         return failing_check(graph, self.adapter, dtype=self.settings.dtype)
 
     def shrunk(
-        self, graph: Graph, found: Diagnosed, like: Likeness, deadline: float | None
-    ) -> tuple[Graph, bool, Diagnosed]:
-        """`graph` shrunk while it fails like `like`, whether the passes ran to the end, and the
-        failure of the graph it shrank to (the last candidate that failed alike: no check of it
-        again, no classification again)."""
+        self, graph: Graph, found: Diagnosed, like: Likeness, max_checks: int, deadline: float | None
+    ) -> tuple[Shrunk, Diagnosed]:
+        """`graph` shrunk while it fails like `like`, judging at most `max_checks` candidates
+        (`Shrunk`: whether the passes ran to the end, the checks spent), and the failure of the
+        graph it shrank to (the last candidate that failed alike: no check of it again, no
+        classification again)."""
         last = [found]
 
         def first_failing(candidates: Sequence[Graph]) -> int | None:
@@ -178,14 +202,20 @@ class FailureShrinker:
             return hit[0]
 
         if len(graph.nodes) <= 1:
-            return graph, True, found
-        result = shrink(graph, first_failing, deadline=deadline, max_checks=self.max_checks)
-        return result.graph, result.complete, last[-1] if result.graph is not graph else found
+            return Shrunk(graph, True), found
+        if max_checks <= 0:  # the budget is spent
+            return Shrunk(graph, False), found
+        result = shrink(graph, first_failing, deadline=deadline, max_checks=max_checks)
+        return result, last[-1] if result.graph is not graph else found
 
 
-def _left_unexplained(record: GraphRecord, cause: Difference | None, why: str) -> GraphRecord:
+def _left_unexplained(
+    record: GraphRecord, cause: Difference | None, why: str, spent: int = 0, cut_short: bool = False
+) -> GraphRecord:
     assert record.failure is not None
-    failure = dataclasses.replace(record.failure, difference=cause, unexplained=why)
+    failure = dataclasses.replace(
+        record.failure, difference=cause, unexplained=why, shrink_checks=spent, cut_short=cut_short
+    )
     return dataclasses.replace(record, failure=failure)
 
 

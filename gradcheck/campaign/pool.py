@@ -31,10 +31,24 @@ from gradcheck.engines.adapter import EngineAdapter
 
 # A checker turns a graph index into its record; built once per process by a factory.
 Checker = Callable[[int], GraphRecord]
-Shrinker = Callable[[GraphRecord, float | None], GraphRecord]  # (record, seconds it may take)
+Shrinker = Callable[[GraphRecord, "ShrinkBudget | None"], GraphRecord]  # (record, what it may spend)
 Explainer = Callable[[GraphRecord, Any], GraphRecord]  # (record, what it is explained against)
 Task = Callable[[Any, Sequence[Any], Any], list[Any]]
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ShrinkBudget:
+    """What one graph's shrinking may spend: `checks` candidate checks of the engine (counted
+    work, the budget: None, only the shrinker's own cap), and `seconds` (a safety cap, not a
+    budget: None, no limit)."""
+
+    checks: int | None = None
+    seconds: float | None = None
+
+
+# Why a failing graph is unexplained when the safety cap in seconds stopped its shrinking.
+SHRINK_TIME_CAP_REACHED = "shrinking reached its time cap (a safety cap: the machine was too slow)"
 
 
 @dataclass(frozen=True)
@@ -181,12 +195,12 @@ def check_chunk(state: EngineState, indices: Sequence[int], extra: Any = None) -
 
 
 def shrink_batch(
-    state: EngineState, records: Sequence[GraphRecord], seconds: float | None = None
+    state: EngineState, records: Sequence[GraphRecord], budget: ShrinkBudget | None = None
 ) -> list[GraphRecord]:
-    """Shrinking: each failing record shrunk to a small graph with its finding, within `seconds`
-    (None: no limit)."""
+    """Shrinking: each failing record shrunk to a small graph with its finding, within `budget`
+    (None: no limit but the shrinker's own)."""
     shrinker = loading(lambda: state.shrinker)
-    return [shrinker(r, seconds) for r in marked(records)]
+    return [shrinker(r, budget) for r in marked(records)]
 
 
 def explain_batch(state: EngineState, records: Sequence[GraphRecord], known: Any) -> list[GraphRecord]:

@@ -50,6 +50,8 @@ class Failure:
     excess: float | None = None  # how far outside its allowance it fails (GraphCheck.failing_excess)
     alone: tuple[int, ...] = ()  # the positions of its op nodes that fail alone (campaign.explain)
     unexplained: str = ""  # why no finding explains it, when none does
+    shrink_checks: int = 0  # the candidate checks its shrinking spent (of the campaign's shrink budget)
+    cut_short: bool = False  # its shrinking reached the safety cap in seconds (`Settings.shrink_time_cap`)
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,12 @@ class CampaignResult:
     def failing_findings(self) -> list[Finding]:
         """The findings that fail the run under its conventions (the others are notes)."""
         return failing(self.findings, self.settings.conventions)
+
+    @property
+    def cut_short(self) -> tuple[int, ...]:
+        """The failing graphs whose shrinking the safety cap in seconds cut short: what they show
+        depends on the machine's speed, not only on the engine (`regression_gate` does not judge it)."""
+        return tuple(r.index for r in self.records if r.failure is not None and r.failure.cut_short)
 
     @property
     def passed(self) -> bool:

@@ -324,7 +324,8 @@ def run_gate(
     current = figures(results, runner)
     for name, part in current["parts"].items():
         read_at_baseline_ranks(part["ops"], baseline["parts"][name]["ops"], results[name].ops)
-    outcome = compare(baseline, current, without_left_out(ops, results), findings_of)
+    cut_short = {name: result.cut_short for name, result in results.items()}
+    outcome = compare(baseline, current, without_left_out(ops, results), findings_of, cut_short)
     outcome.seconds = seconds
     outcome.results = results
     outcome.new_coverage = [note for _, notes in kept for note in notes]

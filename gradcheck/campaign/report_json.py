@@ -3,8 +3,12 @@
 Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlier_schema`):
 - `incomplete`, only in the report of a campaign cut short (its Dask cluster lost mid-run): why,
   and how many graphs were checked; such a report never passes.
+- `cut_short`, only in the report of a campaign whose shrinking reached its safety cap in seconds
+  (`Settings.shrink_time_cap`): the cap and the failing graphs it cut short; what those show
+  depends on the machine's speed, and the gate does not judge it.
 - `settings`: what determines the figures (engine, graphs, seed, ops, tensor, points,
-  shrink_budget (the seconds the campaign had for shrinking); `dtype` when it is not float64,
+  shrink_budget (the candidate checks the campaign had for shrinking, an integer; reports written
+  before it was counted had seconds, a float, and still read); `dtype` when it is not float64,
   `reference` when it is not torch: "exact", the engine judged against the exact values).
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
   as typed, `repeat_command` with every setting explicit, jobs, the Dask scheduler's address
@@ -42,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.atomic import write_text
-from gradcheck.campaign.accounting import shrink_budget, unexplained
+from gradcheck.campaign.accounting import shrink_budget, shrink_time_cap, unexplained
 from gradcheck.campaign.earlier_schema import EARLIER_SCHEMA_VERSION
 from gradcheck.campaign.records import (
     HIST_BINS,
@@ -119,7 +123,7 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
     if record.failure is not None and record.failure.shrunk_graph is not None:
         f = asdict(record.failure)
         f["snippet"] = failure_snippet(record.failure)
-        for accounted in ("finding", "difference", "alone", "unexplained"):  # in the finding
+        for accounted in ("finding", "difference", "alone", "unexplained", "shrink_checks", "cut_short"):
             f.pop(accounted)
         f["excess"] = encode_float(f["excess"])
         f.pop("problems")
@@ -129,6 +133,17 @@ def _failure(record: GraphRecord, finding_of: dict[int, int] | None = None) -> d
             f["shrunk_ops"] = list(f["shrunk_ops"])
         out.update(f)
     return out
+
+
+def cut_short(result: CampaignResult) -> dict[str, Any]:
+    """What the safety cap in seconds cut short (report.json's `cut_short`)."""
+    return {
+        "shrinking": {
+            "time_cap_seconds": shrink_time_cap(result.settings),
+            "graph_indices": list(result.cut_short),
+            "why": "shrinking reached its safety cap in seconds before its budget of checks was spent",
+        }
+    }
 
 
 def repeat_command(settings: Any) -> str:
@@ -144,7 +159,7 @@ def repeat_command(settings: Any) -> str:
         argv += ["--reference", settings.reference]
     if settings.ops:
         argv += ["--ops", ",".join(settings.ops)]
-    argv += ["--shrink-budget", f"{shrink_budget(settings):g}"]
+    argv += ["--shrink-budget", str(shrink_budget(settings))]
     if getattr(settings, "conventions", "torch") != "torch":
         argv += ["--conventions", settings.conventions]
     if not getattr(settings, "isolation", True):
@@ -179,6 +194,7 @@ def build_report(
         "schema_version": SCHEMA_VERSION,
         "tool": "gradcheck",
         **({"incomplete": result.incomplete} if result.incomplete is not None else {}),
+        **({"cut_short": cut_short(result)} if result.cut_short else {}),
         "settings": {
             "engine": s.engine,
             "graphs": s.graphs,

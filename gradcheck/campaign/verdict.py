@@ -125,6 +125,8 @@ class GateResult:
     seconds: float | None = None
     results: dict[str, CampaignResult] = field(default_factory=dict)
     new_coverage: list[str] = field(default_factory=list)  # what the baseline does not gate yet
+    # what the gate could not judge: findings and graphs whose shrinking the time cap cut short
+    undetermined: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -140,7 +142,8 @@ class GateResult:
             f"new finding ({n.part}): {n.finding.title} ({n.finding.count_text})" for n in self.new_findings
         ]
         lines += [f"FAIL {v.part} {v.op}: " + "; ".join(v.reasons) for v in self.verdicts if v.failed]
-        return lines + [f"FAIL: {problem}" for problem in self.problems]
+        lines += [f"FAIL: {problem}" for problem in self.problems]
+        return lines + [f"not determined: {what}" for what in self.undetermined]
 
     def summary(self) -> str:
         """The last line: "gate: PASS: 18 op rows, 0 failed, 0 changed within limits (...); ..."."""
@@ -151,12 +154,14 @@ class GateResult:
         return (
             f"gate: {'PASS' if self.passed else 'FAIL'}: {len(self.verdicts)} op rows, {failed} failed, "
             f"{changed} changed within limits (floors {floors}); {len(self.new_findings)} new finding(s)"
+            + (f"; {len(self.undetermined)} not determined ({CUT_SHORT})" if self.undetermined else "")
             + seconds
         )
 
 
 _NAMED_KIND_VALUES = ("structural", "nondeterministic")
 UNEXPLAINED = "no finding explains them"
+CUT_SHORT = "its shrinking reached the time cap, a safety cap: rerun on a less busy machine"
 RANKS_READ = "read_at_baseline_ranks"  # a current op entry whose quantiles are read so (regression_gate.py)
 
 
@@ -212,13 +217,19 @@ def compare(
     current: dict,
     expected_ops: Sequence[str],
     findings_of: Mapping[str, Sequence[Finding]] | None = None,
+    cut_short: Mapping[str, Sequence[int]] | None = None,
 ) -> GateResult:
     """Per-op verdicts, findings and gate-wide problems of `current` figures against `baseline`;
-    `findings_of` maps each part to this run's failing findings."""
+    `findings_of` maps each part to this run's failing findings, `cut_short` to the failing graphs
+    whose shrinking its safety cap in seconds cut short (`CampaignResult.cut_short`): a new finding
+    made from one of them, a graph of them no finding explains and a finding of the baseline gone
+    from such a part are not determined (listed, not failed): what they show depends on the
+    machine's speed, not on the engine."""
     problems: list[str] = []
     verdicts: list[OpVerdict] = []
     findings: list[FindingVerdict] = []
     gone: list[str] = []
+    undetermined: list[str] = []
     covered: set[str] = set()
     for name, part in current["parts"].items():
         covered.update(part["ops"])
@@ -227,7 +238,8 @@ def compare(
         for entry in base_part.get("findings", []):  # entries an earlier release kept apart share one
             accepted.setdefault(recorded_identity(entry), []).append(entry)
         run_findings = (findings_of or {}).get(name, ())
-        unaccepted = _unaccepted_graphs(run_findings, accepted)
+        capped = set((cut_short or {}).get(name, ()))
+        unaccepted = _unaccepted_graphs(run_findings, accepted, capped)
         for op in sorted(set(base_part["ops"]) | set(part["ops"])):
             before, after = base_part["ops"].get(op), part["ops"].get(op)
             verdicts.append(OpVerdict(name, op, before, after, _op_reasons(before, after, unaccepted)))
@@ -235,25 +247,38 @@ def compare(
         for finding in run_findings:
             keys = identities(finding)
             seen.update(keys)
-            findings.append(FindingVerdict(name, finding, any(k in accepted for k in keys)))
-        gone += [f"{name}: {f['title']}" for key, fs in accepted.items() if key not in seen for f in fs]
+            known = any(k in accepted for k in keys)
+            if not known and capped & set(finding.graph_indices):
+                undetermined.append(f"{name}: {finding.title} ({CUT_SHORT})")
+                continue
+            findings.append(FindingVerdict(name, finding, known))
+        missing = [f"{name}: {f['title']}" for key, fs in accepted.items() if key not in seen for f in fs]
+        if capped:
+            undetermined += [f"{title} (gone? {CUT_SHORT})" for title in missing]
+        else:
+            gone += missing
+        if capped:
+            undetermined.append(f"{name}: {len(capped)} graph(s) {CUT_SHORT}")
     for name in baseline["parts"]:
         if name not in current["parts"]:
             problems.append(f"part {name!r} of the baseline was not run")
     never = sorted(set(expected_ops) - covered)
     if never:
         problems.append(f"op(s) {never} were never drawn by the gate's campaign: raise its graph count")
-    return GateResult(verdicts, problems, findings, gone)
+    return GateResult(verdicts, problems, findings, gone, undetermined=undetermined)
 
 
 def _unaccepted_graphs(
-    findings: Sequence[Finding], accepted: Mapping[str, Any]
+    findings: Sequence[Finding], accepted: Mapping[str, Any], cut_short: set[int] | None = None
 ) -> Callable[[int], str | None]:
     """Why a failing graph fails the gate: the title of the finding that covers it when the
-    baseline did not record that finding, a note when no finding does; None when accepted."""
+    baseline did not record that finding, a note when no finding does; None when accepted, or
+    when its shrinking was cut short (`cut_short`: not determined)."""
     covering = {i: f for f in findings for i in f.graph_indices}
 
     def why(index: int) -> str | None:
+        if index in (cut_short or ()):
+            return None
         finding = covering.get(index)
         if finding is None:
             return UNEXPLAINED

@@ -70,15 +70,24 @@ def seed_int(text: str) -> int:
     return _integer(text, 0, "a non-negative integer seed")
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a duration in seconds, 0 or more."""
+def check_count(text: str) -> int:
+    """An argparse type: a number of candidate checks, 0 or more (a whole number: a budget of
+    work; `--shrink-budget` counted seconds before, so a fraction says so)."""
+    expected = "a whole number of candidate checks from 0"
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds from 0, got {text}")
-    return value
+        return _integer(text, 0, expected)
+    except argparse.ArgumentTypeError as bad:
+        try:
+            value = float(text)
+            fraction = 0 < value < float("inf") and not value.is_integer()
+        except ValueError:
+            fraction = False
+        if not fraction:
+            raise bad from None
+        raise argparse.ArgumentTypeError(
+            f"expected {expected}, got {text} (the budget is counted in checks of the engine now, "
+            "not in seconds)"
+        ) from None
 
 
 def _integer(text: str, minimum: int, expected: str) -> int:

@@ -22,6 +22,7 @@ from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     ENGINE_HELP,
+    check_count,
     check_output_files,
     ci_output_options,
     conventions_option,
@@ -29,8 +30,8 @@ from gradcheck.cli.arguments import (
     graph_timeout_option,
     op_list,
     positive_int,
+    positive_seconds,
     reference_option,
-    seconds,
     seed_int,
 )
 from gradcheck.cli.console import (
@@ -63,7 +64,7 @@ ends or crashes its process is a finding (kind crash), one that runs past --grap
 finding (kind timeout), and the campaign goes on with a fresh worker.
 
 Graph i is drawn from (seed, i) alone: for an engine that computes the same numbers every time,
-report.json is the same for any --jobs and any rerun, its "run" section aside (run id, times).
+report.json is the same for any --jobs, any rerun and any load, its "run" section aside (run id, times).
 An engine whose results depend on object addresses, threads or randomness (a set of nodes summed
 in address order) changes the last bits of figures from run to run; micrograd's order is fixed.
 
@@ -138,12 +139,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--shrink-budget",
-        type=seconds,
+        type=check_count,
+        default=None,
+        metavar="CHECKS",
+        help="candidate checks of the engine for shrinking the failing graphs that no finding "
+        "explains, counted so the report is the same at any load; those left when it is spent are "
+        "reported together as unexplained graphs (default 1000 + 2 per graph: 5000 for 2000 graphs; "
+        "it counted seconds before, and a fraction is refused)",
+    )
+    run.add_argument(
+        "--shrink-time-cap",
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="seconds for shrinking the failing graphs that no finding explains; those left when it "
-        "is spent are reported together as unexplained graphs (default 10 + 0.02 per graph: 50 for "
-        "2000 graphs)",
+        help="a safety cap on shrinking's time, not a budget (default 600); a campaign that reaches "
+        "it says in its report which graphs it cut short, and the gate leaves their findings undecided",
     )
     run.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
     conventions_option(run)
@@ -171,9 +181,9 @@ class MaxShrinkReplaced(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         parser.error(
-            "--max-shrink was replaced by --shrink-budget SECONDS: every failing graph is now "
-            "explained by a finding or shrunk while a time budget lasts (default 10 s + 0.02 s per "
-            "graph); drop --max-shrink, or give --shrink-budget"
+            "--max-shrink was replaced by --shrink-budget CHECKS: every failing graph is now "
+            "explained by a finding or shrunk while a budget of candidate checks lasts (default 1000 "
+            "+ 2 per graph); drop --max-shrink, or give --shrink-budget"
         )
 
 
@@ -190,6 +200,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
         tensor=args.tensor,
         jobs=jobs,
         shrink_budget=args.shrink_budget,
+        shrink_time_cap=args.shrink_time_cap,
         points=args.points,
         conventions=args.conventions,
         isolation=not args.no_isolation,

@@ -13,7 +13,9 @@ and only candidates that keep every op inside its domain and off its kinks are t
 failing graph itself is outside (a failure at a pole shrinks to a smaller graph at that pole).
 
 The caller judges candidates a list at a time (`FirstFailing`: the first of them that still
-fails), so that a batched judge can evaluate a list in one go; `shrink` stops at a deadline.
+fails), so that a batched judge can evaluate a list in one go; `shrink` stops when it has judged
+its budget of candidates (counted work: the same graph at any load), or at a deadline (a safety
+cap only: what it gives then depends on the machine's speed, and the result says it was cut).
 """
 
 from __future__ import annotations
@@ -38,11 +40,14 @@ CANDIDATES_PER_CALL = 8
 
 @dataclass(frozen=True)
 class Shrunk:
-    """What shrinking gave: the smallest graph found and whether the passes ran to the end
-    (False: the deadline or the check budget cut them short)."""
+    """What shrinking gave: the smallest graph found, whether the passes ran to the end (False:
+    the check budget or the deadline cut them short), how many candidates were judged, and
+    whether the deadline (not the count) cut them short."""
 
     graph: Graph
     complete: bool
+    checks: int = 0
+    timed_out: bool = False
 
 
 def shrink(
@@ -55,11 +60,15 @@ def shrink(
 ) -> Shrunk:
     """The smallest graph found by greedy passes for which `first_failing` says it still fails,
     candidates judged `CANDIDATES_PER_CALL` at a time, until no candidate is smaller and fails,
-    `max_checks` candidates were judged or `time.monotonic()` passes `deadline`.
+    `max_checks` candidates were judged or `time.monotonic()` passes `deadline` (a safety cap).
 
     `failing_point`: the batch point that failed (the graph is first cut down to it).
     """
     checks = [max_checks]
+
+    def done(best: Graph, complete: bool, timed_out: bool = False) -> Shrunk:
+        return Shrunk(best, complete, max_checks - checks[0], timed_out)
+
     domain_only = graph_in_domain(graph)
 
     def admissible(candidate: Graph) -> bool:
@@ -69,8 +78,8 @@ def shrink(
             return False
         return not domain_only or graph_in_domain(candidate)
 
-    def out_of_budget() -> bool:
-        return checks[0] <= 0 or (deadline is not None and time.monotonic() >= deadline)
+    def out_of_time() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
 
     def judge(candidates: list[Graph]) -> int | None:
         hit = first_failing(candidates)
@@ -88,15 +97,17 @@ def shrink(
         size = _size(best)
         smaller = (c for c in _candidates(best) if _size(c) < size and admissible(c))
         while not improved:
-            if out_of_budget():
-                return Shrunk(best, complete=False)
+            if checks[0] <= 0:
+                return done(best, complete=False)
+            if out_of_time():
+                return done(best, complete=False, timed_out=True)
             batch = list(itertools.islice(smaller, min(CANDIDATES_PER_CALL, checks[0])))
             if not batch:
                 break
             hit = judge(batch)
             if hit is not None:
                 best, improved = batch[hit], True
-    return Shrunk(best, complete=True)
+    return done(best, complete=True)
 
 
 def shrink_graph(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from gradcheck.campaign import (
     METRICS,
     Backend,
     CampaignError,
+    CampaignResult,
     Failure,
     GraphRecord,
     Settings,
@@ -29,7 +31,7 @@ from gradcheck.campaign import (
 from gradcheck.campaign.accounting import account_for_failures
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.pool import Campaign, Inline
+from gradcheck.campaign.pool import SHRINK_TIME_CAP_REACHED, Campaign, Inline, ShrinkBudget
 from gradcheck.campaign.report_json import build_report, write_report
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs import corpus_format
@@ -102,7 +104,7 @@ def fake_record(index: int) -> GraphRecord:
     )
 
 
-def fake_shrink(record: GraphRecord, seconds: float | None) -> GraphRecord:
+def fake_shrink(record: GraphRecord, budget: ShrinkBudget | None) -> GraphRecord:
     assert record.failure is not None
     f = record.failure
     finding = Finding(Kind.WRONG_GRADIENT, ("mul",), "gradient", {}, graph_indices=(record.index,))
@@ -141,11 +143,71 @@ def test_with_no_finding_to_explain_them_failing_graphs_are_shrunk_while_the_bud
 
 
 def test_graphs_left_when_the_shrink_budget_is_spent_are_unexplained_not_findings():
-    records, _ = fake_accounting(Settings(graphs=20, shrink_budget=0.0))
+    records, _ = fake_accounting(Settings(graphs=20, shrink_budget=0))
     left = unexplained(list(records.values()))
     assert left.indices == (0, 3, 6, 9, 12, 15, 18)
     assert left.reasons == {"the shrink budget was spent before its turn": 7}
     assert all(r.failure.finding is None for r in records.values() if not r.passed)
+
+
+def costly_shrink(record: GraphRecord, budget: ShrinkBudget | None) -> GraphRecord:
+    """`fake_shrink` that spends 10 checks per graph and 1 more per index, or says the budget was
+    spent when it was given fewer (as `FailureShrinker` does), recording each budget it was given."""
+    GIVEN.append((record.index, budget))
+    cost = 10 + record.index
+    assert record.failure is not None
+    if budget is not None and budget.checks is not None and budget.checks < cost:
+        f = replace(record.failure, unexplained="the shrink budget was spent", shrink_checks=budget.checks)
+        return replace(record, failure=f)
+    done = fake_shrink(record, budget)
+    assert done.failure is not None
+    return replace(done, failure=replace(done.failure, shrink_checks=cost))
+
+
+GIVEN: list[tuple[int, ShrinkBudget | None]] = []
+
+
+def counted_accounting(settings: Settings) -> dict[int, GraphRecord]:
+    records = {i: fake_record(i) for i in range(settings.graphs)}
+    backend = Backend(make_checker=lambda s, a: fake_record, make_shrinker=lambda s, a: costly_shrink)
+    with Inline() as runner:
+        engine = Campaign(backend, settings)
+        account_for_failures(runner, engine, records, [], lambda phase: None, lambda *a: None)
+    return records
+
+
+def test_the_shrink_budget_is_counted_in_checks_and_spent_alike_at_any_jobs():
+    # graphs 0, 3, 6, 9, 12 fail; shrinking them costs 10, 13, 16, 19, 22 checks: 45 buy three
+    # (39), and the fourth, given the 6 left, spends them and is left unexplained; none after it
+    GIVEN.clear()
+    one = counted_accounting(Settings(graphs=15, shrink_budget=45))
+    shrunk = [i for i, r in one.items() if r.failure is not None and r.failure.finding is not None]
+    assert shrunk == [0, 3, 6]
+    assert [(i, b.checks) for i, b in GIVEN] == [(0, 45), (3, 35), (6, 22), (9, 6)]
+    assert one[9].failure.unexplained == "the shrink budget was spent"
+    assert one[12].failure.unexplained == "the shrink budget was spent before its turn"
+    # three at a time, each given what was left at the turn's start: a graph that would have had
+    # less, and spent all of it, is shrunk again with what it would have had
+    three = counted_accounting(Settings(graphs=15, shrink_budget=45, jobs=3))
+    assert {i: r.failure for i, r in three.items()} == {i: r.failure for i, r in one.items()}
+    assert (9, 6) in [(i, b.checks) for i, b in GIVEN[4:]], "graph 9 again, with the 6 checks left"
+
+
+def test_a_shrinking_stopped_by_its_time_cap_is_named_in_the_report_not_counted_as_spent():
+    records = counted_accounting(Settings(graphs=15, shrink_time_cap=1e-9))  # passed at once
+    capped = [i for i, r in records.items() if r.failure is not None and r.failure.cut_short]
+    assert capped == [0, 3, 6, 9, 12]
+    assert {r.failure.unexplained for i, r in records.items() if i in capped} == {SHRINK_TIME_CAP_REACHED}
+    as_checked = [replace(r, problems=r.failure.problems if r.failure else ()) for r in records.values()]
+    result = CampaignResult(Settings(graphs=15, shrink_time_cap=1e-9), as_checked, {}, 1.0, 1.0)
+    assert result.cut_short == (0, 3, 6, 9, 12)
+    report = build_report(result)
+    assert report["cut_short"]["shrinking"] == {
+        "time_cap_seconds": 1e-9,
+        "graph_indices": [0, 3, 6, 9, 12],
+        "why": "shrinking reached its safety cap in seconds before its budget of checks was spent",
+    }
+    assert "cut_short" not in build_report(replace(result, records=[fake_record(1)]))
 
 
 def test_progress_of_a_campaign_reaches_the_end_of_each_phase():

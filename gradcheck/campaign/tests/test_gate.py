@@ -235,6 +235,23 @@ def test_findings_are_compared_by_signature():
     assert not outcome.passed
 
 
+def test_findings_of_graphs_whose_shrinking_the_time_cap_cut_short_are_not_determined_not_failed():
+    # the baseline has a pole finding of div; this run's shrinking of graph 7 hit its time cap, so
+    # its finding (other) and the baseline's missing one say how fast the machine was, not the engine
+    pole = {"signature": ["breakdown", ["div"], "", "pole"], "title": "div at its pole"}
+    base = {"parts": {"scalar": {"ops": {}, "findings": [pole]}}}
+    current = {"parts": {"scalar": {"ops": {"div": {"failing_graphs": [7, 8]}}, "findings": []}}}
+    graph = {"inputs": [], "nodes": [], "outputs": []}
+    other = Finding(kind="nonfinite", ops=("div",), check="gradient", graph=graph, graph_indices=(7,))
+    judged = verdict.compare(base, current, [], {"scalar": [other]})
+    assert not judged.passed and judged.gone == ["scalar: div at its pole"]
+    capped = verdict.compare(base, current, [], {"scalar": [other]}, cut_short={"scalar": [7]})
+    assert [f.finding for f in capped.findings] == [] and capped.gone == []
+    assert len(capped.undetermined) == 3 and all(verdict.CUT_SHORT in line for line in capped.undetermined)
+    assert [v.reasons for v in capped.verdicts] == [["1 failing graph(s) (8): no finding explains them"]]
+    assert "not determined" in capped.summary() and capped.verdict_lines()[-1].startswith("not determined")
+
+
 @pytest.mark.parametrize(
     ("other", "message"),
     [

@@ -106,7 +106,7 @@ def test_accounting_and_the_isolations_evidence_run_on_two_workers_as_they_do_in
     from gradcheck.campaign.accounting import unexplained
 
     engine = "gradcheck.testing.fragment_engines:InplaceAbsAdapter"
-    settings = Settings(engine=engine, graphs=60, seed=1, edges=False, shrink_budget=300.0)
+    settings = Settings(engine=engine, graphs=60, seed=1, edges=False)
     here = run_campaign(settings, real_backend())
     with Supervisor(jobs=2, timeout=60) as workers:
         there = run_campaign(replace(settings, jobs=2), real_backend(), runner=workers)

@@ -60,11 +60,27 @@ def test_a_node_no_output_uses_is_kept_while_the_failure_needs_it():
 
 
 def test_shrinking_stops_at_its_deadline_with_the_graph_so_far():
+    # the deadline is a safety cap (measured in seconds, so the test sets one already passed)
     graph = random_graph(np.random.default_rng(0), points=1)
     result = shrink(graph, lambda candidates: 0, deadline=0.0)
-    assert result.graph is graph and not result.complete
+    assert result.graph is graph and not result.complete and result.timed_out
     done = shrink(graph, lambda candidates: None)
     assert done.graph is graph and done.complete, "no candidate fails: the graph is as small as it gets"
+
+
+def test_shrinking_counts_the_candidates_it_judged_and_stops_at_its_budget_of_them():
+    graph = random_graph(np.random.default_rng(0), points=1)
+    judged = []
+
+    def none_fails(candidates):
+        judged.extend(candidates)
+        return None
+
+    done = shrink(graph, none_fails)
+    assert done.complete and done.checks == len(judged) > 5 and not done.timed_out
+    judged.clear()
+    cut = shrink(graph, none_fails, max_checks=5)
+    assert not cut.complete and not cut.timed_out and cut.checks == len(judged) == 5
 
 
 def test_a_node_can_be_frozen_into_an_input_holding_its_value_so_shrinking_crosses_a_pole():
