@@ -1,21 +1,23 @@
 """gradcheck: numerical gradient checking for minigrad (and any float64 callable), and parity
 checks of any autograd engine against PyTorch on random expression graphs."""
 
-from gradcheck.checker.check import gradcheck, gradgradcheck
-from gradcheck.checker.failure import GradcheckError, GradcheckResult, Mismatch
-from gradcheck.checker.kinks import Differentiability, is_differentiable_at
-from gradcheck.checker.numerical import numerical_jacobian, numerical_jvp, numerical_vjp
-from gradcheck.checker.oracle import MPValue, accurate_gradient
-from gradcheck.checker.tolerance import Tolerance, policy_for
-from gradcheck.engines import EngineAdapter, load_engine
-from gradcheck.graphs.generate import random_graph
-from gradcheck.graphs.ir import Graph, GraphFormatError
 from gradcheck.lazy import lazy_names
 
-# The parity check needs torch; it is imported on first use, so `import gradcheck` to check a
-# function numerically does not pay for torch (PEP 562).
-_PARITY = dict.fromkeys(("GraphCheck", "check_graph", "check_kinks"), "gradcheck.parity")
-__getattr__ = lazy_names("gradcheck", _PARITY)
+# Every name is imported on first use (PEP 562): `import gradcheck` (and so `python -m gradcheck
+# --help`) imports nothing heavy, and checking a function numerically does not pay for torch.
+_NAMES = {
+    **dict.fromkeys(("gradcheck", "gradgradcheck"), "gradcheck.checker.check"),
+    **dict.fromkeys(("GradcheckError", "GradcheckResult", "Mismatch"), "gradcheck.checker.failure"),
+    **dict.fromkeys(("Differentiability", "is_differentiable_at"), "gradcheck.checker.kinks"),
+    **dict.fromkeys(("numerical_jacobian", "numerical_jvp", "numerical_vjp"), "gradcheck.checker.numerical"),
+    **dict.fromkeys(("MPValue", "accurate_gradient"), "gradcheck.checker.oracle"),
+    **dict.fromkeys(("Tolerance", "policy_for"), "gradcheck.checker.tolerance"),
+    **dict.fromkeys(("EngineAdapter", "load_engine"), "gradcheck.engines"),
+    "random_graph": "gradcheck.graphs.generate",
+    **dict.fromkeys(("Graph", "GraphFormatError"), "gradcheck.graphs.ir"),
+    **dict.fromkeys(("GraphCheck", "check_graph", "check_kinks"), "gradcheck.parity"),
+}
+__getattr__ = lazy_names("gradcheck", _NAMES)
 
 
 __all__ = [

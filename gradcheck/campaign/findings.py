@@ -15,6 +15,7 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.variants import phrase, variant_of
+from gradcheck.choices import CONVENTIONS
 from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
@@ -26,7 +27,6 @@ from gradcheck.parity.wording import frame
 CHECKS = ("forward", "gradient", "second-derivative")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
 PHASES = ("inspection", "structure", "isolation", "random", "edges", "corpus")
-CONVENTIONS = ("torch", "subgradient")
 
 Signature = tuple[str, tuple[str, ...], str, str]
 

@@ -39,10 +39,10 @@ from typing import Any
 
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.workers import Job, Reply, worker_main
+from gradcheck.choices import DEFAULT_TIMEOUT
 from gradcheck.engines.tracing import ALL_UNITS, Beacon
 from gradcheck.interrupts import signals_held
 
-DEFAULT_TIMEOUT = 60.0  # seconds a unit (one graph) may run without a sign of progress
 UNATTRIBUTED_DEATHS = 5  # deaths no op explains before every further unit is refused
 FAILED_STARTS = 3  # workers in a row that die before taking a job: they cannot start here
 START_LIMIT = 300.0  # seconds a worker may take to start and load the engine (import numpy, torch)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.variants import surface_words
-from gradcheck.engines.adapter import REFERENCES, EngineAdapter
+from gradcheck.choices import REFERENCES
+from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.surface import VARIANTS, adapter_variants

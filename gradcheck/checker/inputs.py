@@ -4,6 +4,8 @@ gradients (a check must leave them as it found them)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +38,25 @@ def leaves_of(inputs: Sequence[Any], engine: EngineAdapter) -> list[Any]:
         elif isinstance(obj, (int, float, np.floating, np.integer, np.ndarray)) and not isinstance(obj, bool):
             leaves.append(engine.as_leaf(obj))
         else:
+            came, wanted = _namesakes(type(obj), engine)
             raise TypeError(
-                f"gradcheck: input {j} is a {type(obj).__name__}; expected a {engine.value_names} "
-                "(or a float / numpy array to wrap)"
+                f"gradcheck: input {j} is a {type(obj).__name__}{came}; expected a {engine.value_names}"
+                f"{wanted} (or a float / numpy array to wrap)"
             )
     return leaves
+
+
+def _namesakes(cls: type, engine: EngineAdapter) -> tuple[str, str]:
+    """Where `cls` and the engine's value class come from, when they are two classes of one name
+    (a file loaded twice): (' from lesson (/tmp/lesson.py)', ' of ... (why)'); else ('', '')."""
+    expected = getattr(engine, "value_class", None)
+    if not isinstance(expected, type) or expected is cls or expected.__qualname__ != cls.__qualname__:
+        return "", ""
+    files = [getattr(sys.modules.get(c.__module__), "__file__", None) for c in (cls, expected)]
+    where = [c.__module__ if f is None else f"{c.__module__} ({f})" for c, f in zip((cls, expected), files)]
+    copied = None not in files and os.path.realpath(files[0]) == os.path.realpath(files[1])
+    why = "the engine spec loaded another copy of the class" if copied else "another class of the same name"
+    return f" from {where[0]}", f" of {where[1]} ({why})"
 
 
 def output_nodes(out: Any, engine: EngineAdapter) -> list[Any]:

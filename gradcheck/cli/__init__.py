@@ -30,11 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with terminable():
+            args = build_parser().parse_args(argv)  # --help and bad arguments end here, importing no harness
             if _runs_an_engine(argv):
                 from gradcheck.campaign.supervisor import prestart
 
                 prestart()  # its start-up (numpy, torch, the engine: seconds) overlaps ours
-            return _command(argv)
+            return _command(args, argv)
     except KeyboardInterrupt:
         print("gradcheck: interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -50,8 +51,8 @@ def _runs_an_engine(argv: list[str]) -> bool:
     return bool(argv[:1]) and argv[0] in ENGINE_COMMANDS and not {"-h", "--help"} & set(argv)
 
 
-def _command(argv: list[str]) -> int:
-    """Parse and run the command; bad input and failed reads or writes are one line and exit 2."""
+def _command(args: Any, argv: list[str]) -> int:
+    """Run the parsed command; bad input and failed reads or writes are one line and exit 2."""
     from rich.console import Console
 
     from gradcheck.atomic import WriteError
@@ -59,7 +60,6 @@ def _command(argv: list[str]) -> int:
     from gradcheck.cli import corpus, gate, replay, run
     from gradcheck.parity.wording import printable
 
-    args = build_parser().parse_args(argv)
     console = Console(highlight=False)
     try:
         if args.command == "replay":

@@ -13,14 +13,14 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gradcheck.campaign.cluster import Cluster
-from gradcheck.campaign.findings import CONVENTIONS
-from gradcheck.campaign.outputs import check_free_space
-from gradcheck.campaign.pool import Inline
-from gradcheck.campaign.settings import CampaignError
-from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Supervisor
-from gradcheck.engines.adapter import REFERENCES
+from gradcheck.choices import CONVENTIONS, DEFAULT_TIMEOUT, REFERENCES
+
+if TYPE_CHECKING:  # the rest of the campaign is imported when a command runs, not to parse it
+    from gradcheck.campaign.cluster import Cluster
+    from gradcheck.campaign.pool import Inline
+    from gradcheck.campaign.supervisor import Supervisor
 
 
 def exit_statuses(fails: str, passed: str = "every check passed") -> str:
@@ -157,6 +157,9 @@ def engine_workers(jobs: int, timeout: float | None) -> Supervisor | Inline:
     GRADCHECK_UNSUPERVISED=1, this process instead (`Inline`: to step into the engine with a
     debugger; an engine that exits or hangs then takes gradcheck with it). The tests of what the
     commands print swap `Inline` in too."""
+    from gradcheck.campaign.pool import Inline
+    from gradcheck.campaign.supervisor import Supervisor
+
     if os.environ.get(UNSUPERVISED) == "1":
         return Inline()
     return Supervisor(jobs, timeout)
@@ -169,6 +172,8 @@ def engine_cluster(
     """The Dask cluster at `address` (--scheduler), checked to have `engine` on every worker,
     running the random graphs beside `workers` with their quarantine and `timeout`; None
     without --scheduler."""
+    from gradcheck.campaign.cluster import Cluster
+
     if address is None:
         yield None
         return
@@ -207,6 +212,9 @@ def check_output_files(*paths: Path | None) -> None:
     """Fail before the campaign, not after it, when an output file cannot be written: its
     directory is missing or not writable (the file is written beside it, then renamed), or the
     path is a directory or a file that is not writable."""
+    from gradcheck.campaign.outputs import check_free_space
+    from gradcheck.campaign.settings import CampaignError
+
     for path in paths:
         if path is None:
             continue

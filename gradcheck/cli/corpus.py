@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
-
-from gradcheck.campaign.regression_corpus import add_to_corpus
 from gradcheck.cli.arguments import Subparser, exit_statuses
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Where `corpus add` writes without --to: ./corpus (made when missing), the directory
 # `pytest --pyargs gradcheck.suite --gradcheck-corpus corpus` replays.
@@ -42,6 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """`corpus add`; returns the exit status."""
+    from rich.text import Text
+
+    from gradcheck.campaign.regression_corpus import add_to_corpus
+
     directory = args.to if args.to is not None else DEFAULT_CORPUS
     for target, new in add_to_corpus(list(args.files), directory, create=args.to is None):
         console.print(Text(f"{'added' if new else 'already in the corpus'}: {target}"), soft_wrap=True)

@@ -14,14 +14,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
-
-from gradcheck.campaign.regression_gate import Part, part_for, run_gate, update_baseline
-from gradcheck.campaign.report_session import CiFiles, report_gate
-from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT
-from gradcheck.campaign.workers import capped_jobs
+from gradcheck.choices import DEFAULT_TIMEOUT
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     ENGINE_HELP,
@@ -32,7 +27,11 @@ from gradcheck.cli.arguments import (
     positive_int,
     seed_int,
 )
-from gradcheck.cli.console import print_outcome
+
+if TYPE_CHECKING:  # the gate's campaign is imported when the command runs, not to parse it
+    from rich.console import Console
+
+    from gradcheck.campaign.regression_gate import Part
 
 DESCRIPTION = """\
 Gate an engine's gradients in CI: run a fixed, deterministic campaign (random graphs with fixed
@@ -99,6 +98,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The `gate` subcommand; returns the exit status."""
+    from gradcheck.campaign.regression_gate import part_for
+
     part = part_for(args.engine, args.tensor, args.dtype, args.graphs, args.seed)
     return run_parts_gate(
         [part],
@@ -128,6 +129,13 @@ def run_parts_gate(
     """Gate `parts` against `baseline`, print the verdict and write the CI files; or, with
     `update`, record the baseline (no CI files: nothing is compared). The engines run in watched
     worker processes (`gradcheck.campaign.supervisor`)."""
+    from rich.text import Text
+
+    from gradcheck.campaign.regression_gate import run_gate, update_baseline
+    from gradcheck.campaign.report_session import CiFiles, report_gate
+    from gradcheck.campaign.workers import capped_jobs
+    from gradcheck.cli.console import print_outcome
+
     jobs, note = capped_jobs(jobs)
     if note:
         print(f"gate: {note}", file=sys.stderr)

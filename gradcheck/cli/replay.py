@@ -20,22 +20,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from gradcheck.campaign.findings import CONVENTIONS
-from gradcheck.campaign.json_input import read_json
-from gradcheck.campaign.phases import structure_phase
-from gradcheck.campaign.pool import Campaign, marked
-from gradcheck.campaign.settings import CampaignError, Settings
-from gradcheck.campaign.structure import REBUILDS, retaining
-from gradcheck.campaign.supervisor import Death, Work
-from gradcheck.campaign.validation import load_adapter
-from gradcheck.checker.flat import flat_vector
+from gradcheck.choices import CONVENTIONS
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     conventions_option,
@@ -44,17 +31,15 @@ from gradcheck.cli.arguments import (
     index_int,
     reference_option,
 )
-from gradcheck.cli.console import numbers_table as render_numbers
-from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.loading import canonical_spec
-from gradcheck.graphs import corpus_format
-from gradcheck.graphs.ir import Graph, GraphFormatError
-from gradcheck.parity.classify import classify_check, torch_at
-from gradcheck.parity.edge_check import check_edge
-from gradcheck.parity.exact import run_exact
-from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
-from gradcheck.parity.trust import checked_graph, precise_gradient
-from gradcheck.parity.wording import printable
+
+if TYPE_CHECKING:  # the checks are imported when a graph is replayed, not to parse the command
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    from gradcheck.campaign.supervisor import Death
+    from gradcheck.engines.adapter import EngineAdapter
+    from gradcheck.graphs.ir import Graph
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -79,6 +64,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The `replay` subcommand, the engine in a watched worker process; returns the exit status."""
+    from gradcheck.campaign.pool import Campaign
+    from gradcheck.campaign.settings import CampaignError, Settings
+    from gradcheck.campaign.supervisor import Work
+    from gradcheck.engines.loading import canonical_spec
+    from gradcheck.parity.wording import printable
+
     saved = load_saved(args.file, args.finding)
     if args.reference is not None:  # the command's judge over the report's
         saved = dataclasses.replace(saved, reference=args.reference)
@@ -110,6 +101,10 @@ Looks = tuple[int, bool, "str | None"]  # a console's width, whether a terminal,
 def replay_task(state: Any, units: Sequence[Saved], extra: tuple[str, Looks]) -> list[tuple[str, int]]:
     """In a worker: each saved graph replayed on the campaign's engine, rendered as the main
     process's console would (width, terminal, colours): (text, exit status)."""
+    from rich.console import Console
+
+    from gradcheck.campaign.pool import marked
+
     conventions, (width, terminal, colors) = extra
     out = []
     for saved in marked(units):
@@ -136,6 +131,11 @@ class Saved:
 
 def load_saved(path: Path, finding: int | None = None) -> Saved:
     """The graph in a corpus file, or finding `finding` of a report.json; CampaignError if unusable."""
+    from gradcheck.campaign.json_input import read_json
+    from gradcheck.campaign.settings import CampaignError
+    from gradcheck.graphs import corpus_format
+    from gradcheck.graphs.ir import GraphFormatError
+
     try:
         data = read_json(path, "file to replay")  # size and nesting limited
     except FileNotFoundError:
@@ -152,6 +152,10 @@ def load_saved(path: Path, finding: int | None = None) -> Saved:
 
 
 def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved:
+    from gradcheck.campaign.settings import CampaignError
+    from gradcheck.graphs import corpus_format
+    from gradcheck.graphs.ir import GraphFormatError
+
     findings = report.get("findings")
     if not isinstance(findings, list) or not findings:
         raise CampaignError(f"{path}: the report has no findings to replay")
@@ -177,6 +181,17 @@ def replay(
 ) -> int:
     """Check the saved graph with `engine` (a name or an adapter; the file's by default), print the
     numbers side by side; the exit status. In this process: `command` runs it in a worker."""
+    from rich.text import Text
+
+    from gradcheck.campaign.settings import CampaignError
+    from gradcheck.campaign.structure import REBUILDS, retaining
+    from gradcheck.campaign.validation import load_adapter
+    from gradcheck.engines.adapter import EngineAdapter
+    from gradcheck.parity.classify import classify_check
+    from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
+    from gradcheck.parity.trust import checked_graph
+    from gradcheck.parity.wording import printable
+
     if conventions not in CONVENTIONS:
         raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {conventions!r}")
     if isinstance(engine, EngineAdapter):
@@ -246,6 +261,11 @@ def replay(
 def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
     """A structural finding is replayed by running the structural phase again: fixed when no
     finding of the same cause comes back (each of its checks rebuilds its graph several times)."""
+    from rich.text import Text
+
+    from gradcheck.campaign.phases import structure_phase
+    from gradcheck.parity.wording import printable
+
     console.print(
         Text(f"replaying {printable(saved.label)} with engine {adapter.name}: the structural phase")
     )
@@ -265,6 +285,12 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
 def _replay_edge(saved: Saved, adapter: EngineAdapter, console: Console) -> int:
     """An edge-value case is judged as the edge phase judged it: against torch alone, nan and inf
     included (central differences say nothing at inf or nan)."""
+    import numpy as np
+    from rich.text import Text
+
+    from gradcheck.parity.edge_check import check_edge
+    from gradcheck.parity.wording import printable
+
     problems = check_edge(adapter, saved.graph)
     console.print(Text(f"replaying {printable(saved.label)} with engine {adapter.name}"), soft_wrap=True)
     with np.errstate(all="ignore"):
@@ -284,6 +310,13 @@ def numbers_table(
     """Forward values and cotangent-weighted gradients: engine, torch, precise oracle (left empty
     without `oracle_column`: at an edge value there is none), or with `exact` the exact values
     (forward values and H·v too)."""
+    import numpy as np
+
+    from gradcheck.checker.flat import flat_vector
+    from gradcheck.cli.console import numbers_table as render_numbers
+    from gradcheck.parity.classify import torch_at
+    from gradcheck.parity.trust import precise_gradient
+
     cotangent = list(graph.cotangent) if graph.cotangent is not None else [1.0] * len(graph.outputs)
     values = graph.input_values(0)
     title = "at " + ", ".join(f"{i.name}={_short(v)}" for i, v in zip(graph.inputs, values))
@@ -336,6 +369,10 @@ def _exact_numbers(
     graph: Graph, values: list[Any], cotangent: list[Any], direction: list[Any], hvp: bool
 ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """The exact forward values, gradients and (with `hvp`) H·v along `direction` at one point."""
+    import numpy as np
+
+    from gradcheck.parity.exact import run_exact
+
     batch = [np.asarray(v, dtype=np.float64)[None] for v in values]
     if graph.is_tensor:
         cot: Any = [np.asarray(c, dtype=np.float64)[None] for c in cotangent]
@@ -358,4 +395,7 @@ def _num(values: np.ndarray | None, k: int) -> str:
 
 
 def _short(v: Any) -> str:
+    import numpy as np
+
+
     return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(float(v))

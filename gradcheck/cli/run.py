@@ -6,19 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
-
-from gradcheck import campaign
-from gradcheck.atomic import write_text
-from gradcheck.campaign import CampaignError, Settings
-from gradcheck.campaign.outputs import ReportDirectory
-from gradcheck.campaign.pool import Campaign
-from gradcheck.campaign.regression_corpus import check_corpus_directory
-from gradcheck.campaign.report_session import CiFiles, report_run
-from gradcheck.campaign.tasks import EngineFacts, describe
-from gradcheck.campaign.workers import capped_jobs
 from gradcheck.cli import arguments
 from gradcheck.cli.arguments import (
     ENGINE_HELP,
@@ -34,18 +23,11 @@ from gradcheck.cli.arguments import (
     reference_option,
     seed_int,
 )
-from gradcheck.cli.console import (
-    header,
-    op_table,
-    print_findings,
-    print_graphs,
-    print_summary,
-    print_unexplained,
-    print_verdict,
-    progress_bars,
-)
-from gradcheck.engines.loading import canonical_spec
-from gradcheck.launcher import command_line, launcher
+
+if TYPE_CHECKING:  # the campaign is imported when the command runs, not to parse it (--help)
+    from rich.console import Console
+
+    from gradcheck.campaign.tasks import EngineFacts
 
 DESCRIPTION = """\
 Run a parity campaign: N random expression graphs, each evaluated by an autograd engine, by
@@ -189,6 +171,29 @@ class MaxShrinkReplaced(argparse.Action):
 
 def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> int:
     """The `run` subcommand; returns the exit status."""
+    from rich.text import Text
+
+    from gradcheck import campaign
+    from gradcheck.campaign import CampaignError, Settings
+    from gradcheck.campaign.outputs import ReportDirectory
+    from gradcheck.campaign.pool import Campaign
+    from gradcheck.campaign.regression_corpus import check_corpus_directory
+    from gradcheck.campaign.report_session import CiFiles, report_run
+    from gradcheck.campaign.tasks import describe
+    from gradcheck.campaign.workers import capped_jobs
+    from gradcheck.cli.console import (
+        header,
+        op_table,
+        print_findings,
+        print_graphs,
+        print_summary,
+        print_unexplained,
+        print_verdict,
+        progress_bars,
+    )
+    from gradcheck.engines.loading import canonical_spec
+    from gradcheck.launcher import launcher
+
     jobs, note = capped_jobs(args.jobs)
     if note:
         print(f"gradcheck: {note}", file=sys.stderr)
@@ -259,6 +264,12 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
 
 def print_adapter(facts: EngineFacts, path: Path, console: Console) -> int:
     """`run --print-adapter FILE`: write the adapter built for a value class as an editable file."""
+    from rich.text import Text
+
+    from gradcheck.atomic import write_text
+    from gradcheck.campaign import CampaignError
+    from gradcheck.launcher import command_line
+
     if facts.adapter_source is None:
         raise CampaignError(
             f"--print-adapter writes the adapter built for a micrograd-style value class; engine "

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -161,12 +162,17 @@ def _module(name: str, where: str) -> ModuleType:
 
 
 def _module_from_file(name: str, path: Path) -> ModuleType:
-    """The module in file `path`, loaded once per process under a name of its own."""
+    """The module in file `path`: the one this process already imported from it (`import lesson`,
+    importlib, `python lesson.py`), so the caller's own values are the engine's; else loaded once
+    per process under a name of its own."""
     path = path.resolve()
     if not path.is_file():
         raise UnknownEngineError(f"engine {name!r}: no file {str(path)!r}")
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     module_name = f"gradcheck_engine_file_{digest}_{path.stem}"
+    imported = _imported_from(path, besides=module_name)
+    if imported is not None:
+        return imported
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -182,3 +188,18 @@ def _module_from_file(name: str, path: Path) -> ModuleType:
             f"engine {name!r}: importing {str(path)!r} raised {type(e).__name__}: {e}"
         ) from e
     return module
+
+
+def _imported_from(path: Path, besides: str) -> ModuleType | None:
+    """A module already in `sys.modules` whose file is `path` (not the one named `besides`, the
+    copy this loader makes), or None."""
+    for module_name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if module_name == besides or not isinstance(file, str) or os.path.basename(file) != path.name:
+            continue
+        try:
+            if os.path.samefile(file, path):
+                return module
+        except OSError:
+            continue
+    return None

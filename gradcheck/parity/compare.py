@@ -26,7 +26,8 @@ import numpy as np
 
 from gradcheck.checker.flat import flat_vector
 from gradcheck.checker.tolerance import Tolerance, policy_for
-from gradcheck.engines.adapter import REFERENCES, EngineAdapter, loaded
+from gradcheck.choices import REFERENCES
+from gradcheck.engines.adapter import EngineAdapter, loaded
 from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.graphs.ir import Graph, Input, OpNode

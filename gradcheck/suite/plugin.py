@@ -1,4 +1,5 @@
-"""The gradcheck pytest plugin (entry point `pytest11`): options, hypothesis profiles, fixtures.
+"""The gradcheck pytest plugin (entry point `pytest11`): options, hypothesis profiles, fixtures,
+and the suite's tests in tier order (bugs, graph code, edge behaviours: `-x` stops at the first).
 
 Installed with the package, it lets any project run the parity suite against its own engine:
 
@@ -195,6 +196,30 @@ def pytest_configure(config: pytest.Config) -> None:
     _settings["conventions"] = conventions(config)
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+
+
+# The suite's modules in the order a campaign report leads with their findings (`campaign.tiers`):
+# bugs (ops' gradients at ordinary inputs, kinks and the corpus), then the engine's graph code,
+# then edge behaviours, then the gate against a baseline; so `-x` stops at what to fix first.
+TIER_ORDER = ("test_parity", "test_structure", "test_edges", "test_gate")
+SUITE_DIR = Path(__file__).resolve().parent
+
+
+def suite_tier(item: pytest.Item) -> int | None:
+    """Where a test of the suite runs in tier order (`TIER_ORDER`); None for any other test."""
+    path = item.path.resolve()
+    if path.parent != SUITE_DIR:
+        return None
+    return TIER_ORDER.index(path.stem) if path.stem in TIER_ORDER else len(TIER_ORDER)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The suite's tests in tier order (stable within a tier), in the places its tests held among
+    the run's; other tests keep theirs."""
+    places = [i for i, item in enumerate(items) if suite_tier(item) is not None]
+    ordered = sorted((items[i] for i in places), key=lambda item: suite_tier(item) or 0)
+    for place, item in zip(places, ordered):
+        items[place] = item
 
 
 @pytest.fixture(scope="session")

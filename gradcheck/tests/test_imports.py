@@ -42,3 +42,26 @@ def test_the_parity_check_is_there_on_first_use():
     assert gradcheck.check_graph is check_graph and gradcheck.GraphCheck is GraphCheck
     with pytest.raises(AttributeError, match="no attribute 'check_grpah'"):
         gradcheck.check_grpah  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["--help"], 0),
+        (["run", "--help"], 0),
+        (["gate", "--help"], 0),
+        (["replay", "--help"], 0),
+        (["corpus", "add", "--help"], 0),
+        (["run", "--graphs", "0"], 2),
+        (["gate", "--engine", "minigrad"], 2),
+    ],
+)
+def test_the_command_lines_help_and_argument_errors_import_neither_torch_nor_numpy(argv, status):
+    command = [sys.executable, "-X", "importtime", "-m", "gradcheck", *argv]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == status, run.stderr[-2000:]
+    timed = [line for line in run.stderr.splitlines() if line.startswith("import time:")]
+    imported = {line.rsplit("|", 1)[1].strip() for line in timed}
+    assert "gradcheck.cli.parser" in imported, "the parser was built in this process"
+    heavy = sorted(m for m in imported if m.split(".")[0] in {"torch", "numpy", "mpmath", "rich"})
+    assert not heavy, f"gradcheck {' '.join(argv)} imported {heavy[:5]}"

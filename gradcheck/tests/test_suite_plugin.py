@@ -88,3 +88,28 @@ def test_a_failure_of_a_foreign_engine_shows_the_repro_built_through_that_engine
     engine_grads = [scope[name].grad for name in inputs]
     assert len(engine_grads) == len(torch_grads)
     assert any(abs(e - t) > 1e-6 for e, t in zip(engine_grads, torch_grads)), "it reproduces the bug"
+
+
+def test_the_suite_runs_in_tier_order_so_x_stops_at_the_engines_bug_before_its_edges(tmp_path):
+    (tmp_path / "engine.py").write_text(TANH_CLONE)  # its only bug: tanh; Python floats raise at 1 / 0
+    tiers = "test_seeded_random_graphs_agree or structural_check or edge_values"
+    listed = _suite(tmp_path, "--gradcheck-engine", "engine.py:Value", "-k", tiers, "--collect-only", "-q")
+    modules = [line.split("::")[0] for line in listed.stdout.splitlines() if "::" in line]
+    assert modules == sorted(modules, key=["test_parity.py", "test_structure.py", "test_edges.py"].index)
+    assert len(set(modules)) == 3, listed.stdout[-3000:]
+    run = _suite(tmp_path, "--gradcheck-engine", "engine.py:Value", "-k", tiers, "-x")
+    assert run.returncode == 1, run.stdout[-3000:]
+    failed = [line.split(" - ")[0] for line in run.stdout.splitlines() if line.startswith("FAILED")]
+    assert failed == ["FAILED test_parity.py::test_seeded_random_graphs_agree[0]"], run.stdout[-3000:]
+    assert "finding: tanh — wrong gradient" in run.stdout
+
+
+def test_a_projects_own_tests_keep_their_order_whatever_their_module_names(tmp_path):
+    for name in ("test_edges.py", "test_parity.py"):
+        (tmp_path / name).write_text("def test_it():\n    pass\n")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert [line for line in run.stdout.splitlines() if "::" in line] == [
+        "test_edges.py::test_it",
+        "test_parity.py::test_it",
+    ], run.stdout + run.stderr

@@ -3,6 +3,7 @@ it is checked with nothing written, with the same findings as its hand-written a
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -213,6 +214,48 @@ def test_a_file_loads_from_its_path_even_beside_a_package_of_the_same_name(tmp_p
     adapter = load_engine("eng.py:Value")
     assert "tanh" in adapter.ops
     assert adapter.spec == f"{tmp_path.resolve() / 'eng.py'}:Value" == canonical_spec("eng.py:Value")
+
+
+def _import_by_path(path: Path, module_name: str, monkeypatch) -> object:
+    """`path` imported as the learner would (importlib, under their own module name)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, module_name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_path_spec_reuses_the_module_imported_from_that_file_so_its_values_are_accepted(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "lesson.py"
+    path.write_text((DATA / "plain_engine.py").read_text(encoding="utf-8"), encoding="utf-8")
+    lesson = _import_by_path(path, "lesson", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    for spec in (f"{path}:Value", "lesson.py:Value"):
+        assert load_engine(spec).value_class is lesson.Value
+        assert gradcheck(lambda a, b: (a * b).tanh() / b, [lesson.Value(0.7), lesson.Value(1.3)], engine=spec)
+
+
+def test_values_of_another_copy_of_the_engines_class_are_refused_naming_both_copies(tmp_path, monkeypatch):
+    path = tmp_path / "lesson.py"
+    path.write_text((DATA / "plain_engine.py").read_text(encoding="utf-8"), encoding="utf-8")
+    lesson = _import_by_path(path, "lesson_copied", monkeypatch)
+    stale = lesson.Value(0.7)  # made before the module was loaded again: a class the engine no longer has
+    lesson.__spec__.loader.exec_module(lesson)  # run again, as importlib.reload does
+    with pytest.raises(TypeError) as raised:
+        gradcheck(lambda a: a.tanh(), [stale], engine=f"{path}:Value")
+    where = f"lesson_copied ({path})"
+    assert str(raised.value).startswith(
+        f"gradcheck: input 0 is a Value from {where}; expected a Value of {where} "
+        "(the engine spec loaded another copy of the class)"
+    )
+    other = tmp_path / "other" / "lesson.py"
+    other.parent.mkdir()
+    other.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    elsewhere = r"of gradcheck_engine_file_\w+ \(.*other.lesson\.py\) \(another class of the same name\)"
+    with pytest.raises(TypeError, match=elsewhere):
+        gradcheck(lambda a: a.tanh(), [lesson.Value(0.7)], engine=f"{other}:Value")
 
 
 def test_a_module_outside_the_installed_packages_names_its_folder_for_replay(tmp_path, monkeypatch):
