@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -80,6 +81,8 @@ class Row(NamedTuple):
 
 
 def _compact(text: str) -> str:
+    """Text without spaces or case, its multiplication signs as `*` and a square as `**2`."""
+    text = text.replace("·", "*").replace("×", "*").replace("²", "**2").replace("^", "**")
     return "".join(text.split()).lower()
 
 
@@ -95,12 +98,15 @@ def is_expected(mistake: Mistake, finding: dict[str, Any]) -> bool:
 
 
 def names_it(mistake: Mistake, finding: dict[str, Any]) -> str:
-    """"yes" or "no" for whether the finding's title or problems spell the table's wrong derivative
-    (spaces and case aside); "-" when the table names none."""
+    """"yes" or "no" for whether the finding's title or problems say the table's phrase for the
+    mistake (spaces, case and how multiplication is written aside; "like x" is not "like x0"); "-"
+    when the table names none."""
     if not mistake.named:
         return "-"
-    said = " ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])])
-    return "yes" if _compact(mistake.named) in _compact(said) else "no"
+    said = _compact(" ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
+    phrase = _compact(mistake.named)
+    at = [m.end() for m in re.finditer(re.escape(phrase), said)]
+    return "yes" if any(end == len(said) or not said[end].isalnum() for end in at) else "no"
 
 
 def row_of(mistake: Mistake, report: dict[str, Any], seconds: float) -> Row:

@@ -26,7 +26,7 @@ def report(*findings: dict, unexplained: int = 0) -> dict:
 def test_a_mistake_blamed_on_an_op_built_from_its_primitive_is_not_the_expected_first_finding():
     mistake = BY_ENGINE["MulNoUpstream"]
     neg = finding("bug", ["neg"], "neg — wrong gradient")
-    mul = finding("bug", ["mul"], "mul's backward behaves like x without out.grad")
+    mul = finding("bug", ["mul"], "mul's backward: the upstream gradient left out")
     row = learner_table.row_of(mistake, report(neg, mul, unexplained=627), 12.0)
     assert (row.first, row.bugs, row.graph_code, row.unexplained) == ("bug: neg — wrong gradient", 2, 0, 627)
     assert not row.expected_first and row.named == "no"
@@ -44,6 +44,17 @@ def test_new_counts_the_bug_and_graph_code_findings_the_correct_engine_does_not_
     variant = learner_table.row_of(BY_ENGINE["TanhOneMinusT"], campaign, 11.0)
     assert variant.new(correct) == "1" and variant.new(None) == "?" and correct.new(correct) == "-"
     assert variant.cells(correct)[learner_table.HEADER.index("new")] == "1"
+
+
+def test_a_named_mistake_is_its_phrase_as_a_whole_not_a_letter_of_an_input_name():
+    exp = BY_ENGINE["ExpUsesInput"]
+    named = finding("bug", ["exp"], "exp's backward behaves like x · out.grad")
+    assert learner_table.names_it(exp, named) == "yes"
+    plain = finding("bug", ["exp"], "exp — wrong gradient", problems=["point 0 (x0=0.7): looks like x0"])
+    assert learner_table.names_it(exp, plain) == "no"
+    tanh = finding("bug", ["tanh"], "tanh's backward behaves like (1 - t)·out.grad; the derivative is 1 - t²")
+    assert learner_table.names_it(BY_ENGINE["TanhOneMinusT"], tanh) == "yes"
+    assert learner_table.names_it(BY_ENGINE["AddAssigns"], tanh) == "-"
 
 
 def test_a_backward_mistake_is_expected_as_graph_code_and_an_op_mistake_on_exactly_its_op():

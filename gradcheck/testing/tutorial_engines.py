@@ -421,9 +421,10 @@ class Mistake:
     """What the harness should report first for one engine of this module, after issue 52.
 
     `engine`: the class's name here; `op`: the registry op that holds the mistake, or `GRAPH_CODE`;
-    `tiers`: the tiers that finding may have; `kind`: what is wrong, in words; `named`: the wrong
-    derivative as a formula (x the input, t, s the output of tanh, sigmoid, n the exponent), where
-    it is a standard one the finding should name, else "".
+    `tiers`: the tiers that finding may have; `kind`: what is wrong, in words; `named`: where the
+    mistake is a standard wrong derivative, the phrase the finding should say it with: "like" and
+    the local derivative the mistaken backward computes (x the input, t and s the output of tanh
+    and sigmoid, n the exponent), or "upstream gradient left out"; else "".
     """
 
     engine: str
@@ -446,17 +447,17 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("TutorialValue", "pow_const", _BUG, "raises ZeroDivisionError at x ** 0, x = 0"),
     Mistake("AddAssigns", "add", _EITHER, "wrong gradient"),
     Mistake("MulAssigns", "mul", _EITHER, "wrong gradient"),
-    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "without out.grad"),
-    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "without out.grad"),
-    Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "(1 - t)"),
-    Mistake("PowUnreduced", "pow_const", _BUG, "wrong gradient", "n * x**n"),
-    Mistake("PowRaised", "pow_const", _BUG, "wrong gradient", "n * x**(n + 1)"),
-    Mistake("ExpUsesInput", "exp", _BUG, "wrong gradient", "x"),
-    Mistake("LogOverOutput", "log", _BUG, "wrong gradient", "1 / log(x)"),
-    Mistake("LogTimesInput", "log", _BUG, "wrong gradient", "x"),
-    Mistake("ReluFlipped", "relu", _BUG, "wrong gradient", "(x < 0)"),
-    Mistake("ReluTimesOutput", "relu", _BUG, "wrong gradient", "relu(x)"),
-    Mistake("SigmoidIsS", "sigmoid", _BUG, "wrong gradient", "s"),
+    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "upstream gradient left out"),
+    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "upstream gradient left out"),
+    Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "like (1 - t)"),
+    Mistake("PowUnreduced", "pow_const", _BUG, "wrong gradient", "like n * x**n"),
+    Mistake("PowRaised", "pow_const", _BUG, "wrong gradient", "like n * x**(n + 1)"),
+    Mistake("ExpUsesInput", "exp", _BUG, "wrong gradient", "like x"),
+    Mistake("LogOverOutput", "log", _BUG, "wrong gradient", "like 1 / log(x)"),
+    Mistake("LogTimesInput", "log", _BUG, "wrong gradient", "like x"),
+    Mistake("ReluFlipped", "relu", _BUG, "wrong gradient", "like (x < 0)"),
+    Mistake("ReluTimesOutput", "relu", _BUG, "wrong gradient", "like relu(x)"),
+    Mistake("SigmoidIsS", "sigmoid", _BUG, "wrong gradient", "like s"),
     Mistake("NoVisited", GRAPH_CODE, _MACHINERY, "a shared node's gradient counted once per path"),
     Mistake("NoSeed", GRAPH_CODE, _MACHINERY, "the root's gradient never seeded with 1"),
     Mistake("SeedEveryNode", GRAPH_CODE, _MACHINERY, "every node's gradient set to 1"),
