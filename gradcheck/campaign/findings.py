@@ -251,8 +251,6 @@ class Finding:
         gate baselines written before that merge recorded."""
         if self.kind in _BREAKDOWN_KINDS and self.region not in (ORDINARY, ""):
             return ("breakdown", self.ops, "", self.region)
-        if self.mistake and self.tier != tiers.EDGE:  # a named mistake says it all, in the engine's terms
-            return self.mistake
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
             return (self.kind.value, self.ops, self.check, self.where)
         return (self.kind.value, self.ops, self.check, self.region)
@@ -307,6 +305,8 @@ class Finding:
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
         )
         place = f" {where}" if where else ""
+        if self.mistake and self.tier != tiers.EDGE:  # a named mistake says it all, in the engine's terms
+            return self.mistake
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
             return f"graph code — {self.where}" + (
                 "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"

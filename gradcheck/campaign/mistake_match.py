@@ -15,7 +15,6 @@ engine's own `*`), so its backward gets out.grad ≠ 1, and names a partial that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -169,12 +168,17 @@ def _operand_values(graph: Graph) -> list[np.ndarray]:
     return [np.full(n, v) if isinstance(v, float) else v for v in node.operands(columns)]
 
 
-def local_lines(graph: Graph | None, problems: Sequence[Any]) -> list[str]:
-    """For a one-op scalar graph's gradient problems: the local derivative beside them, its
-    cotangent divided out ("local derivative of x0 (cotangent 0.923 divided out): engine 2,
-    torch 2.7e-06"); none for any other graph."""
+def local_lines(finding: Any, shown: int) -> list[str]:
+    """For a one-op scalar finding's first `shown` problems, those of the gradient: the local
+    derivative beside the graph's numbers, its cotangent divided out ("local derivative of x0
+    (cotangent 0.923 divided out): engine 2, torch 2.7e-06"); none for any other finding."""
+    try:
+        graph = Graph.from_dict(finding.graph) if finding.graph else None
+    except Exception:  # an earlier report's graph this release cannot read: nothing to add
+        return []
     if graph is None or graph.is_tensor or len(graph.nodes) != 1 or not graph.cotangent:
         return []
+    problems = finding.problems[:shown]
     c = float(np.asarray(graph.cotangent[0]))
     if c == 0:
         return []
