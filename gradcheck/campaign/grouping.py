@@ -131,9 +131,14 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
 
 def _one_mistake(group: Sequence[Finding]) -> str | None:
     """The learner's mistake the group's isolation findings all name (`Finding.mistake`): None
-    where they name two, or one of its op's wrong gradients in isolation names none."""
+    where they name two, or one of its op's wrong gradients at random points names none (a kink
+    case, one point at the kink, names none and says nothing against one)."""
     names = {f.mistake for f in group if f.mistake}
-    unnamed = [f for f in group if f.phase == "isolation" and f.kind is Kind.WRONG_GRADIENT and not f.mistake]
+    unnamed = [
+        f
+        for f in group
+        if f.phase == "isolation" and f.kind is Kind.WRONG_GRADIENT and not f.where and not f.mistake
+    ]
     return names.pop() if len(names) == 1 and not unnamed else None
 
 
