@@ -133,7 +133,7 @@ def _named(
     if len(found) == 1 and found[0].kind is Kind.WRONG_GRADIENT and found[0].ops == (case.op,):
         mistake = named_mistake(graph, adapter, seed=case.number)
         return [replace(found[0], mistake=mistake)] if mistake else found
-    probed = upstream_probe(graph, adapter) if check.passed and not found else None
+    probed = upstream_probe(graph, adapter, seed=case.number) if check.passed and not found else None
     if probed is None:
         return found
     probe, mistake = probed

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.graphs.ir import Constant, Graph, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES, OPERANDS, Mistake
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import wording
@@ -37,63 +37,49 @@ PROBE_FACTOR = 1.75
 _COTANGENT_RANGE = (1.5, 3.0)
 
 
-def local_derivatives(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> dict[int, np.ndarray] | None:
+def local_derivatives(
+    graph: Graph, adapter: EngineAdapter, seed: int = 0, factor: float = 1.0
+) -> dict[int, np.ndarray] | None:
     """The engine's local derivative of each operand of a one-op scalar graph at every point, as
     the isolation check's run computes it, its (random, non-unit) cotangent divided out: operand
-    index -> values per point. None when the graph is not one op on distinct inputs, or the engine
-    cannot run it."""
+    index -> values per point. `factor` ≠ 1: the op's result multiplied by it with the engine's
+    own `*` first (the backward of the op then starts from out.grad = factor, divided out too).
+    None when the graph is not one op on distinct inputs, or the engine cannot run it."""
     refs = _operand_inputs(graph)
     if refs is None:
         return None
     rng = np.random.default_rng([seed, 0x4D15])
     n = graph.n_points
     cotangents = rng.uniform(*_COTANGENT_RANGE, n) * rng.choice([-1.0, 1.0], n)
+    run = graph if factor == 1.0 else _times(graph, factor)
     points = [graph.input_values(k) for k in range(n)]
     try:
-        runs = list(adapter.run_points(graph, points, [[c] for c in cotangents]))
-        grads = np.array([[float(np.asarray(g)) for g in run[1]] for run in runs], dtype=np.float64)
+        runs = list(adapter.run_points(run, points, [[c] for c in cotangents]))
+        grads = np.array([[float(np.asarray(g)) for g in r[1]] for r in runs], dtype=np.float64)
     except Exception:  # the engine cannot run it again: nothing to name
         return None
-    return {j: grads[:, i] / cotangents for j, i in refs.items()}
+    return {j: grads[:, i] / (cotangents * factor) for j, i in refs.items()}
 
 
 def named_mistake(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> str | None:
     """The sentence naming the mistake of a one-op graph's wrong gradient ("tanh's backward behaves
     like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"), or None when an
-    operand's wrong partial matches no entry, or more than one, at every point."""
-    local = local_derivatives(graph, adapter, seed)
-    if local is None:
-        return None
-    return _sentence(graph, local, cotangent=1.0)
+    operand's wrong partial matches no entry, or more than one, at every point. A constant
+    operand is made an input too (at the constant's value), so every partial is named."""
+    return _named(graph, adapter, seed, 1.0)
 
 
-def upstream_probe(graph: Graph, adapter: EngineAdapter) -> tuple[Graph, str] | None:
+def upstream_probe(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> tuple[Graph, str] | None:
     """`graph` (one op, passing) with its result multiplied by `PROBE_FACTOR` through the engine's
     own `*` (its meta `PROBE` set), and the sentence naming the mistake, when that shows a partial
     that leaves out the upstream gradient (its entry alone matches at every point); None
     otherwise, also when the engine has no `*` or the graph is not one op."""
     if _operand_inputs(graph) is None or "mul" not in adapter.ops:
         return None
-    n = graph.n_inputs
-    probe = Graph(
-        list(graph.inputs),
-        [graph.nodes[0], OpNode("mul", (n,), consts=(Constant(1, PROBE_FACTOR),))],
-        [n + 1],
-        graph.points,
-        None,
-        dict(graph.meta),
-    )
-    points = [graph.input_values(k) for k in range(graph.n_points)]
-    try:
-        runs = list(adapter.run_points(probe, points, [[1.0]] * len(points)))
-        grads = np.array([[float(np.asarray(g)) for g in run[1]] for run in runs], dtype=np.float64)
-    except Exception:
-        return None
-    refs = _operand_inputs(graph) or {}
-    local = {j: grads[:, i] / PROBE_FACTOR for j, i in refs.items()}
-    sentence = _sentence(graph, local, cotangent=PROBE_FACTOR, upstream_only=True)
+    sentence = _named(graph, adapter, seed, PROBE_FACTOR)
     if sentence is None:
         return None
+    probe = _times(graph, PROBE_FACTOR)
     probe.meta[PROBE] = True
     return probe, sentence
 
@@ -103,38 +89,79 @@ def is_probe(graph: dict[str, Any]) -> bool:
     return bool(graph.get("meta", {}).get(PROBE))
 
 
-def _sentence(
-    graph: Graph, local: dict[int, np.ndarray], cotangent: float, upstream_only: bool = False
-) -> str | None:
-    """The words for the entries `local` matches, one per wrong operand (None: an operand matches
-    none or several, or no operand is wrong). `cotangent`: the upstream gradient the engine's
-    backward saw (1 when applied outside the engine)."""
+def _named(graph: Graph, adapter: EngineAdapter, seed: int, factor: float) -> str | None:
+    """The sentence for the entries the engine's partials match on `graph` and on it with every
+    constant an input (the same entries where both measure a partial); `factor`: see
+    `local_derivatives` (≠ 1: only the entries leaving out out.grad are candidates)."""
+    found = {}
+    for run in (graph, _lifted(graph)):
+        local = local_derivatives(run, adapter, seed, factor)
+        matched = None if local is None else _found(run, local, factor)
+        if matched is None or any(found.get(j, m) is not m for j, m in matched.items()):
+            return None
+        found.update(matched)
+    wrong = sorted((j, m) for j, m in found.items() if m is not None)
+    if not wrong:
+        return None
+    op = graph.nodes[0].op
+    names = OPERANDS.get(op, ("x", "y")) if REGISTRY[op].arity > 1 else ("",)
+    return wording.mistake(op, [(names[j], m.wrote, DERIVATIVES[op][j], m.upstream) for j, m in wrong])
+
+
+def _found(graph: Graph, local: dict[int, np.ndarray], factor: float) -> dict[int, Mistake | None] | None:
+    """Operand -> the one entry its partial matches at every point (None: the partial is right),
+    or None when a wrong partial matches no entry or several. `factor`: the upstream gradient
+    the engine's backward saw (1 when the cotangent is applied outside the engine)."""
     node = graph.nodes[0]
     spec, table = REGISTRY[node.op], MISTAKES.get(node.op, ())
     attrs = node.attr
     args = [np.asarray(v, dtype=np.float64) for v in _operand_values(graph)]
     out = np.asarray(spec.numpy(args, attrs), dtype=np.float64)
     correct = spec.grads(args, attrs, out)
-    parts: list[tuple[str, Mistake]] = []
-    names = OPERANDS.get(node.op, ("x", "y"))
+    found: dict[int, Mistake | None] = {}
     for j, engine in local.items():
         if _matches(engine, correct[j]):
+            found[j] = None
             continue
-        found = [
+        candidates = [
             m
             for m in table
             if m.operand == j
-            and (m.upstream is not upstream_only)
-            and _matches(engine, m.local(args, attrs, out, cotangent))
+            and m.upstream is (factor == 1.0)
+            and _matches(engine, m.local(args, attrs, out, factor))
         ]
-        if len(found) != 1:
+        if len(candidates) != 1:
             return None
-        parts.append((names[j] if len(local) > 1 or spec.arity > 1 else "", found[0]))
-    if not parts:
-        return None
-    return wording.mistake(
-        node.op, [(name, m.wrote, DERIVATIVES[node.op][m.operand], m.upstream) for name, m in parts]
-    )
+        found[j] = candidates[0]
+    return found
+
+
+def _times(graph: Graph, factor: float) -> Graph:
+    """A one-op graph with its result multiplied by `factor` (a graph `mul` by a constant)."""
+    n = graph.n_inputs
+    scaled = OpNode("mul", (n,), consts=(Constant(1, factor),))
+    return Graph(list(graph.inputs), [graph.nodes[0], scaled], [n + 1], graph.points, None, dict(graph.meta))
+
+
+def _lifted(graph: Graph) -> Graph:
+    """A one-op graph with each constant operand an input of its own, at the constant's value
+    at every point (the op on engine values only)."""
+    node = graph.nodes[0]
+    if not node.consts:
+        return graph
+    n, k = graph.n_inputs, graph.n_points
+    at = {c.at: c for c in node.consts}
+    points = [np.array([float(graph.input_values(p)[i]) for p in range(k)]) for i in range(n)]
+    inputs, args, ids = list(graph.inputs), [], iter(node.args)
+    for i in range(node.arity):
+        if i in at:
+            inputs.append(Input(f"x{len(inputs)}", float(at[i].value)))
+            points.append(np.full(k, float(at[i].value)))
+            args.append(len(inputs) - 1)
+        else:
+            args.append(next(ids))
+    lifted = OpNode(node.op, tuple(args), node.attrs)
+    return Graph(inputs, [lifted], [len(inputs)], points, None, dict(graph.meta))
 
 
 def _matches(engine: np.ndarray, rule: Any) -> bool:
