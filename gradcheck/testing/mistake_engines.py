@@ -45,7 +45,9 @@ class Value:
     def _lift(self, other: Any) -> Value:
         return other if isinstance(other, Value) else type(self)(other)
 
-    def _node(self, op: str, data: float, parents: tuple[Value, ...], partials: Partials, **attrs: Any) -> Value:
+    def _node(
+        self, op: str, data: float, parents: tuple[Value, ...], partials: Partials, **attrs: Any
+    ) -> Value:
         """The result of `op` on `parents`, its backward adding out.grad times each local derivative."""
         out = type(self)(data, parents, op)
         planted = type(self).PLANTED

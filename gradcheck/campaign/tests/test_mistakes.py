@@ -14,17 +14,20 @@ from hypothesis import strategies as st
 
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered
-from gradcheck.campaign.mistake_match import MATCH_RTOL
+from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, upstream_probe
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import campaign_variants
 from gradcheck.cli import main
 from gradcheck.engines.value_class import ValueClassAdapter
+from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.trust import checked_graph
 from gradcheck.testing import mistake_engines
 from gradcheck.testing.mistake_engines import Value, planted
 
+TANH = "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"
 ENTRIES = [(op, m) for op, table in MISTAKES.items() for m in table]
 
 
@@ -39,17 +42,33 @@ def isolation(cls: type, op: str) -> list[Finding]:
     return gathered(outcomes)[0]
 
 
+def one_op_graph(op: str, seed: int = 0) -> Graph:
+    """`op` on distinct inputs at 8 generic points of its domain (exponent 2.5 for pow_const)."""
+    args, attrs = _generic_points(op, seed, n=8, attrs={"exponent": 2.5} if op == "pow_const" else None)
+    inputs = [Input(f"x{i}", float(a[0])) for i, a in enumerate(args)]
+    node = OpNode(op, tuple(range(len(args))), tuple(sorted(attrs.items())))
+    return Graph(inputs, [node], [len(args)], list(args))
+
+
 @pytest.mark.parametrize(("op", "mistake"), ENTRIES, ids=[f"{op}-{m.key}-{m.operand}" for op, m in ENTRIES])
 def test_each_wrong_derivative_of_the_table_planted_in_an_engine_is_named(op, mistake):
-    findings = isolation(planted(op, mistake), op)
-    named = [f.mistake for f in findings if f.mistake]
-    assert named, f"no finding names {mistake.wrote!r}: {[f.title for f in findings]}"
-    assert all(mistake.wrote in sentence for sentence in named), named
-    assert all(sentence.startswith(f"{op}'s backward behaves like ") for sentence in named)
-    assert all(DERIVATIVES[op][mistake.operand] in sentence for sentence in named)
-    for f in findings:
-        if f.mistake:
-            assert f.kind is Kind.WRONG_GRADIENT and f.ops == (op,) and f.title == f.mistake
+    """At the isolation points (cotangent divided out) for a derivative written wrong; with the
+    upstream probe's out.grad = 1.75 for one that leaves out.grad out (right where it is 1)."""
+    adapter = ValueClassAdapter(planted(op, mistake), "planted")
+    graph = one_op_graph(op)
+    check = checked_graph(graph, adapter)
+    if mistake.upstream:
+        assert not check.passed, "the planted derivative is wrong at these points"
+        sentence = named_mistake(graph, adapter)
+    else:
+        assert check.passed, "with out.grad = 1, leaving it out is right"
+        probed = upstream_probe(graph, adapter)
+        sentence = probed[1] if probed else None
+    assert sentence is not None, f"{mistake.wrote!r} is not named"
+    assert sentence.startswith(f"{op}'s backward behaves like {mistake.wrote}")
+    assert DERIVATIVES[op][mistake.operand] in sentence.partition("; ")[2]
+    assert named_mistake(graph, ValueClassAdapter(Value, "correct")) is None
+    assert upstream_probe(graph, ValueClassAdapter(Value, "correct")) is None
 
 
 @pytest.mark.parametrize("op", sorted(MISTAKES))
@@ -59,7 +78,7 @@ def test_a_correct_engine_has_no_isolation_finding_and_nothing_named(op):
 
 def test_the_tutorial_mistakes_written_by_hand_are_named_in_words():
     (tanh,) = {f.mistake for f in isolation(mistake_engines.TanhOneMinusT, "tanh")}
-    assert tanh == "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"
+    assert tanh == TANH
     (power,) = {f.mistake for f in isolation(mistake_engines.PowUnreduced, "pow_const")}
     assert power == "pow_const's backward behaves like n · x^n · out.grad; the derivative is n · x^(n-1)"
     (mul,) = {f.mistake for f in isolation(mistake_engines.MulWithoutUpstream, "mul")}
@@ -79,12 +98,13 @@ def test_a_wrong_derivative_the_table_does_not_hold_stays_a_wrong_gradient_witho
 def test_the_named_mistake_and_the_local_derivative_reach_the_console_and_report_json(tmp_path, capsys):
     out = tmp_path / "run"
     engine = "gradcheck.testing.mistake_engines:TanhOneMinusT"
-    argv = ["run", "--engine", engine, "--graphs", "40", "--no-edges", "--ops", "add,mul,tanh", "--out", str(out)]
+    argv = ["run", "--engine", engine, "--graphs", "40", "--no-edges", "--ops", "add,mul,tanh"]
+    argv += ["--out", str(out)]
     assert main(argv) == 1
     screen = capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
     first = report["findings"][0]
-    sentence = "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"
+    sentence = TANH
     assert first["title"] == sentence
     assert first["extra"]["mistake"] == sentence
     assert Finding.from_dict(first).mistake == sentence, "report.json reads back"
@@ -102,11 +122,15 @@ def test_an_earlier_report_without_the_field_reads_back_with_no_mistake():
     assert Finding.from_dict(record).mistake is None
 
 
-def _generic_points(op: str, seed: int, n: int = 16) -> tuple[list[np.ndarray], dict]:
-    """`n` generic points of `op`'s domain (no constants, nothing at a kink), and its attributes."""
+def _generic_points(
+    op: str, seed: int, n: int = 16, attrs: dict | None = None
+) -> tuple[list[np.ndarray], dict]:
+    """`n` generic points of `op`'s domain (no constants, nothing at a kink), and its attributes
+    (drawn, unless given)."""
     spec = REGISTRY[op]
     rng = np.random.default_rng(seed)
-    attrs = {name: options[int(rng.integers(len(options)))] for name, options in spec.attrs.items()}
+    if attrs is None:
+        attrs = {name: options[int(rng.integers(len(options)))] for name, options in spec.attrs.items()}
     args: list[np.ndarray] = [np.empty(0) for _ in range(spec.arity)]
     while args[0].size < n:
         draw = [rng.uniform(-4.0, 4.0, 4 * n) for _ in range(spec.arity)]
