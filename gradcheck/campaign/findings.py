@@ -134,8 +134,9 @@ class Finding:
     death: how the unit that met it died or hung ("called sys.exit(0)"; None: it did not), and
         `skipped`, whether that unit was not run at all (its op ended a worker before).
     graph_code: a structural finding's checks (None for the other phases' findings).
-    merged: what it covers beyond its example's case (`Merged`).
-    report.json writes the last eight as its `extra` (`extra_of`), in the keys earlier reports have.
+    merged: what it covers beyond its example's case (`Merged`). mistake: the learner's mistake
+        its op's wrong gradient matches (`campaign.mistake_match`; None: none named), its title.
+    report.json writes the last nine as its `extra` (`extra_of`), in the keys earlier reports have.
     """
 
     kind: Kind
@@ -163,6 +164,7 @@ class Finding:
     skipped: bool = False
     graph_code: GraphCode | None = None
     merged: Merged = field(default_factory=Merged)
+    mistake: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -304,6 +306,8 @@ class Finding:
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
         )
         place = f" {where}" if where else ""
+        if self.mistake and self.tier != tiers.EDGE:  # a named mistake says it all, in the engine's terms
+            return self.mistake
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
             return f"graph code — {self.where}" + (
                 "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
@@ -445,10 +449,9 @@ def extra_of(f: Finding) -> dict[str, Any]:
         extra["depth"] = f.graph_code.depth
     if f.was is not None:
         extra["was"] = f.was.value
-    if f.death is not None:
-        extra["death"] = f.death
-    if f.skipped:
-        extra["skipped"] = True
+    for key, value in (("death", f.death), ("skipped", f.skipped or None), ("mistake", f.mistake)):
+        if value is not None:
+            extra[key] = value
     merged = f.merged
     if merged.cases is not None:
         extra["cases"] = dict(merged.cases)
@@ -478,9 +481,7 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         fields["graph_code"] = GraphCode(extra["cause"], checks, None if depth is None else int(depth))
     if "was" in extra:
         fields["was"] = Kind(extra["was"])
-    if "death" in extra:
-        fields["death"] = extra["death"]
-    for key in ("culprits", "rate", "skipped"):
+    for key in ("culprits", "rate", "skipped", "death", "mistake"):
         if key in extra:
             fields[key] = tuple(extra[key]) if key == "culprits" else extra[key]
     fields["merged"] = Merged(

@@ -16,6 +16,7 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, phase_rank
 from gradcheck.campaign.variants import plainer
 from gradcheck.graphs.regions import ORDINARY, POLE, tiny
+from gradcheck.parity.kinds import Kind
 
 
 def raised_types(findings: Iterable[Finding]) -> list[str]:
@@ -135,7 +136,21 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     built = sorted({said for f in group for said in f.merged.built_from})
     if built:
         merged = replace(merged, built_from=tuple(built))
-    return replace(best, graphs=sum(f.graphs for f in group), graph_indices=tuple(indices), merged=merged)
+    graphs, mistake = sum(f.graphs for f in group), _one_mistake(group)
+    return replace(best, graphs=graphs, graph_indices=tuple(indices), merged=merged, mistake=mistake)
+
+
+def _one_mistake(group: Sequence[Finding]) -> str | None:
+    """The learner's mistake the group's isolation findings all name (`Finding.mistake`): None
+    where they name two, or one of its op's wrong gradients at random points names none (a kink
+    case, one point at the kink, names none and says nothing against one)."""
+    names = {f.mistake for f in group if f.mistake}
+    unnamed = [
+        f
+        for f in group
+        if f.phase == "isolation" and f.kind is Kind.WRONG_GRADIENT and not f.where and not f.mistake
+    ]
+    return names.pop() if len(names) == 1 and not unnamed else None
 
 
 def example_rank(graph: Mapping[str, Any], excess: float, plain: bool = True) -> tuple[Any, ...]:

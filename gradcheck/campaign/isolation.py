@@ -19,6 +19,7 @@ import numpy as np
 
 from gradcheck.campaign.blame import finding_of_check
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.mistake_match import is_probe, named_mistake, upstream_probe
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.torch_off import torch_off_finding
@@ -30,6 +31,7 @@ from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.surface import graph_allowed
 from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.kinds import Kind
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.trust import checked_graph
 
@@ -115,6 +117,7 @@ def check_case(
         return CaseOutcome(found)
     if not case.kink:
         check = _check(graph, adapter, seed=case.number, where="", found=found)
+        found = _named(graph, adapter, case, check, found)
         # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
         # and the pass checks in float64: no evidence about an op computed in float32
         evidence = settings.dtype == "float64" and all(f.region in (ORDINARY, "") for f in found)
@@ -130,10 +133,33 @@ def check_case(
 def gathered(outcomes: Sequence[CaseOutcome]) -> tuple[list[Finding], list[GraphRecord]]:
     """The cases' findings, and the records of their one-op graphs at random points, indexed from
     -1 down (they are no random graph of the campaign), but for those failing at a special
-    region, and none in a float32 campaign (the pass checks in float64)."""
+    region, and none in a float32 campaign (the pass checks in float64). An upstream probe's
+    finding on another op is dropped where mul has findings: the probe multiplies by mul."""
     findings = [f for outcome in outcomes for f in outcome.findings]
+    if any(f.ops == ("mul",) and not is_probe(f.graph) for f in findings):
+        findings = [f for f in findings if not is_probe(f.graph) or f.ops == ("mul",)]
     evidence = [outcome.record for outcome in outcomes if outcome.record is not None]
     return findings, [replace(record, index=-1 - k) for k, record in enumerate(evidence)]
+
+
+def _named(
+    graph: Graph, adapter: EngineAdapter, case: IsolationCase, check: GraphCheck | None, found: list[Finding]
+) -> list[Finding]:
+    """`found` with the learner's mistake named (`mistake_match`): a one-op wrong gradient that
+    matches one entry of its op's table; where the graph passed, the finding of an upstream
+    probe that shows the op's backward leaving out out.grad (the pass's own graphs start it at 1)."""
+    if check is None or graph.is_tensor:
+        return found
+    if len(found) == 1 and found[0].kind is Kind.WRONG_GRADIENT and found[0].ops == (case.op,):
+        mistake = named_mistake(graph, adapter, seed=case.number)
+        return [replace(found[0], mistake=mistake)] if mistake else found
+    probed = upstream_probe(graph, adapter, seed=case.number) if check.passed and not found else None
+    if probed is None:
+        return found
+    probe, mistake = probed
+    probe_found: list[Finding] = []
+    _check(probe, adapter, seed=case.number, where="", found=probe_found)
+    return [replace(f, ops=(case.op,), mistake=mistake) for f in probe_found if f.kind is Kind.WRONG_GRADIENT]
 
 
 def _one_op_graph(settings: Settings, index: int, op: str, k: int, variants: frozenset[str]) -> Graph:

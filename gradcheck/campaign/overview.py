@@ -21,6 +21,7 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import KINK, NONFINITE, OFF_DOMAIN, ORDINARY, OVERFLOW, POLE, TIE, TINY
@@ -241,6 +242,8 @@ def title_parts(f: Finding) -> tuple[str, str]:
     ("pow_const to the power 0 at a pole", "raised OverflowError/ZeroDivisionError"). A graph-code
     finding is about the check that showed it; what happened is its kind (and rate)."""
     title = f.title
+    if f.mistake:  # the learner's mistake named: every one is a wrong gradient (`mistake_match`)
+        return title, "wrong gradient"
     if f.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC) and not f.ops:
         about = title.removeprefix("graph code — ")
         if f.kind is Kind.NONDETERMINISTIC and " — " in about:
@@ -277,6 +280,7 @@ def finding_text(finding: Finding) -> str:
     if finding.fix:
         lines.append(f"fix: {finding.fix}")
     lines += [printable(p) for p in finding.problems[:SHOWN_PROBLEMS]]
+    lines += local_lines(finding, SHOWN_PROBLEMS)
     if finding.repro:
         lines.append(f"reproduce: {finding.repro}")
     lines += ["", finding_code(finding)]

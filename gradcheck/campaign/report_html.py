@@ -24,6 +24,7 @@ from typing import Any
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.graph_drawing import graph_dot, render_dot
+from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.campaign.overview import (
     EDGE_HEADING,
     EDGE_REGIONS,
@@ -258,6 +259,7 @@ def _findings(report: dict) -> str:
             f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
             f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
             f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
+            f"{_problems(local_lines(f, SHOWN_PROBLEMS))}"
             f'<p>Replay it ({replayed}):</p><pre class="command">{escape(f.repro)}</pre>{code}</div>'
         )
     return "\n".join(parts)

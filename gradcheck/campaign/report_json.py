@@ -48,6 +48,8 @@ from typing import Any
 from gradcheck.atomic import write_text
 from gradcheck.campaign.accounting import shrink_budget, shrink_time_cap, unexplained
 from gradcheck.campaign.earlier_schema import EARLIER_SCHEMA_VERSION
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.campaign.records import (
     HIST_BINS,
     HIST_HI,
@@ -243,7 +245,7 @@ def build_report(
         },
         "conventions": s.conventions,
         "passed": result.passed,
-        "findings": [json_safe(f.to_dict()) for f in result.findings],
+        "findings": [json_safe(_finding(f)) for f in result.findings],
         "structure": result.structure.to_dict() if result.structure is not None else None,
         "unexplained": json_safe(left.to_dict()) if (left := unexplained(failures)) is not None else None,
         "failures": [_failure(r, finding_of) for r in failures],
@@ -314,3 +316,10 @@ def load_report(path: Path) -> dict:
         if key not in data:
             raise ReportError(f"{path}: missing the {key!r} section")
     return data
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    """A finding as report.json writes it, with its gradient problems as local derivatives (the
+    cotangent divided out) where its graph is one op (`mistake_match.local_lines`)."""
+    local = local_lines(f, len(f.problems))
+    return {**f.to_dict(), **({"local_derivatives": local} if local else {})}

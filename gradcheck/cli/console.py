@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradcheck.campaign import accounting, tiers
+from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.campaign.overview import (
     EDGE_HEADING,
     EDGE_REGIONS,
@@ -388,6 +389,8 @@ def print_findings(result: CampaignResult, console: Console) -> None:
             console.print(Text(f"  fix: {f.fix}"))
         for problem in f.problems[:SHOWN_PROBLEMS]:
             console.print(Text(f"  {printable(problem)}"))
+        for line in local_lines(f, SHOWN_PROBLEMS):
+            console.print(Text(f"  {line}"))
         console.print(Text(f"  replay: {f.repro}"), soft_wrap=True)
         if f.tier in (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE):
             print_code(finding_code(f), console)

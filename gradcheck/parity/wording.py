@@ -306,6 +306,27 @@ def describe_all(problems: Any) -> list[str]:
     return [describe(p) for p in problems]
 
 
+def mistake(op: str, parts: Any) -> str:
+    """A learner's mistake named (`campaign.mistake_match`): each part is (operand name, "" for a
+    unary op; the backward as written; the correct derivative; whether it used out.grad):
+    "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)",
+    "mul's backward behaves like x · out.grad for x; the derivative is y"."""
+    wrote = " and ".join(f"{w} for {name}" if name else w for name, w, _, _ in parts)
+    right = " and ".join(c if upstream else f"{c} · out.grad" for _, _, c, upstream in parts)
+    derivative = "the derivatives are" if len(parts) > 1 else "the derivative is"
+    return f"{op}'s backward behaves like {wrote}; {derivative} {right}"
+
+
+def local_derivative(p: Problem, cotangent: float) -> str:
+    """A one-op graph's gradient problem as the local derivative a learner computes by hand, the
+    cotangent divided out: "local derivative of x0 (cotangent 0.923 divided out): engine 2,
+    torch 2.72e-06"."""
+    return (
+        f"local derivative of {p.input} (cotangent {number(cotangent)} divided out): "
+        f"engine {number(p.engine / cotangent, 6)}, torch {number(p.reference / cotangent, 6)}"
+    )
+
+
 def printable(text: object) -> str:
     """`text` (or a record, in its renderer's words: `str`) with every control and bidi character
     written as Python writes it escaped."""

@@ -1,0 +1,162 @@
+"""A learner's wrong local derivative is named where it is one of its op's table
+(`gradcheck.graphs.mistakes`), from the op-isolation pass's points with the cotangent divided
+out, and nothing is named otherwise: not on a correct engine, not for a wrong derivative the
+table does not hold, never two entries for one failure."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered
+from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, upstream_probe
+from gradcheck.campaign.settings import Settings
+from gradcheck.campaign.validation import campaign_variants
+from gradcheck.cli import main
+from gradcheck.engines.value_class import ValueClassAdapter
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES
+from gradcheck.graphs.registry import REGISTRY
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.trust import checked_graph
+from gradcheck.testing import mistake_engines
+from gradcheck.testing.mistake_engines import Value, planted
+
+TANH = "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"
+ENTRIES = [(op, m) for op, table in MISTAKES.items() for m in table]
+
+
+def isolation(cls: type, op: str) -> list[Finding]:
+    """The op-isolation pass's findings for `op` on the value class `cls` (inspected, no adapter)."""
+    adapter = ValueClassAdapter(cls, cls.__name__)
+    assert op in adapter.ops, f"{cls.__name__} has no {op}"
+    run = Settings(engine=cls.__name__)
+    ops = sorted(adapter.ops)
+    variants = campaign_variants(run, adapter)
+    outcomes = [check_case(IsolationCase(op, k), run, ops, adapter, variants) for k in range(GRAPHS_PER_OP)]
+    return gathered(outcomes)[0]
+
+
+def one_op_graph(op: str, seed: int = 0) -> Graph:
+    """`op` on distinct inputs at 8 generic points of its domain (exponent 2.5 for pow_const)."""
+    args, attrs = _generic_points(op, seed, n=8, attrs={"exponent": 2.5} if op == "pow_const" else None)
+    inputs = [Input(f"x{i}", float(a[0])) for i, a in enumerate(args)]
+    node = OpNode(op, tuple(range(len(args))), tuple(sorted(attrs.items())))
+    return Graph(inputs, [node], [len(args)], list(args))
+
+
+@pytest.mark.parametrize(("op", "mistake"), ENTRIES, ids=[f"{op}-{m.key}-{m.operand}" for op, m in ENTRIES])
+def test_each_wrong_derivative_of_the_table_planted_in_an_engine_is_named(op, mistake):
+    """At the isolation points (cotangent divided out) for a derivative written wrong; with the
+    upstream probe's out.grad = 1.75 for one that leaves out.grad out (right where it is 1)."""
+    adapter = ValueClassAdapter(planted(op, mistake), "planted")
+    graph = one_op_graph(op)
+    check = checked_graph(graph, adapter)
+    if mistake.upstream:
+        assert not check.passed, "the planted derivative is wrong at these points"
+        sentence = named_mistake(graph, adapter)
+    else:
+        assert check.passed, "with out.grad = 1, leaving it out is right"
+        probed = upstream_probe(graph, adapter)
+        sentence = probed[1] if probed else None
+    assert sentence is not None, f"{mistake.wrote!r} is not named"
+    assert sentence.startswith(f"{op}'s backward behaves like {mistake.wrote}")
+    assert DERIVATIVES[op][mistake.operand] in sentence.partition("; ")[2]
+    assert named_mistake(graph, ValueClassAdapter(Value, "correct")) is None
+    assert upstream_probe(graph, ValueClassAdapter(Value, "correct")) is None
+
+
+@pytest.mark.parametrize("op", sorted(MISTAKES))
+def test_a_correct_engine_has_no_isolation_finding_and_nothing_named(op):
+    assert isolation(Value, op) == []
+
+
+def test_the_tutorial_mistakes_written_by_hand_are_named_in_words():
+    (tanh,) = {f.mistake for f in isolation(mistake_engines.TanhOneMinusT, "tanh")}
+    assert tanh == TANH
+    (power,) = {f.mistake for f in isolation(mistake_engines.PowUnreduced, "pow_const")}
+    assert power == "pow_const's backward behaves like n · x^n · out.grad; the derivative is n · x^(n-1)"
+    (mul,) = {f.mistake for f in isolation(mistake_engines.MulWithoutUpstream, "mul")}
+    assert mul == (
+        "mul's backward behaves like y without out.grad for x and x without out.grad for y; "
+        "the derivatives are y · out.grad and x · out.grad"
+    )
+
+
+def test_a_wrong_derivative_the_table_does_not_hold_stays_a_wrong_gradient_without_a_name():
+    findings = isolation(mistake_engines.ExpDoubled, "exp")
+    assert findings, "the doubled derivative is found"
+    assert all(f.mistake is None for f in findings)
+    assert {f.title for f in findings} == {"exp — wrong gradient"}
+
+
+def test_the_named_mistake_and_the_local_derivative_reach_the_console_and_report_json(tmp_path, capsys):
+    out = tmp_path / "run"
+    engine = "gradcheck.testing.mistake_engines:TanhOneMinusT"
+    argv = ["run", "--engine", engine, "--graphs", "40", "--no-edges", "--ops", "add,mul,tanh"]
+    argv += ["--out", str(out)]
+    assert main(argv) == 1
+    screen = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    first = report["findings"][0]
+    sentence = TANH
+    assert first["title"] == sentence
+    assert first["extra"]["mistake"] == sentence
+    assert Finding.from_dict(first).mistake == sentence, "report.json reads back"
+    (local,) = first["local_derivatives"]
+    assert local.startswith("local derivative of x0 (cotangent ")
+    assert f"0 · bug · {sentence}" in " ".join(screen.split())
+    assert "local derivative of x0" in screen
+    assert sentence in (out / "report.html").read_text().replace("&#x27;", "'")
+
+
+def test_an_earlier_report_without_the_field_reads_back_with_no_mistake():
+    finding = Finding(Kind.WRONG_GRADIENT, ("tanh",), "gradient", {})
+    record = finding.to_dict()
+    assert "mistake" not in record.get("extra", {})
+    assert Finding.from_dict(record).mistake is None
+
+
+def _generic_points(
+    op: str, seed: int, n: int = 16, attrs: dict | None = None
+) -> tuple[list[np.ndarray], dict]:
+    """`n` generic points of `op`'s domain (no constants, nothing at a kink), and its attributes
+    (drawn, unless given)."""
+    spec = REGISTRY[op]
+    rng = np.random.default_rng(seed)
+    if attrs is None:
+        attrs = {name: options[int(rng.integers(len(options)))] for name, options in spec.attrs.items()}
+    args: list[np.ndarray] = [np.empty(0) for _ in range(spec.arity)]
+    while args[0].size < n:
+        draw = [rng.uniform(-4.0, 4.0, 4 * n) for _ in range(spec.arity)]
+        inside = spec.domain(draw, attrs) if spec.domain is not None else np.ones(4 * n, dtype=bool)
+        args = [np.concatenate([a, d[inside]]) for a, d in zip(args, draw)]
+    return [a[:n] for a in args], attrs
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cotangent=st.floats(1.5, 3.0), sign=st.sampled_from([-1.0, 1.0]))
+def test_no_two_entries_of_one_op_coincide_at_generic_points(seed, cotangent, sign):
+    """Two entries that agree at every point, where the right derivative does not, would make a
+    name a guess: the matcher then names neither; the table must have no such pair."""
+    c = sign * cotangent
+    for op, table in MISTAKES.items():
+        spec = REGISTRY[op]
+        args, attrs = _generic_points(op, seed)
+        out = spec.numpy(args, attrs)
+        correct = spec.grads(args, attrs, out)
+        with np.errstate(all="ignore"):
+            values = [np.broadcast_to(m.local(args, attrs, out, c), args[0].shape) for m in table]
+        for i, a in enumerate(table):
+            for b, vb in zip(table[i + 1 :], values[i + 1 :]):
+                if a.operand != b.operand or a.upstream != b.upstream:
+                    continue  # never candidates for one partial together
+                wrong = not np.allclose(values[i], correct[a.operand], rtol=MATCH_RTOL, atol=0)
+                assert not (wrong and np.allclose(values[i], vb, rtol=MATCH_RTOL, atol=0)), (
+                    f"{op}: {a.wrote!r} and {b.wrote!r} coincide at {args}, {attrs}"
+                )
