@@ -7,10 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from gradcheck.campaign import tiers
+from gradcheck.campaign.edge_phase import findings_of
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.compare import check_graph
+from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.problem import Off, What
 from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
 from gradcheck.testing.kind_engines import TanhValueOff
@@ -124,3 +127,18 @@ def test_torch_itself_can_be_the_engine_under_test():
 def test_a_reference_that_is_not_torch_or_exact_is_refused_by_name():
     with pytest.raises(ValueError, match=r"reference must be one of \['torch', 'exact'\], got 'mpmath'"):
         check_graph(OVERFLOWING_ATAN2, load_engine("minigrad"), reference="mpmath")
+
+
+def test_an_edge_case_where_the_engine_is_the_exact_answer_and_torch_is_not_is_torchs():
+    # atan2(5e-324, 0): torch's d/dx is -0.0 (its y² + x² underflows to 0), the exact -1 / y is -inf
+    (problem,) = check_edges(load_engine("minigrad"), ["atan2"])[2:3]
+    assert problem.where == "at (5e-324, 0.0)" and problem.problem.off is Off.TORCH, problem.message
+    assert (problem.problem.engine, problem.problem.reference, problem.problem.exact) == (
+        -math.inf,
+        -0.0,
+        -math.inf,
+    )
+    (finding,) = [
+        f for f in findings_of(check_edges(load_engine("minigrad"), ["atan2"]), load_engine("minigrad"))
+    ]
+    assert finding.tier == tiers.TORCH_OFF and not finding.is_failure(), finding.title
