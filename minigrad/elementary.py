@@ -8,6 +8,7 @@ a differentiable graph. Masks are computed on `data(x)`, never differentiated.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,26 @@ def sign(x: Any) -> Any:
     if type(x) is float:
         return fm.sign(x)
     return np.sign(x, where=~np.isnan(x), out=np.zeros_like(x))
+
+
+def nonfinite(x: Any) -> Any:
+    """Whether the raw data is inf or nan (a bool for a float, a bool array for an array); a mask."""
+    x = data(x)
+    return not math.isfinite(x) if type(x) is float else ~np.isfinite(x)
+
+
+def inverse_binade(*xs: Any) -> Any:
+    """2**-e with max(|x|) / 2**e in [0.5, 1), e kept a few binades inside the dtype's range; 1
+    where that maximum is 0, inf or nan. Multiplying by it is exact, so a rule can square the
+    scaled x where x * x would overflow or underflow and scale back after, with the same digits
+    wherever x * x would not have."""
+    xs = tuple(data(x) for x in xs)
+    if all(type(x) is float for x in xs):
+        exponent = math.frexp(max(abs(x) for x in xs))[1]
+        return math.ldexp(1.0, -max(-1016, min(1016, exponent)))
+    largest = np.maximum.reduce([np.abs(x) for x in np.broadcast_arrays(*xs)])
+    limit = np.finfo(largest.dtype).maxexp - 8
+    return np.ldexp(np.ones_like(largest), -np.clip(np.frexp(largest)[1], -limit, limit))
 
 
 def zeros_like(x: Any) -> Any:

@@ -108,7 +108,10 @@ class Div(Binary):
 
 
 class Pow(Binary):
-    """a ** b; torch's rules: d/da is 0 where b == 0, d/db is 0 where a == 0 and b >= 0."""
+    """a ** b; torch's rules but for one mask: d/da is 0 where b == 0 only where b * a ** (b - 1)
+    is not a number (a == 0, inf or nan: torch masks every b == 0), so that its derivative along b
+    is a ** -1 and the Hessian is symmetric: d²/da db = 1/a both ways at b = ±0, where torch's is 0
+    one way. d/db is 0 where a == 0 and b >= 0, as torch's."""
 
     name, symbol = "pow", "**"
     forward = staticmethod(e.power)
@@ -116,7 +119,9 @@ class Pow(Binary):
 
     @staticmethod
     def gradients(g, out, a, b):
-        grad_a = where(data(b) == 0, 0.0, g * (b * e.power(a, b - 1.0)))
+        slope_a = b * e.power(a, b - 1.0)
+        masked_a = (data(b) == 0) & (e.nonfinite(a) | e.nonfinite(slope_a))
+        grad_a = where(masked_a, 0.0, g * slope_a)
         grad_b = where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
         return grad_a, grad_b
 
@@ -138,16 +143,22 @@ class PowConst(Elementwise):
 
 class Atan2(Binary):
     """atan2(a, b), the angle of the point (b, a); d/da = b / (a² + b²), d/db = -a / (a² + b²).
-    Where a² + b² is 0 (at the origin, or underflowing) both are 0, signed as torch's g * b * 0."""
+
+    Computed with a and b divided by s, a power of 2 near max(|a|, |b|): a² + b² itself overflows
+    past 1.3e154 (float32: 1.8e19) and underflows below 1e-162, where torch's gradient is 0 (or
+    nan) and these are the exact values; elsewhere the digits are torch's, the scaling being exact.
+    At the origin both are 0, signed as torch's g * b * 0."""
 
     name, symbol = "atan2", "atan2"
     forward = staticmethod(lambda a, b: math.atan2(a, b) if type(a) is float else np.arctan2(a, b))
 
     @staticmethod
     def gradients(g, out, a, b):
+        shrink = e.inverse_binade(a, b)
+        a, b = a * shrink, b * shrink  # a constant factor: the derivative through it is exact
         norm = a * a + b * b
         reciprocal = where(data(norm) == 0, 0.0, div(1.0, norm))
-        return g * b * reciprocal, -g * a * reciprocal
+        return g * b * reciprocal * shrink, -g * a * reciprocal * shrink
 
 
 # --- unary -------------------------------------------------------------------------------------

@@ -12,8 +12,9 @@
    structural phase's included.
 6. settling: each finding re-checked on fresh builds, and folded into the graph-code finding that
    explains it (`settling`); per-op statistics from the settled findings. Judged against the exact
-   values, the graphs the engine passed where torch is off become findings of their own, never the
-   engine's failures (`torch_off`).
+   values (every graph with `--reference exact`, a graph that failed against torch otherwise), the
+   graphs the engine passed where torch is off become findings of their own, never the engine's
+   failures (`torch_off`).
 7. edges: each op at its edge values (`edges`), its findings joined to the campaign's.
 8. save: the shrunk graphs and the findings no saved graph stands for, into a corpus (`corpus`).
 
@@ -154,9 +155,11 @@ def _phases(
         findings = grouping(ordered_records, earlier, facts.built_from)
     with clock.step("settle"):
         findings = settling(runner, engine, findings)
-    if settings.reference == "exact":
+    off_records = [r for r in ordered_records if r.torch_off]  # judged against the exact values,
+    # under either reference (against torch: the graphs that failed there only)
+    if torch_off or off_records:
         with clock.step("torch-off"):
-            findings = group_findings([*findings, *torch_off, *torch_off_findings(ordered_records)])
+            findings = group_findings([*findings, *torch_off, *torch_off_findings(off_records)])
     if inspected:  # facts of the class, not of a graph the engine is re-run on: nothing to settle
         findings = group_findings([*inspected, *findings])
     result = CampaignResult(

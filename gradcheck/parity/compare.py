@@ -30,6 +30,7 @@ from gradcheck.choices import REFERENCES
 from gradcheck.engines.adapter import EngineAdapter, loaded
 from gradcheck.engines.origin import Raised
 from gradcheck.engines.snippets import repro_cotangent
+from gradcheck.engines.torch_engine import TorchAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.against_exact import check_against_exact, check_float32_against_exact
@@ -56,7 +57,7 @@ from gradcheck.parity.errors import (
 )
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.float32 import check_float32
-from gradcheck.parity.problem import SECOND, BoundKind, Problem, What, raised_problem
+from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
@@ -166,7 +167,61 @@ def check_graph(
     failing, problems = first_failure(result, blocks, second, run.labels, bounded)
     conclude(result, graph, k, checkable, cotangents, blocks, failing, problems, crash)
     result.timings["engine"] = time.perf_counter() - t2
+    if _torch_may_be_off(result, adapter):
+        return _judged_by_exact(result, graph, adapter, run, numbers, reference, policy, accumulation)
     return result
+
+
+# What a check against torch can find that torch itself may be wrong about: its numbers, where
+# central differences do not contradict the engine (a gradient they also find wrong is the
+# engine's: no exact evaluation is spent on it, which keeps a buggy engine's campaign fast)
+_DIFFERENCES_FROM_TORCH = frozenset({What.FORWARD, What.GRADIENT, What.HESSIAN, What.REFERENCES_DISAGREE})
+
+
+def _torch_may_be_off(result: GraphCheck, adapter: EngineAdapter) -> bool:
+    """Whether a check against torch failed only on numbers that differ from torch's (not on an
+    exception, a non-number or a disagreement with central differences), or passed only by judging
+    entries outside torch's rounding against the exact values, for an engine other than torch."""
+    if isinstance(adapter, TorchAdapter):
+        return False
+    if result.passed:
+        return result.order_settled_points > 0
+    return result.failure is not None and {p.what for p in result.problems} <= _DIFFERENCES_FROM_TORCH
+
+
+def _judged_by_exact(
+    against_torch: GraphCheck,
+    graph: Graph,
+    adapter: EngineAdapter,
+    run: ScalarRun | TensorRun,
+    numbers: Any,
+    reference: Any,
+    policy: Tolerance,
+    accumulation: str,
+) -> GraphCheck:
+    """A graph that failed against torch (or passed only by the exact values), judged again by the
+    exact values with torch's answers beside the engine's (`against_exact`), before its failure is
+    the engine's: where the engine
+    is within its allowance of the exact values the check passes (torch's entries off it kept as
+    `torch_off`: torch is off, the engine right); where torch is off too, the failure is the
+    exact check's (its problems say so: `Off.BOTH`); where the engine alone is off, or no exact
+    value can be had (an op without an exact spelling), the check against torch stands."""
+    exact = GraphCheck(adapter.name, against_torch.ops, against_torch.n_nodes, against_torch.depth)
+    exact.timings = dict(against_torch.timings)
+    try:
+        with np.errstate(all="ignore"):
+            exact = check_against_exact(exact, graph, adapter, run, numbers, reference, policy, accumulation)
+    except Exception:
+        return against_torch
+    if exact.points_checked == 0:  # the exact evaluation decided no point
+        return against_torch
+    if exact.passed:
+        exact.order_settled_points += against_torch.order_settled_points
+        return exact
+    offs = [p.off for p in exact.problems if p.off is not None]
+    if exact.failure is not None and offs and all(off is Off.BOTH for off in offs):
+        return exact
+    return against_torch
 
 
 def _judge_by_exact(errors: PointErrors, graph: Graph, run: ScalarRun | TensorRun, accumulation: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,9 +23,11 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.parity.answers import one_point
 from gradcheck.parity.classify import classify
+from gradcheck.parity.exact import run_exact
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.problem import FORWARD, Problem, What, raised_problem
+from gradcheck.parity.problem import FORWARD, Off, Problem, What, raised_problem
 
 # Where both are finite: |engine - torch| <= RTOL * |torch| + ATOL (ATOL lets an engine that keeps
 # a 1e-17 gradient where torch rounds to 0, or the reverse, pass: both are right to float64 eps).
@@ -108,9 +110,59 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
         if not _at_a_kink(graph) and not _tied_infinities(graph):
             for inp, g_e, g_t in zip(graph.inputs, grads_e, grads_t):
                 problems += _compare(op, graph, "gradient", g_e, g_t, inp.name)
+    if problems and problems[0].problem.what in (What.EDGE_PATTERN, What.EDGE_VALUE):
+        problems = _judged_by_exact(graph, cot, value_e, grads_e, value_t, grads_t, problems)
     if not classified:
         return problems[:1]
     return [_classified(problem, adapter, cotangent) for problem in problems[:1]]
+
+
+def _judged_by_exact(
+    graph: Graph,
+    cot: np.ndarray,
+    value_e: np.ndarray,
+    grads_e: list[np.ndarray],
+    value_t: np.ndarray,
+    grads_t: list[np.ndarray],
+    problems: list[EdgeProblem],
+) -> list[EdgeProblem]:
+    """Differences from torch at an edge case judged by the exact value and gradients
+    (`parity.exact`) before they are the engine's: where the engine is within the edge tolerance
+    of the exact answer and torch is not, torch is off (`Off.TORCH`, each problem given the exact
+    value of its entry); where no exact value can be had (an argument inf or nan, a branch the
+    exact evaluation cannot decide), or the engine is off it too, the problems stand as they are."""
+    try:
+        with np.errstate(all="ignore"):
+            values = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
+            exact = run_exact(graph, *one_point(graph, values, [cot]))
+    except Exception:
+        return problems
+    if exact.undecided[0]:
+        return problems
+    exact_value, exact_grads = exact.forward[:, 0], exact.grads[:, 0]
+    engine = np.concatenate([np.ravel(value_e), *(np.ravel(g) for g in grads_e)])
+    torch_answer = np.concatenate([np.ravel(value_t), *(np.ravel(g) for g in grads_t)])
+    truth = np.concatenate([exact_value, exact_grads])
+    if engine.shape != truth.shape or not _close(engine, truth) or _close(torch_answer, truth):
+        return problems
+    names = [None] + [i.name for i in graph.inputs] if not graph.is_tensor else []
+    judged = []
+    for problem in problems:
+        entry = problem.problem.input if problem.check != FORWARD else None
+        at = names.index(entry) if entry in names else None
+        exact_entry = float(truth[at]) if at is not None else None
+        judged.append(replace(problem, problem=replace(problem.problem, off=Off.TORCH, exact=exact_entry)))
+    return judged
+
+
+def _close(answer: np.ndarray, exact: np.ndarray) -> bool:
+    """Whether an answer is the exact one to the edge tolerance: the same pattern of finite, inf
+    and nan, and within EDGE_RTOL of it (plus EDGE_ATOL) where finite."""
+    if (_pattern(answer) != _pattern(exact)).any():
+        return False
+    finite = np.isfinite(exact)
+    with np.errstate(all="ignore"):
+        return bool((np.abs(answer - exact)[finite] <= (EDGE_RTOL * np.abs(exact) + EDGE_ATOL)[finite]).all())
 
 
 def _classified(problem: EdgeProblem, adapter: EngineAdapter, cotangent: list[Any]) -> EdgeProblem:

@@ -238,11 +238,20 @@ def _edge_shape(p: Problem) -> str:
 
 
 def _edge_pattern(p: Problem) -> str:
-    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference}"
+    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference}{_edge_exact(p)}"
 
 
 def _edge_value(p: Problem) -> str:
-    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference} (abs err {number(p.error)})"
+    error = f" (abs err {number(p.error)})"
+    return f"{_edge_entry(p)}: engine {p.engine}, torch {p.reference}{error}{_edge_exact(p)}"
+
+
+def _edge_exact(p: Problem) -> str:
+    """Where the exact value judged an edge case and torch is off it: what the exact value is."""
+    if p.off is not Off.TORCH:
+        return ""
+    exact = "" if p.exact is None else f", exact {p.exact!r}"
+    return f"{exact}; torch is off, the engine within the edge tolerance of the exact answer"
 
 
 def _structural(p: Problem) -> str:

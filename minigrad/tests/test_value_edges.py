@@ -86,7 +86,8 @@ CASES = [
         lambda y, x: y.atan2(x),
         [
             *((y, x) for y in (0.0, -0.0) for x in (0.0, -0.0)),
-            *[(0.0, 5e-324), (5e-324, 0.0), (1e-200, 1e-200), (0.0, INF), (1.0, INF), (INF, INF), (NAN, 0.0)],
+            # y² + x² underflowing: torch's gradient 0, minigrad's exact (test_exact_where_torch_is_not.py)
+            *[(0.0, INF), (1.0, INF), (INF, INF), (NAN, 0.0)],
         ],
     ),
     *binary("x/y", lambda x, y: x / y, [(1.0, 0.0), (-1.0, 0.0), (0.0, 0.0), (1.0, -0.0), (INF, INF)]),

@@ -7,10 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from gradcheck.campaign import tiers
+from gradcheck.campaign.edge_phase import findings_of
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.compare import check_graph
+from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.problem import Off, What
 from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
 from gradcheck.testing.kind_engines import TanhValueOff
@@ -47,19 +50,44 @@ def test_an_engine_more_accurate_than_torch_passes_and_torch_is_reported_off():
     )
     assert abs(dy.engine - dy.exact) <= dy.allowed < dy.error
     assert "torch is off: torch 0.0" in str(dy) and "the engine is within its allowance" in str(dy)
-    assert not check_graph(OVERFLOWING_ATAN2, ScaledAtan2(), seed=0).torch_off, (
-        "only the exact values judge torch"
+    assert check_graph(OVERFLOWING_ATAN2, ScaledAtan2(), seed=0).passed, "against torch: no bug either"
+
+
+@pytest.mark.parametrize("reference", ["torch", "exact"])
+def test_an_engine_right_about_a_second_derivative_torch_masks_passes_and_torch_is_reported_off(reference):
+    # against torch the right H·v differs from torch's masked one; the exact value settles it
+    check = check_graph(
+        POW_AT_EXPONENT_ZERO, KeptPowHessian(), second_order=True, reference=reference, seed=0
     )
-
-
-def test_an_engine_right_about_a_second_derivative_torch_masks_passes_only_against_the_exact_values():
-    against_torch = check_graph(POW_AT_EXPONENT_ZERO, KeptPowHessian(), second_order=True, seed=0)
-    assert not against_torch.passed, "torch is the judge: its masked H·v makes the right answer wrong"
-    check = check_graph(POW_AT_EXPONENT_ZERO, KeptPowHessian(), second_order=True, reference="exact", seed=0)
-    assert check.passed
+    assert check.passed, [str(p) for p in check.problems]
     (off,) = check.torch_off
     assert (off.what, off.index, off.off) == (What.HESSIAN, 1, Off.TORCH)
     assert math.isclose(off.engine, off.exact, rel_tol=1e-12) and off.error > off.allowed
+
+
+# torch's second derivatives of a ** b at base 0 are nan (its masked d/db differentiated again)
+POW_AT_BASE_ZERO = Graph([Input("a", 0.0), Input("b", 2.0)], [OpNode("pow", (0, 1))], [2])
+
+
+@pytest.mark.parametrize("engine", ["minigrad", KeptPowHessian()], ids=["minigrad", "kept-pow-hessian"])
+@pytest.mark.parametrize("graph", [POW_AT_EXPONENT_ZERO, POW_AT_BASE_ZERO], ids=["exponent-0", "base-0"])
+def test_where_torchs_second_derivatives_of_pow_are_off_the_default_reference_says_torch_is_off(
+    engine, graph
+):
+    check = check_graph(graph, load_engine(engine), second_order=True, seed=0)
+    assert check.passed, [str(p) for p in check.problems]
+    assert check.torch_off and {(p.what, p.off) for p in check.torch_off} == {(What.HESSIAN, Off.TORCH)}
+    for p in check.torch_off:
+        assert p.engine == pytest.approx(p.exact, rel=1e-12) and not p.error <= p.allowed, str(p)
+
+
+def test_an_engine_off_where_torch_is_off_too_is_judged_by_the_exact_values_under_the_default_reference():
+    pytest.importorskip("autograd")  # HIPS autograd's d/da of a ** b at b = 0 is g * b * a: d²/da db = a
+    check = check_graph(POW_AT_EXPONENT_ZERO, load_engine("autograd"), second_order=True, seed=0)
+    assert not check.passed and not check.torch_off
+    (wrong,) = check.problems
+    assert (wrong.what, wrong.index, wrong.off) == (What.HESSIAN, 1, Off.BOTH)
+    assert "torch is off too" in str(wrong)
 
 
 def test_the_engine_alone_is_off_where_torch_is_within_its_allowance():
@@ -79,8 +107,8 @@ def test_the_engine_alone_is_off_where_torch_is_within_its_allowance():
 
 
 def test_an_engine_off_where_torch_is_off_too_says_both():
-    minigrad = load_engine("minigrad")  # its atan2 squares x and y: x*x + y*y overflows as torch's does
-    check = check_graph(OVERFLOWING_ATAN2, minigrad, reference="exact", seed=0)
+    pytest.importorskip("autograd")  # its atan2 squares x and y: x*x + y*y overflows as torch's does
+    check = check_graph(OVERFLOWING_ATAN2, load_engine("autograd"), reference="exact", seed=0)
     assert not check.passed and not check.torch_off
     assert [(p.input, p.off) for p in check.problems] == [("y", Off.BOTH), ("x", Off.BOTH)]
     assert "torch is off too" in str(check.problems[0])
@@ -99,3 +127,18 @@ def test_torch_itself_can_be_the_engine_under_test():
 def test_a_reference_that_is_not_torch_or_exact_is_refused_by_name():
     with pytest.raises(ValueError, match=r"reference must be one of \['torch', 'exact'\], got 'mpmath'"):
         check_graph(OVERFLOWING_ATAN2, load_engine("minigrad"), reference="mpmath")
+
+
+def test_an_edge_case_where_the_engine_is_the_exact_answer_and_torch_is_not_is_torchs():
+    # atan2(5e-324, 0): torch's d/dx is -0.0 (its y² + x² underflows to 0), the exact -1 / y is -inf
+    (problem,) = check_edges(load_engine("minigrad"), ["atan2"])[2:3]
+    assert problem.where == "at (5e-324, 0.0)" and problem.problem.off is Off.TORCH, problem.message
+    assert (problem.problem.engine, problem.problem.reference, problem.problem.exact) == (
+        -math.inf,
+        -0.0,
+        -math.inf,
+    )
+    (finding,) = [
+        f for f in findings_of(check_edges(load_engine("minigrad"), ["atan2"]), load_engine("minigrad"))
+    ]
+    assert finding.tier == tiers.TORCH_OFF and not finding.is_failure(), finding.title

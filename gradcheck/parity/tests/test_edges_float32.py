@@ -16,6 +16,7 @@ from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.edge_check import check_edge, check_edges, edge_graph
 from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import Off
 from gradcheck.testing.broken_engines import HalfPrecisionAccumulation, TinyAdapter
 from minigrad import Tensor
 
@@ -29,8 +30,11 @@ def test_every_scalar_op_has_an_edge_table_with_the_limits_of_float64():
         assert {20.0, 40.0, 355.0, 710.0, -745.0} <= values
 
 
-def test_minigrads_value_matches_torch_at_every_edge_value():
-    assert check_edges(load_engine("minigrad")) == []
+def test_minigrads_value_matches_torch_at_every_edge_value_torch_is_not_off_at():
+    differences = check_edges(load_engine("minigrad"))
+    assert [p.message for p in differences if p.problem.off is not Off.TORCH] == []
+    # atan2's gradient where y² + x² underflows: torch's 0, minigrad's the exact one
+    assert {p.op for p in differences} <= {"atan2"}
 
 
 class PythonFloatDiv(TinyAdapter):
