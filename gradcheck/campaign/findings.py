@@ -134,9 +134,8 @@ class Finding:
     death: how the unit that met it died or hung ("called sys.exit(0)"; None: it did not), and
         `skipped`, whether that unit was not run at all (its op ended a worker before).
     graph_code: a structural finding's checks (None for the other phases' findings).
-    merged: what it covers beyond its example's case (`Merged`). mistake: the learner's mistake
-        its op's wrong gradient matches (`campaign.mistake_match`; None: none named), its title.
-    report.json writes the last nine as its `extra` (`extra_of`), in the keys earlier reports have.
+    merged: what it covers beyond its example's case (`Merged`); mistake: the learner's mistake its
+        wrong gradient matches, its title (None: none). report.json's `extra` holds the last nine.
     """
 
     kind: Kind

@@ -81,6 +81,7 @@ class CaseResult:
     seconds_per_path: float | None = None  # a backward that follows every path: its cost per path
     raised: Raised | None = None  # the engine's exception, when the first difference was one
     recursion_limit: bool = False  # the deep-chain check met Python's recursion limit
+    assigns: bool = False  # an op on one node gave one partial: its backward assigns (`machinery`)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -92,6 +92,11 @@ class EngineAdapter:
     # variant), and variants it handles beyond that release, by name ("sum.keepdim").
     registry_release: int | str | None = None
     variants: frozenset[str] = frozenset()
+    # Whether every op was run once already when the adapter was made (a class built by
+    # inspection, micrograd's known ops): the phases before op isolation may then run each op, and
+    # learn from the nodes it returns (`built_from`); otherwise an op that hangs or ends its process
+    # must first meet the supervised isolation pass.
+    ops_tried_at_load: bool = False
 
     @property
     def built_from(self) -> dict[str, frozenset[str]]:
@@ -101,7 +106,7 @@ class EngineAdapter:
         with its primitive on the primitive."""
         cache = getattr(self, "__dict__", {})  # learned once per adapter (none kept without a __dict__)
         if "_built_from" not in cache:
-            cache["_built_from"] = learn_built_from(self)
+            cache["_built_from"] = learn_built_from(self) if self.ops_tried_at_load else {}
         return cache["_built_from"]
 
     def in_dtype(self, dtype: str) -> EngineAdapter:

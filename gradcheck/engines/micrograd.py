@@ -22,6 +22,8 @@ class MicrogradAdapter(EngineAdapter):
     the same in every run. micrograd's code is otherwise what runs, sets included.
     """
 
+    ops_tried_at_load = True  # PyPI micrograd's few ops are known to return
+
     name = "micrograd"
     registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset({"add", "sub", "mul", "div", "pow_const", "neg", "relu"})

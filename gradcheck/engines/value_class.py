@@ -135,6 +135,7 @@ class ValueClassAdapter(EngineAdapter):
     """The adapter built for a value class: the ops `inspect_class` found, in the class's spelling."""
 
     registry_release = LATEST  # built by inspecting the class with this registry's spellings
+    ops_tried_at_load = True  # `inspect_class` ran each op at the sample point
 
     def __init__(self, value_class: type, spec: str) -> None:
         self.value_class = value_class

@@ -131,9 +131,11 @@ def _judged_by_exact(
     of the exact answer and torch is not, torch is off (`Off.TORCH`, each problem given the exact
     value of its entry); where no exact value can be had (an argument inf or nan, a branch the
     exact evaluation cannot decide), or the engine is off it too, the problems stand as they are."""
+    values = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
+    if not all(np.isfinite(v).all() for v in values):  # no exact derivative at an inf or nan argument
+        return problems
     try:
         with np.errstate(all="ignore"):
-            values = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
             exact = run_exact(graph, *one_point(graph, values, [cot]))
     except Exception:
         return problems

@@ -41,6 +41,8 @@ OTHER_PATTERNS = {
     "gradcheck/engines/value_class.py": "the registry's method templates ({0}.tanh())",
     "gradcheck/engines/torch_engine.py": "a snippet's source lines",
     "gradcheck/campaign/graph_drawing.py": "graphviz identifiers",
+    "gradcheck/campaign/primitives.py": "a culprit variant's op name ('sub(c, x)': sub)",
+    "gradcheck/engines/built_from.py": "the numbers in an engine node's `_op` ('**-1' is '**')",
     # Python states which operand types an operator refused only in the TypeError's words; they
     # are read once, where the exception becomes a `Raised` record (whose `producer` says whose)
     "gradcheck/engines/origin.py": "Python's own words for an operator's refused operand types",
