@@ -154,7 +154,7 @@ def _shrink(
                 continue
             found.append(f)
             later = [j for j in turn[k + 1 :] if waiting(records[j])] + pending
-            pending = _explained_by_new_culprits(runner, engine, records, f, later, pending)
+            pending = _explained_by_new_culprits(runner, engine, records, f, later, pending, budget)
         progress("shrink", waited - len(pending), waited)
     return pending
 
@@ -171,12 +171,16 @@ def _explained_by_new_culprits(
     finding: Finding,
     later: list[int],
     pending: list[int],
+    budget: list[int],
 ) -> list[int]:
     """The graphs of `later` (those of this turn still to take, then `pending`) tried against a new
-    finding's culprits; `pending` without the graphs they explain."""
+    finding's culprits, one check of the shrink budget each (`budget[0]`, spent in place: the time
+    it took counted against the seconds shrinking had before); `pending` without the graphs they
+    explain."""
     backend = engine.backend
     if not finding.culprits or not later or backend is None or backend.make_explainer is None:
         return pending
+    budget[0] -= len(later)
     explain_all(runner, engine, later, records, Explaining((finding,), culprits_only=True))
     return [i for i in pending if waiting(records[i])]
 

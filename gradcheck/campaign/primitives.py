@@ -81,9 +81,9 @@ def _ordinary_rule(finding: Finding) -> tuple[object, ...]:
 
 
 def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> list[Finding]:
-    """`findings` with each finding whose every op is a primitive or built from it, and at least one
-    built from it, folded into that primitive's finding of the same rule (see the module docstring);
-    the primitive's finding says which ops are built from it. Order kept, the folded ones gone."""
+    """`findings` with each bug whose every op (every culprit's, for a shrunk one) is a primitive or
+    built from it folded into that primitive's plainest finding of the same rule (see the module
+    docstring), which says which ops are built from it. Order kept, the folded ones gone."""
     if not built_from:
         return list(findings)
     targets: dict[tuple[object, ...], Finding] = {}
