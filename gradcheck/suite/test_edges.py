@@ -10,6 +10,7 @@ import pytest
 
 from gradcheck.campaign.phases import edge_phase
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.parity.problem import Off
 
 pytestmark = pytest.mark.edges
 
@@ -19,7 +20,8 @@ def test_op_matches_torch_at_its_edge_values(gradcheck_engine, op):
     engine = gradcheck_engine
     if op not in engine.ops:
         pytest.skip(f"engine {engine.name} does not support {op}")
-    problems = edge_phase(engine, [op]).problems
+    # where torch alone is off (judged by the exact value) the engine is right: not its failure
+    problems = [p for p in edge_phase(engine, [op]).problems if p.problem.off is not Off.TORCH]
     if problems:
         lines = [f"{p.kind.value} ({p.check}) {p.where}: {p.message}" for p in problems]
         pytest.fail(
