@@ -158,8 +158,9 @@ def torch_derivatives(op: Op, inputs: list[float], constants: list[Any], order: 
 @given(data=st.data())
 def test_first_second_third_derivatives_match_torch(op: Op, data: st.DataObject) -> None:
     inputs, constants = draw_case(data, op)
-    # torch's d²/da db of a ** b is 0 at b == 0, the exact one 1/a (test_exact_where_torch_is_not.py)
-    assume(not (op.name == "x ** y" and inputs[1] == 0))
+    # torch's d²/da db of a ** b is 0 at b == 0, the exact one 1/a (test_exact_where_torch_is_not.py);
+    # its higher derivatives meet that mask again at a ** (b - k): b = 1, 2, 3 at the third order
+    assume(not (op.name == "x ** y" and inputs[1] in (0, 1, 2, 3)))
     mine = minigrad_derivatives(op, inputs, constants, order=3)
     ref = torch_derivatives(op, inputs, constants, order=3)
     for order, (m_level, r_level) in enumerate(zip(mine, ref), start=1):

@@ -77,11 +77,14 @@ def test_failing_graphs_no_finding_explains_are_unexpected():
 def test_a_campaign_is_judged_by_the_report_it_wrote(tmp_path):
     """A real campaign on a planted bug (cos' = +sin), in a process of its own: found when expected,
     unexpected when not."""
+    # the campaign names the planted mistake (its cos' is sin(x)) in the title
+    title = r"cos's backward behaves like sin\(x\).*"
+    named = Expected("bug", "wrong-gradient", ("cos",), title, PLANTED.why)
     planted = Engine(
         "planted",
         "-",
         "gradcheck.testing.broken_engines:WrongDerivative",
-        (PLANTED,),
+        (named,),
         graphs=30,
         options=("--ops", "cos,add", "--no-edges", "--no-structure"),
     )
@@ -91,7 +94,7 @@ def test_a_campaign_is_judged_by_the_report_it_wrote(tmp_path):
     row = outcome.row()
     assert row[0] == "planted" and row[1] == "1" and row[6] == "1/1" and row[7] == "0"
     report = json.loads((tmp_path / "planted" / "report.json").read_text(encoding="utf-8"))
-    assert judge(engine(), report).unexpected[0].startswith("bug: cos — wrong gradient")
+    assert judge(engine(), report).unexpected[0].startswith("bug: cos's backward behaves like sin(x)")
 
 
 def test_a_campaign_that_writes_no_report_is_unexpected_and_misses_everything(tmp_path):

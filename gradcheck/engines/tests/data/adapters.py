@@ -24,6 +24,7 @@ QuirkyScalar = _engine_class("quirky_engine.py", "Scalar")
 
 class PlainAdapter(EngineAdapter):
     name = "plain"
+    ops_tried_at_load = True  # as the inspection's adapter: the same checks, the same findings
     ops = frozenset({"add", "sub", "mul", "div", "pow_const", "neg", "relu", "tanh", "exp", "log"})
 
     def leaf(self, value):
@@ -32,6 +33,7 @@ class PlainAdapter(EngineAdapter):
 
 class QuirkyAdapter(EngineAdapter):
     name = "quirky"
+    ops_tried_at_load = True
     ops = frozenset({"add", "sub", "mul", "div", "pow_const", "neg", "relu", "sigmoid"})
 
     def leaf(self, value):
