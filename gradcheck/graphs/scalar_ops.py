@@ -44,6 +44,11 @@ def _power_rule(base: Any, exponent: Any) -> Any:
     return np.where((exponent != 0) | (base != 0), exponent * base ** (exponent - 1.0), 0.0)
 
 
+def _rate_along_exponent(base: Any, out: Any) -> Any:
+    """d/db a**b = a**b * log a for a > 0; 0 at a = 0 (as torch); nan below 0 (no real rate)."""
+    return np.where(base > 0, out * np.log(base), np.where(base == 0, 0.0, np.nan))
+
+
 def mp_divide(mp: Any, a: Any, b: Any) -> Any:
     """a / b on mpmath numbers, with IEEE's results where mpmath raises: +-inf for a nonzero
     number over 0 and nan for 0 / 0 (mpmath has no signed zero: the divisor counts as +0)."""
@@ -140,9 +145,10 @@ SCALAR_SPECS: list[OpSpec] = [
         domain=lambda a, k: (a[0] >= POLE_MARGIN) & (np.abs(a[1]) <= 4.0),
         kinks="base must be positive",
         poles=lambda a, k: at_zero(a[0]) & (a[1] < 1.0),
-        # torch at base 0: d/da = 0 when b = 0; d/db = 0 when b >= 0 (not 0 * log 0 = nan)
+        # torch at base 0: d/da = 0 when b = 0; d/db = 0 when b >= 0 (not 0 * log 0 = nan); below
+        # 0, a ** b is real at integer b alone, so it has no rate along b (log a is not real): nan
         kink_cases=(((0.0, 2.0), {}), ((0.0, 0.0), {}), ((2.0, 0.0), {})),
-        grads=lambda a, k, out: (_power_rule(a[0], a[1]), np.where(a[0] > 0, out * np.log(a[0]), 0.0)),
+        grads=lambda a, k, out: (_power_rule(a[0], a[1]), _rate_along_exponent(a[0], out)),
         family="sqrt_pow",
         accuracy=Accuracy(0.75, (24.0, 1.0)),  # measured: 0.50, 17.1 (b - 1 rounded, times log a), 0.68
         number_operands=True,

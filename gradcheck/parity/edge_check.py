@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter, loaded
@@ -26,6 +27,7 @@ from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.answers import one_point
 from gradcheck.parity.classify import classify
 from gradcheck.parity.exact import run_exact
+from gradcheck.parity.exact_jets import as_mpf, derive
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import FORWARD, Off, Problem, What, raised_problem
 
@@ -129,10 +131,13 @@ def _judged_by_exact(
     """Differences from torch at an edge case judged by the exact value and gradients
     (`parity.exact`) before they are the engine's: where the engine is within the edge tolerance
     of the exact answer and torch is not, torch is off (`Off.TORCH`, each problem given the exact
-    value of its entry); where no exact value can be had (an argument inf or nan, a branch the
-    exact evaluation cannot decide), or the engine is off it too, the problems stand as they are."""
+    value of its entry); where no exact value can be had (an argument inf or nan, no real
+    derivative there, a branch the exact evaluation cannot decide), or the engine is off it too,
+    the problems stand as they are."""
     values = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
     if not all(np.isfinite(v).all() for v in values):  # no exact derivative at an inf or nan argument
+        return problems
+    if not has_real_derivative(graph):
         return problems
     try:
         with np.errstate(all="ignore"):
@@ -155,6 +160,26 @@ def _judged_by_exact(
         exact_entry = float(truth[at]) if at is not None else None
         judged.append(replace(problem, problem=replace(problem.problem, off=Off.TORCH, exact=exact_entry)))
     return judged
+
+
+def has_real_derivative(graph: Graph) -> bool:
+    """Whether an elementwise edge case's op has a finite real value and first derivatives at its
+    arguments, before float64 rounds them: not at a pole (1 / 0, sqrt at 0), not off the domain
+    (a negative base's rate along its exponent), so there is a true answer to judge torch by. A
+    finite value that only overflows float64 counts (atan2's gradient at (0, 5e-324) is 2e323).
+    Ops without an elementwise exact form (reductions, matmul) are left to the exact evaluation."""
+    node = graph.nodes[0]
+    spec = REGISTRY[node.op]
+    if spec.mpmath is None:
+        return True
+    arrays = np.broadcast_arrays(*(np.asarray(i.value, dtype=np.float64) for i in graph.inputs))
+    for point in zip(*(a.reshape(-1) for a in arrays)):
+        with np.errstate(all="ignore"):
+            found = derive(spec, [as_mpf(x) for x in point], node.attr, 1)
+        assert found.d1 is not None
+        if not all(mpmath.isfinite(v) for v in (found.value, *found.d1)):
+            return False
+    return True
 
 
 def _close(answer: np.ndarray, exact: np.ndarray) -> bool:

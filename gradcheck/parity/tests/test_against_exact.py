@@ -10,13 +10,15 @@ import pytest
 from gradcheck.campaign import tiers
 from gradcheck.campaign.edge_phase import findings_of
 from gradcheck.engines.loading import load_engine
+from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.compare import check_graph
-from gradcheck.parity.edge_check import check_edges
+from gradcheck.parity.edge_check import check_edges, edge_graph, has_real_derivative
 from gradcheck.parity.problem import Off, What
 from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
 from gradcheck.testing.kind_engines import TanhValueOff
+from gradcheck.testing.reordered_engines import DivisionByReciprocal
 
 # atan2(y, x) where x * x + y * y overflows: torch's gradient is 0, the exact one 1 / (2 * 1e155)
 LARGE = 1e155
@@ -142,3 +144,31 @@ def test_an_edge_case_where_the_engine_is_the_exact_answer_and_torch_is_not_is_t
         f for f in findings_of(check_edges(load_engine("minigrad"), ["atan2"]), load_engine("minigrad"))
     ]
     assert finding.tier == tiers.TORCH_OFF and not finding.is_failure(), finding.title
+
+
+@pytest.mark.parametrize(
+    "op, args",
+    [
+        ("pow", (-1.0, 0.5)),  # a negative base to a fractional power: no real value
+        ("pow", (-1.0, 0.0)),  # real at integer exponents alone: no rate along the exponent
+        ("pow", (0.0, -1.0)),  # a pole
+        ("atan2", (0.0, 0.0)),  # the origin: torch's 0 is a convention, not torch off
+        ("sqrt", (-0.0,)),  # sqrt's slope at 0 is infinite: the sign of its inf is a choice
+    ],
+)
+def test_no_edge_case_without_a_real_derivative_is_judged_by_the_exact_value(op, args):
+    graph = edge_graph(op, args, {})
+    assert not has_real_derivative(graph)
+    off = [p for p in check_edges(DivisionByReciprocal(), [op]) if p.problem.off is Off.TORCH]
+    assert all(p.where != graph_where(graph) for p in off), [p.message for p in off]
+
+
+def test_a_finite_derivative_that_overflows_float64_has_a_real_value_to_judge_by():
+    # atan2's d/dy at (0, 5e-324) is 1 / 5e-324 = 2e323: finite, past float64's range
+    assert has_real_derivative(edge_graph("atan2", (0.0, 5e-324), {}))
+    assert has_real_derivative(edge_graph("exp", (1000.0,), {}))
+
+
+def graph_where(graph: Graph) -> str:
+    """The edge case's place in words, as EdgeProblem.where says it."""
+    return describe(tuple(float(i.value) for i in graph.inputs), graph.nodes[0].attr)
