@@ -16,6 +16,7 @@ _NAMES = {
     "random_graph": "gradcheck.graphs.generate",
     **dict.fromkeys(("Graph", "GraphFormatError"), "gradcheck.graphs.ir"),
     **dict.fromkeys(("GraphCheck", "check_graph", "check_kinks"), "gradcheck.parity"),
+    **dict.fromkeys(("EngineCheck", "EngineFinding", "Replayed", "check_engine"), "gradcheck.notebook"),
 }
 __getattr__ = lazy_names("gradcheck", _NAMES)
 
@@ -26,6 +27,10 @@ __all__ = [
     "Graph",
     "GraphCheck",
     "GraphFormatError",
+    "EngineCheck",
+    "EngineFinding",
+    "Replayed",
+    "check_engine",
     "check_graph",
     "check_kinks",
     "load_engine",

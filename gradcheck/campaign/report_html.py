@@ -7,7 +7,7 @@ line, one row per bug, graph-code finding and adapter fault (each linking to its
 adapters' fixes, the unexplained graphs, the edge behaviour as one table (a row per op) and the
 conventions as notes. Below it: each finding in detail (its list of graphs folded; the code
 that reproduces a bug or graph-code finding), the structural phase's checks, the per-op table,
-the error distributions per op (matplotlib, an embedded palette PNG), the failing graphs by
+the error distributions per op (`report_figures`, an embedded palette PNG), the failing graphs by
 finding, folded (the first shrunk graph of each drawn by graphviz when the `dot` binary exists,
 its DOT text otherwise), and the settings and exact command line that repeat the run.
 """
@@ -15,8 +15,6 @@ its DOT text otherwise), and the settings and exact command line that repeat the
 from __future__ import annotations
 
 import base64
-import io
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +32,7 @@ from gradcheck.campaign.overview import (
     finding_code,
     overview,
 )
+from gradcheck.campaign.report_figures import distribution_png
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.parity.wording import figure
 from gradcheck.parity.wording import html_text as escape
@@ -222,47 +221,91 @@ def _indices(indices: list[int] | tuple[int, ...], what: str) -> str:
 
 
 def _findings(report: dict) -> str:
-    """Each finding in detail, numbered as the overview: tier, title, kind, what it covers (its
-    graphs folded), its first problems, the fix, the replay command and, for a bug or graph-code
-    finding, the code that reproduces it (the first `CODE_SHOWN` of them)."""
+    """Each finding in detail, numbered as the overview (`_finding`), the code shown for the first
+    `CODE_SHOWN` bugs and graph-code findings."""
     if not report.get("findings"):
         return ""
     conventions = report.get("conventions", "torch")
     parts = ['<h2 id="findings">Findings in detail</h2>']
     shown = 0
     for i, f in enumerate(_findings_of(report)):
-        torch_off = f.tier == tiers.TORCH_OFF  # the engine is right: torch's answer is the one off
-        label = "finding" if f.is_failure(conventions) or torch_off else "note"
-        code = ""
-        if f.tier in _CODE_TIERS and shown < CODE_SHOWN:
-            shown += 1
-            language = (
-                "torch's code, judged against the exact values"
-                if torch_off
-                else "the engine's code"
-                if f.snippet
-                else "torch's code (the engine has no snippet spelling)"
-            )
-            code = (
-                f"<details open><summary>Repro, in {language}</summary>"
-                f"<pre>{escape(finding_code(f))}</pre></details>"
-            )
-        fix = f"<p><b>fix</b>: {escape(f.fix)}</p>" if f.fix else ""
-        indices = _indices(f.graph_indices, f"the {len(f.graph_indices)} random graph(s)")
-        replayed = (
-            "the engine's numbers beside torch's and the exact values"
-            if torch_off
-            else "exit 1 while it fails, 0 once fixed"
-        )
-        parts.append(
-            f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
-            f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
-            f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
-            f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
-            f"{_problems(local_lines(f, SHOWN_PROBLEMS))}"
-            f'<p>Replay it ({replayed}):</p><pre class="command">{escape(f.repro)}</pre>{code}</div>'
-        )
+        code = f.tier in _CODE_TIERS and shown < CODE_SHOWN
+        shown += code
+        parts.append(_finding(f, i, conventions, code))
     return "\n".join(parts)
+
+
+def _finding(f: Finding, i: int, conventions: str, code: bool) -> str:
+    """Finding `i` in detail: tier, title, kind, what it covers (its graphs folded), its first
+    problems, the fix, how to replay it and, with `code` (a bug or graph-code finding), the code
+    that reproduces it."""
+    torch_off = f.tier == tiers.TORCH_OFF  # the engine is right: torch's answer is the one off
+    label = "finding" if f.is_failure(conventions) or torch_off else "note"
+    repro = ""
+    if code:
+        language = (
+            "torch's code, judged against the exact values"
+            if torch_off
+            else "the engine's code"
+            if f.snippet
+            else "torch's code (the engine has no snippet spelling)"
+        )
+        repro = (
+            f"<details open><summary>Repro, in {language}</summary>"
+            f"<pre>{escape(finding_code(f))}</pre></details>"
+        )
+    fix = f"<p><b>fix</b>: {escape(f.fix)}</p>" if f.fix else ""
+    indices = _indices(f.graph_indices, f"the {len(f.graph_indices)} random graph(s)")
+    replayed = (
+        "the engine's numbers beside torch's and the exact values"
+        if torch_off
+        else "it says whether it still fails, or is fixed"
+    )
+    return (
+        f'<div class="finding {escape(f.tier)}" id="finding-{i}">'
+        f"<h3>{label} {i} · {_tier(f.tier)} · {escape(f.title)}</h3>"
+        f'<p class="kind">{escape(str(f.kind))} · {escape(f.check)} check · found by {escape(f.phase)} · '
+        f"{escape(f.count_text)}</p>{indices}{fix}{_problems(f.problems[:SHOWN_PROBLEMS])}"
+        f"{_problems(local_lines(f, SHOWN_PROBLEMS))}"
+        f'<p>Replay it ({replayed}):</p><pre class="command">{escape(f.repro)}</pre>{repro}</div>'
+    )
+
+
+def first_screen(report: dict, lines: Sequence[str] = ()) -> str:
+    """The page's first screen as an HTML fragment that styles nothing outside it (a notebook's
+    output: `gradcheck.check_engine`'s result): the verdict, `lines` (where the engine ran, the
+    reports), what to fix first, the edge table and the notes, then the top finding in detail,
+    its repro in the engine's own terms."""
+    view = _view(report)
+    ok = report.get("passed", report["totals"]["failed"] == 0) is not False
+    parts = [
+        f"<style>{_scoped_css(_CSS, '.gradcheck-first-screen')}</style>",
+        '<div class="gradcheck-first-screen">',
+        f'<p class="verdict {"pass" if ok else "fail"}">{escape(verdict_text(report))}</p>',
+        *(f"<p>{escape(line)}</p>" for line in lines),
+        _overview(report),
+    ]
+    if view.rows:
+        top = view.rows[0]
+        parts.append(_finding(top.finding, top.number, report.get("conventions", "torch"), True))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _scoped_css(css: str, scope: str) -> str:
+    """`css` applying only inside `scope` (the page's `body` rule is the scope's own)."""
+    rules = []
+    for rule in re.sub(r"/\*.*?\*/", "", css).split("}"):
+        selectors, _, body = rule.partition("{")
+        if not body.strip():
+            continue
+        scoped = [
+            scope if s.strip() == "body" else f"{scope} {s.strip()}"
+            for s in selectors.split(",")
+            if s.strip()
+        ]
+        rules.append(f"{', '.join(scoped)} {{{body}}}")
+    return "\n".join(rules)
 
 
 def _structure(report: dict) -> str:
@@ -314,73 +357,6 @@ because of this op (graphs whose minimal failing graph contains it).</p>
 <thead><tr><th class=op>op</th><th>graphs</th>{head}<th>failures</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></div>
 """
-
-
-def distribution_png(report: dict) -> bytes | None:
-    """Small multiples: per op, how the graphs' relative errors spread over decades (PNG bytes,
-    four panels a row to fit 800 px, in a 16-colour palette to keep the page small)."""
-    ops = report["ops"]
-    if not ops:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    labels = report["histogram_bins"]
-    cols = min(4, len(ops))
-    rows = math.ceil(len(ops) / cols)
-    width, height, top, bottom = 2.45, 1.45, 0.5, 1.05  # inches: a panel; the legend; the ticks and label
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(width * cols, height * rows + top + bottom), squeeze=False, sharex=True
-    )
-    xs = list(range(len(labels)))
-    for ax, (op, st) in zip(axes.flat, ops.items()):
-        for metric, colour, name in (
-            ("max_rel_err_torch", "#1f77b4", "vs torch"),
-            ("max_rel_err_numeric", "#ff7f0e", "vs numeric"),
-        ):
-            ax.step(xs, st["histograms"][metric], where="mid", color=colour, label=name, linewidth=1)
-        ax.set_title(f"{op} ({st['graphs']})", fontsize=9, color="#8a1c13" if st["failures"] else "k")
-        ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(ops) :]:
-        ax.set_visible(False)
-    ticks = [i for i in xs if i % 4 == 1 or labels[i] in ("0", "non-finite")]
-    for ax in axes[-1]:
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([_short(labels[i]) for i in ticks], rotation=60, fontsize=7)
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper center", ncol=2, fontsize=9, frameon=False)  # above the panels
-    fig.supxlabel("relative gradient error of a graph (decades)", fontsize=9, y=0.02)
-    fig.supylabel("graphs", fontsize=9)
-    total = height * rows + top + bottom  # margins in inches: tight_layout takes seconds for 40 panels
-    fig.subplots_adjust(
-        left=0.6 / (width * cols),
-        right=0.99,
-        bottom=bottom / total,
-        top=1 - top / total,
-        hspace=0.55,
-        wspace=0.3,
-    )
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=80)
-    plt.close(fig)
-    return _palette(buffer.getvalue())
-
-
-def _palette(png: bytes) -> bytes:
-    """The PNG in 16 colours (a quarter of the bytes; the plot has fewer colours than that)."""
-    from PIL import Image  # pillow: a dependency of matplotlib
-
-    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(16)
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue()
-
-
-def _short(label: str) -> str:
-    match = re.search(r"1e-?\d+", label)
-    return label if label in ("0", "non-finite") or match is None else match.group(0)
 
 
 def _distributions(report: dict) -> str:

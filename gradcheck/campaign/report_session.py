@@ -9,6 +9,7 @@ test with the text (suite/plugin.py); none of them assembles reports of its own.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,18 +38,29 @@ class CiFiles:
 class RunReport:
     """What a run's reports hold, for the console: the result with each finding's replay command,
     report.json's content, the unexplained graphs' entry (None when every failing graph has its
-    finding) and the paths of report.json and report.html."""
+    finding) and the paths of report.json and report.html (none when no file was written)."""
 
     result: CampaignResult
     report: dict[str, Any]
     unexplained: dict[str, Any] | None
-    written: tuple[Path, Path]
+    written: tuple[Path, Path] | tuple[()]
 
 
-def report_run(result: CampaignResult, out: ReportDirectory, command: list[str], ci: CiFiles) -> RunReport:
+# How finding i of a run is replayed, in words a reader types (the command line's by default).
+Repro = Callable[[int], str]
+
+
+def report_run(
+    result: CampaignResult,
+    out: ReportDirectory,
+    command: list[str],
+    ci: CiFiles,
+    repro: Repro | None = None,
+) -> RunReport:
     """Write a run's report.json and report.html into `out` (before anything is printed), then the
-    CI files; `command`: the command line as typed (report.json's `run`)."""
-    saved = with_repros(result, out.path / "report.json")
+    CI files; `command`: the command line as typed (report.json's `run`); `repro`: how each
+    finding is replayed (default: `gradcheck replay` on the report.json written)."""
+    saved = with_repros(result, out.path / "report.json", repro)
     report = build_report(saved, command=command, run_id=out.run_id)
     written = write_report_pair(report, out.path)
     unexplained = report.get("unexplained")
@@ -57,6 +69,14 @@ def report_run(result: CampaignResult, out: ReportDirectory, command: list[str],
     if ci.summary_md is not None:
         write_text(ci.summary_md, run_markdown(saved, unexplained))
     return RunReport(saved, report, unexplained, written)
+
+
+def report_unwritten(result: CampaignResult, command: list[str], repro: Repro) -> RunReport:
+    """What `report_run` returns, with no file written (`written` empty): a campaign run from
+    Python without an output folder (`gradcheck.check_engine`)."""
+    saved = with_repros(result, None, repro)
+    report = build_report(saved, command=command)
+    return RunReport(saved, report, report.get("unexplained"), ())
 
 
 def report_gate(outcome: GateResult, ci: CiFiles) -> str:
@@ -77,15 +97,18 @@ def gate_failure(outcome: GateResult) -> str:
     return "\n".join([*lines, "", *outcome.new_coverage, outcome.summary()])
 
 
-def with_repros(result: CampaignResult, report_path: Path) -> CampaignResult:
-    """Each finding with its replay command (finding i of the report.json about to be written),
-    with the PYTHONPATH the engine's module needs in a fresh process (a file spec is absolute)."""
-    engine = result.settings.engine
-    root = import_root(engine)
-    findings = [
-        dataclasses.replace(f, repro=replay_command(str(report_path), engine, i, root))
-        for i, f in enumerate(result.findings)
-    ]
+def with_repros(
+    result: CampaignResult, report_path: Path | None, repro: Repro | None = None
+) -> CampaignResult:
+    """Each finding with how it is replayed: `repro(i)`, or the replay command of finding i of the
+    report.json about to be written at `report_path`, with the PYTHONPATH the engine's module
+    needs in a fresh process (a file spec is absolute)."""
+    if repro is None:
+        assert report_path is not None, "the command line's repro replays a report.json"
+        engine, path = result.settings.engine, str(report_path)
+        root = import_root(engine)
+        repro = lambda i: replay_command(path, engine, i, root)
+    findings = [dataclasses.replace(f, repro=repro(i)) for i, f in enumerate(result.findings)]
     return dataclasses.replace(result, findings=findings)
 
 

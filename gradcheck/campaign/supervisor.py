@@ -15,6 +15,8 @@ the whole time limit, and the outcome would be the same; a campaign on a Dask cl
 `Quarantine` with the cluster's tasks, each run there on a `Supervisor` of its own:
 `gradcheck.campaign.cluster`). A worker that dies while loading the
 engine, or a task that refuses its input (`CampaignError`), stops the command with exit status 2.
+Workers are started by spawn (they import the engine by its spec), or forked (`start_method`:
+`gradcheck.check_engine` on a class of a notebook's cell, which only a copy of the kernel has).
 
 Workers die with this process: they ignore SIGINT (Ctrl-C reaches the whole process group; this
 process stops them), the kernel kills them when it exits (Linux: PR_SET_PDEATHSIG), and `close`
@@ -29,6 +31,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -38,7 +41,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from gradcheck.campaign.settings import CampaignError
-from gradcheck.campaign.workers import Job, Reply, worker_main
+from gradcheck.campaign.workers import Job, Reply, forked_worker_main, worker_main
 from gradcheck.choices import DEFAULT_TIMEOUT
 from gradcheck.engines.tracing import ALL_UNITS, Beacon
 from gradcheck.interrupts import signals_held
@@ -48,6 +51,7 @@ FAILED_STARTS = 3  # workers in a row that die before taking a job: they cannot 
 START_LIMIT = 300.0  # seconds a worker may take to start and load the engine (import numpy, torch)
 _TICK = 0.5  # how often a busy worker's progress is looked at
 _STOP_GRACE = 2.0  # seconds a worker gets to stop by itself before it is killed
+START_METHODS = ("spawn", "fork")
 
 
 @dataclass(frozen=True)
@@ -186,7 +190,14 @@ def _kill_all() -> None:  # pragma: no cover - only when `close` was skipped
 class Supervisor:
     """Up to `jobs` watched worker processes; `map` runs tasks on them, `call` one unit."""
 
-    def __init__(self, jobs: int = 1, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, jobs: int = 1, timeout: float | None = DEFAULT_TIMEOUT, start_method: str = "spawn"
+    ) -> None:
+        """`start_method` "spawn" (the default: workers import the engine by its spec) or "fork"
+        (workers are copies of this process: an engine defined in `__main__`, a notebook's cell,
+        reaches them; `gradcheck.notebook.check` uses it where forking is safe)."""
+        if start_method not in START_METHODS:
+            raise ValueError(f"start_method must be one of {START_METHODS}, got {start_method!r}")
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.workers: list[_Worker] = []
@@ -194,7 +205,7 @@ class Supervisor:
         self.deaths = 0  # workers lost (killed or ended), for the console and the tests
         self.failed_starts = 0
         self._jobs = 0
-        self._context = get_context("spawn")
+        self._context = get_context(start_method)
         _LIVE.add(self)
 
     def __enter__(self) -> Supervisor:
@@ -270,6 +281,8 @@ class Supervisor:
     # --- workers --------------------------------------------------------------------------------
 
     def _spawn(self) -> _Worker:
+        if self._context.get_start_method() == "fork":  # a copy of this process as it is now
+            return _spawn(self._context, forked_worker_main)
         return _READY.pop() if _READY else _spawn(self._context)
 
     def _idle(self, busy: list[_Worker]) -> _Worker | None:
@@ -394,11 +407,14 @@ class Supervisor:
             self.workers.remove(worker)
 
 
-def _spawn(context: Any) -> _Worker:
+def _spawn(context: Any, main: Callable[..., None] = worker_main) -> _Worker:
     ours, theirs = context.Pipe(duplex=True)
     beacon = context.RawValue(Beacon)
-    process = context.Process(target=worker_main, args=(theirs, beacon, os.getpid()), name="gradcheck-worker")
-    with signals_held(), _parent_of_workers():  # the child starts with Ctrl-C held, until it has set it aside
+    process = context.Process(target=main, args=(theirs, beacon, os.getpid()), name="gradcheck-worker")
+    with signals_held(), _parent_of_workers(), warnings.catch_warnings():
+        # the child starts with Ctrl-C held, until it has set it aside; a forked one runs only the
+        # worker loop, never this process's other threads' code (Python 3.12 warns of those)
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
         process.start()
     theirs.close()
     return _Worker(process, ours, beacon)

@@ -118,6 +118,15 @@ def worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
             )
 
 
+def forked_worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
+    """`worker_main` in a forked copy of its parent (a Jupyter kernel): the engine's prints go to
+    the process's own stdout and stderr, not through the parent's streams (a kernel's sends on
+    sockets of threads the copy does not have)."""
+    sys.stdout = sys.__stdout__ or open(os.devnull, "w")  # noqa: SIM115 - the process's for life
+    sys.stderr = sys.__stderr__ or open(os.devnull, "w")  # noqa: SIM115
+    worker_main(conn, beacon, parent)
+
+
 def _run(job: Job, states: dict[Any, Any], beacon: tracing.Beacon) -> Reply:
     try:
         state = states.get(job.engine)

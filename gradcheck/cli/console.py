@@ -373,27 +373,32 @@ def _numbers(numbers: Sequence[int]) -> str:
 
 
 def print_findings(result: CampaignResult, console: Console) -> None:
-    """Each finding in detail, after the summary and in its numbering: title, tier, kind and check,
-    what it covers, its first problems, the fix (an adapter's fault), the replay command (never
-    wrapped: a pasted command must stay one command) and, for what the engine's author fixes (a
-    bug, its graph code), the code that reproduces it. A heading is not wrapped either."""
-    conventions = result.settings.conventions
-    for i, f in enumerate(result.findings):
-        failing = f.is_failure(conventions)
-        label = "finding" if failing or f.tier == tiers.TORCH_OFF else "note"
-        style = _TIER_STYLES.get(f.tier, "yellow bold" if failing else "yellow")
-        heading = Text(f"\n{label} {i} · {f.tier} · {f.title} [{f.kind}, {f.check}]", style=style)
-        console.print(heading, soft_wrap=True)  # whole, as logs are searched for a title
-        console.print(Text(f"  {f.covers}"))
-        if f.fix:
-            console.print(Text(f"  fix: {f.fix}"))
-        for problem in f.problems[:SHOWN_PROBLEMS]:
-            console.print(Text(f"  {printable(problem)}"))
-        for line in local_lines(f, SHOWN_PROBLEMS):
-            console.print(Text(f"  {line}"))
-        console.print(Text(f"  replay: {f.repro}"), soft_wrap=True)
-        if f.tier in (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE):
-            print_code(finding_code(f), console)
+    """Each finding in detail, after the summary and in its numbering (`print_finding`)."""
+    for i in range(len(result.findings)):
+        print_finding(result, i, console)
+
+
+def print_finding(result: CampaignResult, i: int, console: Console) -> None:
+    """Finding `i` in detail: title, tier, kind and check, what it covers, its first problems, the
+    fix (an adapter's fault), the replay command (never wrapped: a pasted command must stay one
+    command) and, for what the engine's author fixes (a bug, its graph code), the code that
+    reproduces it. A heading is not wrapped either."""
+    f = result.findings[i]
+    failing = f.is_failure(result.settings.conventions)
+    label = "finding" if failing or f.tier == tiers.TORCH_OFF else "note"
+    style = _TIER_STYLES.get(f.tier, "yellow bold" if failing else "yellow")
+    heading = Text(f"\n{label} {i} · {f.tier} · {f.title} [{f.kind}, {f.check}]", style=style)
+    console.print(heading, soft_wrap=True)  # whole, as logs are searched for a title
+    console.print(Text(f"  {f.covers}"))
+    if f.fix:
+        console.print(Text(f"  fix: {f.fix}"))
+    for problem in f.problems[:SHOWN_PROBLEMS]:
+        console.print(Text(f"  {printable(problem)}"))
+    for line in local_lines(f, SHOWN_PROBLEMS):
+        console.print(Text(f"  {line}"))
+    console.print(Text(f"  replay: {f.repro}"), soft_wrap=True)
+    if f.tier in (tiers.TORCH_OFF, tiers.BUG, tiers.GRAPH_CODE):
+        print_code(finding_code(f), console)
 
 
 def print_code(code: str, console: Console) -> None:

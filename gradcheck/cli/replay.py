@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the checks are imported when a graph is replayed, not to pa
     from rich.console import Console
     from rich.table import Table
 
+    from gradcheck.campaign.pool import Runner
     from gradcheck.campaign.supervisor import Death
     from gradcheck.engines.adapter import EngineAdapter
     from gradcheck.graphs.ir import Graph
@@ -64,32 +65,40 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The `replay` subcommand, the engine in a watched worker process; returns the exit status."""
-    from gradcheck.campaign.pool import Campaign
-    from gradcheck.campaign.settings import CampaignError, Settings
-    from gradcheck.campaign.supervisor import Work
+    from gradcheck.campaign.settings import CampaignError
     from gradcheck.engines.loading import canonical_spec
-    from gradcheck.parity.wording import printable
 
     saved = load_saved(args.file, args.finding)
     if args.reference is not None:  # the command's judge over the report's
         saved = dataclasses.replace(saved, reference=args.reference)
     if args.conventions not in CONVENTIONS:
         raise CampaignError(f"--conventions must be one of {CONVENTIONS}, got {args.conventions!r}")
-    engine = Campaign(None, Settings(engine=canonical_spec(args.engine or saved.engine or "minigrad")))
+    engine = canonical_spec(args.engine or saved.engine or "minigrad")
     looks = (console.width, console.is_terminal, console.color_system)
-    outcome: list[tuple[str, int]] = []
+    with arguments.engine_workers(1, args.graph_timeout) as workers:
+        text, status = replay_on(workers, saved, engine, args.conventions, looks)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return status
+
+
+def replay_on(workers: Runner, saved: Saved, engine: str, conventions: str, looks: Looks) -> tuple[str, int]:
+    """`saved` replayed with engine spec `engine` where `workers` run engine code, rendered as a
+    console of `looks` would show it: (text, exit status); a worker that dies or hangs is a
+    failure said in words."""
+    from gradcheck.campaign.pool import Campaign
+    from gradcheck.campaign.settings import Settings
+    from gradcheck.campaign.supervisor import Work
+    from gradcheck.parity.wording import printable
 
     def lost(_: Saved, death: Death) -> tuple[str, int]:
         line = f"replaying {printable(saved.label)}: the engine's worker process {death.describe}"
         return f"{line}\nstill fails: {_KIND_WORDS[death.kind]}\n", 1
 
-    with arguments.engine_workers(1, args.graph_timeout) as workers:
-        for _, batch in workers.map(replay_task, engine, [Work((saved,), (args.conventions, looks))], lost):
-            outcome += batch
-    ((text, status),) = outcome
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return status
+    campaign = Campaign(None, Settings(engine=engine))
+    work = [Work((saved,), (conventions, looks))]
+    ((text, status),) = [o for _, batch in workers.map(replay_task, campaign, work, lost) for o in batch]
+    return text, status
 
 
 _KIND_WORDS = {"crash": "crash", "timeout": "timeout", "raised": "exception"}
@@ -109,8 +118,13 @@ def replay_task(state: Any, units: Sequence[Saved], extra: tuple[str, Looks]) ->
     out = []
     for saved in marked(units):
         buffer = io.StringIO()
-        console = Console(
-            file=buffer, width=width, force_terminal=terminal, color_system=colors, highlight=False
+        console = Console(  # into the buffer, also in a fork of a Jupyter kernel (rich would display)
+            file=buffer,
+            width=width,
+            force_terminal=terminal,
+            force_jupyter=False,
+            color_system=colors,
+            highlight=False,
         )
         status = replay(saved, state.adapter, console, conventions)
         out.append((buffer.getvalue(), status))
@@ -141,7 +155,7 @@ def load_saved(path: Path, finding: int | None = None) -> Saved:
     except FileNotFoundError:
         raise CampaignError(f"{path}: cannot be read: no such file") from None
     if isinstance(data, dict) and data.get("tool") == "gradcheck":
-        return _from_report(path, data, finding)
+        return saved_from_report(data, finding, str(path))
     if finding is not None:
         raise CampaignError(f"{path}: --finding needs a report.json; this is a graph file")
     try:
@@ -151,7 +165,9 @@ def load_saved(path: Path, finding: int | None = None) -> Saved:
     return Saved(graph, graph.meta.get("engine"), str(path))
 
 
-def _from_report(path: Path, report: dict[str, Any], index: int | None) -> Saved:
+def saved_from_report(report: dict[str, Any], index: int | None, path: str) -> Saved:
+    """Finding `index` (default 0) of a report dictionary, read from `path` (in its errors and
+    label), as a graph to replay; CampaignError when it has no such finding or graph."""
     from gradcheck.campaign.settings import CampaignError
     from gradcheck.graphs import corpus_format
     from gradcheck.graphs.ir import GraphFormatError
@@ -396,6 +412,5 @@ def _num(values: np.ndarray | None, k: int) -> str:
 
 def _short(v: Any) -> str:
     import numpy as np
-
 
     return repr(v.tolist()) if isinstance(v, np.ndarray) else repr(float(v))

@@ -5,6 +5,11 @@
 class, for which an adapter is built by inspecting it (`gradcheck.engines.value_class`). A file
 is loaded from its path, never looked up on `sys.path`, so no folder of the same name (a
 campaign's `--out`) can stand in for it.
+
+`spec_of` names an object of this process as a spec (`gradcheck.check_engine`): a class reachable
+by its module and name as `module:Class` (`__main__:Value` for a notebook's cell), anything else
+(an adapter instance, a class made in a function) as `object:Name#N`, held here, so that this
+process and its forked workers load it and no other process can.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.value_class import ValueClassAdapter, not_a_value_class
+from gradcheck.engines.value_class import HELD_PREFIX, ValueClassAdapter, not_a_value_class
 from gradcheck.graphs.registry import REGISTRY
 
 # name -> "module:Class" for the engines that ship with the harness
@@ -44,6 +49,33 @@ class UnknownEngineError(ValueError):
     """`load_engine` got a name it cannot resolve."""
 
 
+# spec (`HELD_PREFIX`...) -> an object `spec_of` named (only this process and its forks have them)
+_HELD: dict[str, object] = {}
+
+
+def spec_of(engine: object) -> str:
+    """The spec that loads `engine` (a value class, an adapter class or instance) in this process
+    and in its forked workers: `module:Class` when the class is its module's attribute of that
+    name (a notebook's cell: `__main__:Value`), else `object:Name#N`, held by this process."""
+    if isinstance(engine, type):
+        module = sys.modules.get(engine.__module__)
+        if module is not None and getattr(module, engine.__qualname__, None) is engine:
+            return f"{engine.__module__}:{engine.__qualname__}"
+    for spec, held in _HELD.items():
+        if held is engine:
+            return spec
+    name = engine.__name__ if isinstance(engine, type) else type(engine).__name__
+    spec = f"{HELD_PREFIX}{name}#{len(_HELD) + 1}"
+    _HELD[spec] = engine
+    return spec
+
+
+def needs_this_process(spec: str) -> bool:
+    """Whether only this process and its forks can load `spec`: an object held here, or a class
+    of `__main__` (a notebook's cells, a script run as a program: a fresh process has neither)."""
+    return spec.startswith(HELD_PREFIX) or spec.rpartition(":")[0] == "__main__"
+
+
 def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     """An adapter instance for `name`: a built-in engine name, 'package.module:Class' or
     'path/to/file.py:Class', where Class is an adapter or a micrograd-style value class."""
@@ -57,8 +89,12 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
             "micrograd-style Value class"
         )
     where, _, attr = target.rpartition(":")
-    module = _module(name, where)
-    obj = getattr(module, attr, None)
+    module: ModuleType | None = None
+    if target.startswith(HELD_PREFIX):
+        obj = _held(target)
+    else:
+        module = _module(name, where)
+        obj = getattr(module, attr, None)
     if obj is None and getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
         raise UnknownEngineError(
             f"engine {name!r}: {where!r} imported as the folder {', '.join(module.__path__)} (a folder "
@@ -86,6 +122,16 @@ def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
         raise UnknownEngineError(f"engine {name!r} lists ops unknown to the registry: {unknown}")
     adapter.spec = name if target != name else canonical_spec(target)
     return adapter
+
+
+def _held(spec: str) -> object:
+    """The object `spec_of` named `spec`; UnknownEngineError in a process that does not hold it."""
+    if spec not in _HELD:
+        raise UnknownEngineError(
+            f"engine {spec!r} names an object of the Python process that checked it "
+            "(gradcheck.check_engine); only that process and its forked workers can load it"
+        )
+    return _HELD[spec]
 
 
 def is_path_spec(spec: str) -> bool:

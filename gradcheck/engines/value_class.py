@@ -30,6 +30,8 @@ from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
 from gradcheck.graphs.surface import CURRENT, LATEST
 from gradcheck.launcher import command_line
 
+HELD_PREFIX = "object:"  # `gradcheck.engines.loading.spec_of`'s objects (loading imports this module)
+
 # The point every op is tried at: positive, away from every kink and pole of the registry's ops.
 SAMPLE = (0.7, 1.3)
 # The constant tried on either side of an operator.
@@ -377,8 +379,11 @@ def _children_attribute(cls: type) -> str | None:
 
 
 def import_lines(spec: str, cls_name: str) -> list[str]:
-    """The lines that import the class named by `spec` ('module:Class' or '/path/file.py:Class')."""
+    """The lines that import the class named by `spec` ('module:Class' or '/path/file.py:Class'),
+    or for a class of `__main__` (a notebook's cell) a comment: it is defined where it is checked."""
     where = spec.rpartition(":")[0]
+    if where == "__main__" or spec.startswith(HELD_PREFIX):  # a notebook's class: already defined there
+        return [f"# {cls_name}: your class, as defined where you checked it"]
     if not where.endswith(".py"):
         return [f"from {where} import {cls_name}"]
     folder, _, file = where.rpartition("/")

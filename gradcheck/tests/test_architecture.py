@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: gradcheck's layers, lowest first: each may import only itself and the layers before it. `testing`
 #: (engines with planted bugs, catching loops) is test machinery above the library: it may import
 #: every layer, and no layer may import it.
-LAYERS = ("graphs", "engines", "checker", "parity", "campaign", "suite", "cli", "testing")
+LAYERS = ("graphs", "engines", "checker", "parity", "campaign", "suite", "cli", "notebook", "testing")
 
 
 def _modules(package: str) -> list[Path]:
