@@ -25,6 +25,10 @@ from scalar_workloads import (
 )
 
 CHAIN = 10_000  # steps of y = tanh(y * w + b): 30,000 nodes
+# The chain of the suite's plain run (--benchmark-disable: each benchmark executed once, as a
+# test): deep enough for micrograd's recursive sort to need the big stack, short enough that its
+# reference cycles beside torch's heap do not cost a CI minute (the 10,000 steps took 106 s).
+SMOKE_CHAIN = 1_500
 
 
 @pytest.fixture(params=["minigrad", "micrograd", "torch"])
@@ -67,7 +71,8 @@ def test_demo_mlp(benchmark, engine):
 
 @pytest.mark.benchmark(group=f"scalar: a {CHAIN:,}-step tanh chain, forward + backward")
 def test_tanh_chain(benchmark, engine):
-    build, _ = chain_graph(engine, CHAIN)
+    steps = SMOKE_CHAIN if benchmark.disabled else CHAIN
+    build, _ = chain_graph(engine, steps)
     # micrograd's topological sort recurses once per node: a deep stack, as bench_scalar.py gives it
     out = run_in_big_stack(lambda: benchmark(forward_backward, engine, build))
-    assert engine.data(out) == pytest.approx(reference(lambda e: chain_graph(e, CHAIN))[0], rel=1e-12)
+    assert engine.data(out) == pytest.approx(reference(lambda e: chain_graph(e, steps))[0], rel=1e-12)
