@@ -78,6 +78,12 @@ def nonfinite(x: Any) -> Any:
     return not math.isfinite(x) if type(x) is float else ~np.isfinite(x)
 
 
+def finite(x: Any) -> Any:
+    """Whether the raw data is a finite number (a bool for a float, a bool array for an array); a mask."""
+    x = data(x)
+    return math.isfinite(x) if type(x) is float else np.isfinite(x)
+
+
 def inverse_binade(*xs: Any) -> Any:
     """2**-e with max(|x|) / 2**e in [0.5, 1), e kept a few binades inside the dtype's range; 1
     where that maximum is 0, inf or nan. Multiplying by it is exact, so a rule can square the

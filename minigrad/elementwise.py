@@ -111,7 +111,8 @@ class Pow(Binary):
     """a ** b; torch's rules but for one mask: d/da is 0 where b == 0 only where b * a ** (b - 1)
     is not a number (a == 0, inf or nan: torch masks every b == 0), so that its derivative along b
     is a ** -1 and the Hessian is symmetric: d²/da db = 1/a both ways at b = ±0, where torch's is 0
-    one way. d/db is 0 where a == 0 and b >= 0, as torch's."""
+    one way. d/db is 0 where a == 0 and b >= 0, as torch's. Where a ** (b - 1) alone overflows,
+    d/da is b / a * a ** b, the exact slope (torch's is inf)."""
 
     name, symbol = "pow", "**"
     forward = staticmethod(e.power)
@@ -120,6 +121,9 @@ class Pow(Binary):
     @staticmethod
     def gradients(g, out, a, b):
         slope_a = b * e.power(a, b - 1.0)
+        # a ** (b - 1) overflows where the slope does not (a = b = 5e-324: the slope is 1): b / a * a ** b
+        rescaled = div(b, a) * out
+        slope_a = where(e.nonfinite(slope_a) & e.finite(rescaled) & (data(a) != 0), rescaled, slope_a)
         masked_a = (data(b) == 0) & (e.nonfinite(a) | e.nonfinite(slope_a))
         grad_a = where(masked_a, 0.0, g * slope_a)
         grad_b = where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))

@@ -353,11 +353,13 @@ def settling(runner: Runner, engine: Campaign, findings: Sequence[Finding]) -> l
 # --- 7. edges -----------------------------------------------------------------------------------
 
 
-def edge_phase(adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64") -> EdgeReport:
-    """Each of `ops` at its edge values against torch: the differing cases and their findings,
-    each re-checked on fresh builds (one that does not always fail is nondeterministic); in this
-    process."""
-    problems = check_edges(adapter, ops)
+def edge_phase(
+    adapter: EngineAdapter, ops: Sequence[str], dtype: str = "float64", reference: str = "torch"
+) -> EdgeReport:
+    """Each of `ops` at its edge values against torch (or the exact answer: `reference`): the
+    differing cases and their findings, each re-checked on fresh builds (one that does not always
+    fail is nondeterministic); in this process."""
+    problems = check_edges(adapter, ops, reference)
     return EdgeReport(problems, with_rates(findings_of(problems, adapter), adapter, dtype))
 
 
@@ -378,7 +380,7 @@ def with_edges(
     """`result` with the edge phase over the ops it drew, its findings merged with the campaign's
     (those of ops built from a primitive folded into the primitive's: `built_from`)."""
     started = time.perf_counter()
-    graphs = edge_cases(ops, result.settings.tensor)
+    graphs = edge_cases(ops, result.settings.tensor, result.settings.reference)
 
     def lost(graph: Graph, death: Death) -> _Lost:
         return _Lost(death_finding(death, graph, "edges"))

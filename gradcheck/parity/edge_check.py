@@ -35,6 +35,11 @@ from gradcheck.parity.problem import FORWARD, Off, Problem, What, raised_problem
 # a 1e-17 gradient where torch rounds to 0, or the reverse, pass: both are right to float64 eps).
 EDGE_RTOL = 1e-9
 EDGE_ATOL = 1e-15
+# An edge graph's meta under `--reference exact` (`edge_cases`): its case is judged by the exact answer.
+EXACT = "exact"
+NO_EXACT_VALUE = (
+    "no exact value here (a pole, off the domain, an inf or nan argument, a -0.0 value): judged against torch"
+)
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,9 @@ class EdgeProblem:
         return describe(args, node.attr)
 
 
-def edge_graph(op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Graph:
-    """The one-op graph `op(*args)` with cotangent weights that do not cancel (tensor rows too)."""
+def edge_graph(op: str, args: Sequence[Any], attrs: dict[str, Any], reference: str = "torch") -> Graph:
+    """The one-op graph `op(*args)` with cotangent weights that do not cancel (tensor rows too);
+    `reference` "exact" marks it to be judged by the exact answer (`check_edge`)."""
     inputs = [
         Input(f"x{i}", np.asarray(v, dtype=np.float64), np.shape(v))
         if np.ndim(v)
@@ -69,6 +75,8 @@ def edge_graph(op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Graph:
     ]
     node = OpNode(op, tuple(range(len(args))), tuple(sorted(attrs.items())))
     meta = {"kind": "tensor"} if any(np.ndim(v) for v in args) else {}
+    if reference == EXACT:
+        meta["reference"] = EXACT
     return Graph(inputs, [node], [len(args)], meta={**meta, "edge": True})
 
 
@@ -109,57 +117,150 @@ def check_edge(adapter: EngineAdapter, graph: Graph, classified: bool = True) ->
         problems = _compare(op, graph, "forward", value_e, value_t)
         # slopes at a kink are conventions: the kink cases judge them (a tie of infinities has no
         # one-sided slopes to judge a share by: the finite ties judge the engine's)
-        if not _at_a_kink(graph) and not _tied_infinities(graph):
+        judged_slopes = not _at_a_kink(graph) and not _tied_infinities(graph)
+        if judged_slopes:
             for inp, g_e, g_t in zip(graph.inputs, grads_e, grads_t):
                 problems += _compare(op, graph, "gradient", g_e, g_t, inp.name)
-    if problems and problems[0].problem.what in (What.EDGE_PATTERN, What.EDGE_VALUE):
-        problems = _judged_by_exact(graph, cot, value_e, grads_e, value_t, grads_t, problems)
+        answers = _Answers(graph, cot, value_e, grads_e, value_t, grads_t, judged_slopes)
+        if graph.meta.get("reference") == EXACT:
+            problems = answers.against_exact(problems)
+        elif problems and problems[0].problem.what in (What.EDGE_PATTERN, What.EDGE_VALUE):
+            problems = answers.judged_by_exact(problems)
+        elif not problems:
+            problems = answers.torch_flushed()
     if not classified:
         return problems[:1]
     return [_classified(problem, adapter, cotangent) for problem in problems[:1]]
 
 
-def _judged_by_exact(
-    graph: Graph,
-    cot: np.ndarray,
-    value_e: np.ndarray,
-    grads_e: list[np.ndarray],
-    value_t: np.ndarray,
-    grads_t: list[np.ndarray],
-    problems: list[EdgeProblem],
-) -> list[EdgeProblem]:
-    """Differences from torch at an edge case judged by the exact value and gradients
-    (`parity.exact`) before they are the engine's: where the engine is within the edge tolerance
-    of the exact answer and torch is not, torch is off (`Off.TORCH`, each problem given the exact
-    value of its entry); where no exact value can be had (an argument inf or nan, no real
-    derivative there, a branch the exact evaluation cannot decide), or the engine is off it too,
-    the problems stand as they are."""
-    values = [np.asarray(i.value, dtype=np.float64) for i in graph.inputs]
-    if not all(np.isfinite(v).all() for v in values):  # no exact derivative at an inf or nan argument
-        return problems
-    if not has_real_derivative(graph):
-        return problems
-    try:
-        with np.errstate(all="ignore"):
-            exact = run_exact(graph, *one_point(graph, values, [cot]))
-    except Exception:
-        return problems
-    if exact.undecided[0]:
-        return problems
-    exact_value, exact_grads = exact.forward[:, 0], exact.grads[:, 0]
-    engine = np.concatenate([np.ravel(value_e), *(np.ravel(g) for g in grads_e)])
-    torch_answer = np.concatenate([np.ravel(value_t), *(np.ravel(g) for g in grads_t)])
-    truth = np.concatenate([exact_value, exact_grads])
-    if engine.shape != truth.shape or not _close(engine, truth) or _close(torch_answer, truth):
-        return problems
-    names = [None] + [i.name for i in graph.inputs] if not graph.is_tensor else []
-    judged = []
-    for problem in problems:
+@dataclass
+class _Answers:
+    """One edge case's three answers side by side, entry by entry (the value, then each input's
+    gradient): the engine's, torch's and, where a real derivative exists, the exact one."""
+
+    graph: Graph
+    cot: np.ndarray
+    value_e: np.ndarray
+    grads_e: list[np.ndarray]
+    value_t: np.ndarray
+    grads_t: list[np.ndarray]
+    judged_slopes: bool
+
+    @property
+    def engine(self) -> np.ndarray:
+        return np.concatenate([np.ravel(self.value_e), *(np.ravel(g) for g in self.grads_e)])
+
+    @property
+    def torch(self) -> np.ndarray:
+        return np.concatenate([np.ravel(self.value_t), *(np.ravel(g) for g in self.grads_t)])
+
+    def exact(self) -> np.ndarray | None:
+        """The exact value and gradients (`parity.exact`, each the float64 nearest), or None
+        where none can be had: an argument inf or nan, no real derivative there, a tensor case, a
+        branch the exact evaluation cannot decide. Which entries it judges: `judged`."""
+        values = [np.asarray(i.value, dtype=np.float64) for i in self.graph.inputs]
+        if self.graph.is_tensor or not all(np.isfinite(v).all() for v in values):
+            return None
+        if not has_real_derivative(self.graph):
+            return None
+        try:
+            exact = run_exact(self.graph, *one_point(self.graph, values, [self.cot]))
+        except Exception:
+            return None
+        if exact.undecided[0]:
+            return None
+        truth = np.concatenate([exact.forward[:, 0], exact.grads[:, 0]])
+        return truth if truth.shape == self.engine.shape else None
+
+    @property
+    def judged(self) -> np.ndarray:
+        """Per entry, whether the exact answer judges it: not the value at a -0.0 argument (the
+        exact numbers' 0 has no sign: atan2(-0.0, -1) is -pi, theirs pi), nor slopes at a kink."""
+        values = [np.asarray(i.value, dtype=np.float64) for i in self.graph.inputs]
+        signed_zero = any(bool(np.any((v == 0) & np.signbit(v))) for v in values)
+        judged = np.full(self.engine.shape, self.judged_slopes)
+        judged[: np.size(self.value_e)] = not signed_zero
+        return judged
+
+    def _entry_judged(self, problem: EdgeProblem) -> bool:
         entry = problem.problem.input if problem.check != FORWARD else None
-        at = names.index(entry) if entry in names else None
-        exact_entry = float(truth[at]) if at is not None else None
-        judged.append(replace(problem, problem=replace(problem.problem, off=Off.TORCH, exact=exact_entry)))
-    return judged
+        return bool(self.judged[self._names().index(entry)]) if entry in self._names() else False
+
+    def judged_by_exact(self, problems: list[EdgeProblem]) -> list[EdgeProblem]:
+        """Differences from torch judged by the exact value before they are the engine's: where
+        the engine is within the edge tolerance of the exact answer and torch is not, torch is off
+        (`Off.TORCH`, each problem given its entry's exact value); where no exact value can be
+        had, or the engine is off it too, the problems stand as they are."""
+        truth = self.exact()
+        if truth is None or not all(self._entry_judged(p) for p in problems):
+            return problems
+        judged = self.judged
+        engine, torch = self.engine[judged], self.torch[judged]
+        if not _close(engine, truth[judged]) or _close(torch, truth[judged]):
+            return problems
+        return [self._given(p, truth, Off.TORCH) for p in problems]
+
+    def torch_flushed(self) -> list[EdgeProblem]:
+        """Where the engine passed against torch but torch gave 0 for an entry whose exact value
+        is a number float64 holds (atan2's slope at (1e300, 1e-300), where torch's x² + y²
+        overflows), the engine being that number: torch is off (the edge tolerance's absolute
+        part hides it). Else nothing."""
+        engine, torch = self.engine, self.torch
+        flushed = (torch == 0) & (engine != 0) & np.isfinite(engine)
+        if not flushed.any():
+            return []
+        truth = self.exact()
+        judged = self.judged
+        if truth is None or not _close(engine[judged], truth[judged]):
+            return []
+        off = flushed & (truth != 0) & np.isfinite(truth) & judged
+        first = np.flatnonzero(off)[:1]
+        return [self._given(self._entry_problem(int(i), truth), truth, Off.TORCH) for i in first]
+
+    def against_exact(self, problems: list[EdgeProblem]) -> list[EdgeProblem]:
+        """`--reference exact`: the engine judged by the exact answer where it can be had (who is
+        off each entry: the engine, or the engine and torch), and against torch's conventions,
+        said in the problem, where it cannot (a pole, off the domain, an inf or nan argument)."""
+        truth = self.exact()
+        if truth is None:
+            return [replace(p, problem=replace(p.problem, note=NO_EXACT_VALUE)) for p in problems]
+        engine, torch, judged = self.engine, self.torch, self.judged
+        wrong = ~_close_each(engine, truth) & judged
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            off = Off.BOTH if not _close_each(torch, truth)[i] else Off.ENGINE
+            return [self._given(self._entry_problem(i, truth), truth, off)]
+        if problems:  # the engine is the exact answer wherever it is judged: torch's, or unjudged
+            return [
+                self._given(p, truth, Off.TORCH)
+                if self._entry_judged(p)
+                else replace(p, problem=replace(p.problem, note=NO_EXACT_VALUE))
+                for p in problems
+            ]
+        return self.torch_flushed()
+
+    def _names(self) -> list[str | None]:
+        return [None, *(i.name for i in self.graph.inputs)]
+
+    def _entry_problem(self, i: int, truth: np.ndarray) -> EdgeProblem:
+        """Entry `i`'s difference as an edge problem (its kind by the one classifier later)."""
+        entry = self._names()[i]
+        check = FORWARD if entry is None else "gradient"
+        e, t = float(self.engine[i]), float(self.torch[i])
+        if _pattern(np.array(e)) != _pattern(np.array(truth[i])):
+            problem = Problem(What.EDGE_PATTERN, check, input=entry, engine=e, reference=t)
+            kind = Kind.NONFINITE
+        else:
+            problem = Problem(What.EDGE_VALUE, check, input=entry, engine=e, reference=t, error=abs(e - t))
+            kind = Kind.WRONG_VALUE if entry is None else Kind.WRONG_GRADIENT
+        return EdgeProblem(self.graph.nodes[0].op, self.graph, kind, check, problem)
+
+    def _given(self, problem: EdgeProblem, truth: np.ndarray, off: Off) -> EdgeProblem:
+        """`problem` with who is off and its entry's exact value."""
+        entry = problem.problem.input if problem.check != FORWARD else None
+        names = self._names()
+        exact_entry = float(truth[names.index(entry)]) if entry in names else None
+        return replace(problem, problem=replace(problem.problem, off=off, exact=exact_entry))
 
 
 def has_real_derivative(graph: Graph) -> bool:
@@ -180,6 +281,15 @@ def has_real_derivative(graph: Graph) -> bool:
         if not all(mpmath.isfinite(v) for v in (found.value, *found.d1)):
             return False
     return True
+
+
+def _close_each(answer: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """Per entry: whether an answer is the exact one to the edge tolerance (`_close`)."""
+    same = _pattern(answer) == _pattern(exact)
+    finite = np.isfinite(exact)
+    with np.errstate(all="ignore"):
+        near = np.abs(answer - exact) <= EDGE_RTOL * np.abs(exact) + EDGE_ATOL
+    return same & (near | ~finite)
 
 
 def _close(answer: np.ndarray, exact: np.ndarray) -> bool:
@@ -226,22 +336,26 @@ def _tied_infinities(graph: Graph) -> bool:
     return tied and REGISTRY[graph.nodes[0].op].kinks.startswith("ties") and bool(np.isinf(args[0]).any())
 
 
-def edge_cases(ops: Sequence[str], tensor: bool = False) -> list[Graph]:
-    """One graph per edge case of each op in `ops` (tensor-row cases only for tensor engines)."""
+def edge_cases(ops: Sequence[str], tensor: bool = False, reference: str = "torch") -> list[Graph]:
+    """One graph per edge case of each op in `ops` (tensor-row cases only for tensor engines),
+    each judged by `reference` ("torch", or "exact" where an exact answer can be had)."""
     graphs = []
     for op in ops:
         for args, attrs in REGISTRY[op].edges:
             if tensor or not any(np.ndim(a) for a in args):
-                graphs.append(edge_graph(op, args, attrs))
+                graphs.append(edge_graph(op, args, attrs, reference))
     return graphs
 
 
-def check_edges(engine: EngineAdapter, ops: Sequence[str] | None = None) -> list[EdgeProblem]:
-    """Every edge case of the ops `engine` supports (or of `ops`), each compared with torch."""
+def check_edges(
+    engine: EngineAdapter, ops: Sequence[str] | None = None, reference: str = "torch"
+) -> list[EdgeProblem]:
+    """Every edge case of the ops `engine` supports (or of `ops`), each compared with torch (and
+    judged by the exact answer where it differs, or everywhere with `reference` "exact")."""
     adapter = loaded(engine, "check_edges")
     names = sorted(adapter.ops) if ops is None else [op for op in ops if op in adapter.ops]
     problems: list[EdgeProblem] = []
-    for graph in edge_cases(names, adapter.tensor):
+    for graph in edge_cases(names, adapter.tensor, reference):
         problems += check_edge(adapter, graph)
     return problems
 

@@ -247,11 +247,14 @@ def _edge_value(p: Problem) -> str:
 
 
 def _edge_exact(p: Problem) -> str:
-    """Where the exact value judged an edge case and torch is off it: what the exact value is."""
-    if p.off is not Off.TORCH:
-        return ""
+    """Where the exact value judged an edge case: what it is and who is off it (or, under the
+    exact reference, that none could be had there)."""
+    if p.off is None:
+        return f"; {p.note}" if p.note else ""
     exact = "" if p.exact is None else f", exact {p.exact!r}"
-    return f"{exact}; torch is off, the engine within the edge tolerance of the exact answer"
+    if p.off is Off.TORCH:
+        return f"{exact}; torch is off, the engine within the edge tolerance of the exact answer"
+    return f"{exact}{_who(p)}"
 
 
 def _structural(p: Problem) -> str:

@@ -14,7 +14,7 @@ from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.compare import check_graph
-from gradcheck.parity.edge_check import check_edges, edge_graph, has_real_derivative
+from gradcheck.parity.edge_check import check_edge, check_edges, edge_graph, has_real_derivative
 from gradcheck.parity.problem import Off, What
 from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
 from gradcheck.testing.kind_engines import TanhValueOff
@@ -133,17 +133,18 @@ def test_a_reference_that_is_not_torch_or_exact_is_refused_by_name():
 
 def test_an_edge_case_where_the_engine_is_the_exact_answer_and_torch_is_not_is_torchs():
     # atan2(5e-324, 0): torch's d/dx is -0.0 (its y² + x² underflows to 0), the exact -1 / y is -inf
-    (problem,) = check_edges(load_engine("minigrad"), ["atan2"])[2:3]
-    assert problem.where == "at (5e-324, 0.0)" and problem.problem.off is Off.TORCH, problem.message
+    (problem,) = [p for p in check_edges(load_engine("minigrad"), ["atan2"]) if p.where == "at (5e-324, 0.0)"]
+    assert problem.problem.off is Off.TORCH, problem.message
     assert (problem.problem.engine, problem.problem.reference, problem.problem.exact) == (
         -math.inf,
         -0.0,
         -math.inf,
     )
-    (finding,) = [
-        f for f in findings_of(check_edges(load_engine("minigrad"), ["atan2"]), load_engine("minigrad"))
-    ]
-    assert finding.tier == tiers.TORCH_OFF and not finding.is_failure(), finding.title
+    # two findings, both torch's: at a pole (the squares underflow) and at an overflow point
+    findings = findings_of(check_edges(load_engine("minigrad"), ["atan2"]), load_engine("minigrad"))
+    assert len(findings) == 2
+    for finding in findings:
+        assert finding.tier == tiers.TORCH_OFF and not finding.is_failure(), finding.title
 
 
 @pytest.mark.parametrize(
@@ -172,3 +173,29 @@ def test_a_finite_derivative_that_overflows_float64_has_a_real_value_to_judge_by
 def graph_where(graph: Graph) -> str:
     """The edge case's place in words, as EdgeProblem.where says it."""
     return describe(tuple(float(i.value) for i in graph.inputs), graph.nodes[0].attr)
+
+
+def test_torchs_zero_where_the_exact_slope_is_a_float64_number_is_torch_off_under_either_reference():
+    # atan2 at (1e300, 2.0): torch's y² + x² overflows, so its d/dx is -0.0; the exact -1e-300 is
+    # a normal float64, within the edge tolerance's absolute part of 0, yet torch is off it wholly
+    for reference in ("torch", "exact"):
+        found = check_edges(load_engine("minigrad"), ["atan2"], reference)
+        (problem,) = [p for p in found if p.where == "at (1e+300, 2.0)"]
+        assert problem.problem.off is Off.TORCH and problem.problem.exact == -1e-300, problem.message
+
+
+def test_under_the_exact_reference_an_engine_that_agrees_with_torch_off_the_exact_slope_is_off_with_it():
+    # pow's d/da at (5e-324, 5e-324): b * a ** (b - 1) overflows to inf in torch and in an engine
+    # that writes it so (DivisionByReciprocal's pow is torch's rule); the exact slope is 1
+    graph = edge_graph("pow", (5e-324, 5e-324), {}, reference="exact")
+    (problem,) = check_edge(DivisionByReciprocal(), graph)
+    assert (problem.problem.off, problem.problem.engine, problem.problem.exact) == (Off.BOTH, math.inf, 1.0)
+    assert "torch is off too" in problem.message
+    assert check_edge(DivisionByReciprocal(), edge_graph("pow", (5e-324, 5e-324), {})) == []
+    assert check_edge(load_engine("minigrad"), graph)[0].problem.off is Off.TORCH
+
+
+def test_under_the_exact_reference_a_case_without_an_exact_value_says_so_and_is_judged_against_torch():
+    graph = edge_graph("atan2", (0.0, 0.0), {}, reference="exact")
+    (problem,) = check_edge(DivisionByReciprocal(), graph)
+    assert problem.problem.off is None and "no exact value here" in problem.message
