@@ -141,3 +141,13 @@ def test_atan2s_hessian_is_exact_where_its_squares_squared_leave_the_range(
             assert close(mine[i][j], exact[i][j]), (
                 f"atan2({y}, {x}) Hessian[{i}][{j}]: {mine[i][j]}, exact {exact[i][j]}"
             )
+
+
+def test_pows_slope_along_its_base_where_a_to_the_b_minus_1_alone_overflows_is_the_exact_one():
+    # d/da a ** b = b * a ** (b - 1): at a = b = 5e-324 the power overflows, the slope is 1
+    a, b = Value(5e-324), Value(5e-324)
+    (a**b).backward()
+    assert a.grad == 1.0
+    a, b = Value(2.0), Value(3.0)
+    (a**b).backward()
+    assert a.grad == 12.0, "elsewhere the usual b * a ** (b - 1)"
