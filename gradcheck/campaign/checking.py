@@ -58,14 +58,14 @@ class GraphChecker:
 
 
 def too_many_paths(index: int, graph: Graph, limit: int) -> GraphRecord:
-    """Random graph `index`, not run: more paths than an engine whose backward follows every path
-    finishes within the graph timeout (`Settings.max_paths`); counted in that structural finding."""
+    """Random graph `index`, not run: more paths than the budget of an engine whose backward
+    follows every path (`Settings.max_paths`); counted in that structural finding."""
     problem = Problem(
         What.STRUCTURAL,
         case=f"graph {index}",
         note=(
             f"not run: {graph.path_count()} paths from the outputs to the inputs, more than the {limit} "
-            f"the engine's backward follows within the graph timeout"
+            f"a backward that follows every path is given"
         ),
     )
     finding = Finding(

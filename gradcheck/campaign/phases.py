@@ -27,7 +27,6 @@ findings in, the per-op figures and saving run here.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -79,9 +78,12 @@ from gradcheck.parity.problem import Problem, What
 Progress = Callable[[str, int, int], None]
 # Isolation cases per task (each a few one-op checks).
 ISOLATION_CHUNK = 8
-# A graph of an engine whose backward follows every path is run when its paths, at the rate the
-# structural phase measured, take at most this fraction of the graph timeout at each point.
-PATH_TIME_SAFETY = 4.0
+# A graph of an engine whose backward follows every path is run when it has at most this many
+# paths from its outputs to its inputs: counted work, not the phase's measured rate (which moves
+# with the machine's load), so the same graphs are run on any machine. At the slowest rate
+# measured (a Python engine's 2e-5 s a path on a loaded machine) that is well under a second at
+# each of 16 points.
+PATH_BUDGET = 4096
 
 
 def run_campaign(
@@ -204,18 +206,16 @@ def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
 def following_paths(settings: Settings, structure: StructureReport, timeout: float | None) -> Settings:
     """`settings` for an engine whose backward follows every path (the structural phase's
     `EVERY_PATH` finding): its gradients judged by the rounding of a sum over paths
-    (`parity.any_order`), and, with a graph `timeout`, no graph run whose paths would take longer
-    than that at the rate the phase measured (each is counted in the finding instead)."""
-    per_path = next((c.seconds_per_path for c in structure.cases if c.seconds_per_path), None)
-    if per_path is None:
+    (`parity.any_order`), and, with a graph `timeout`, no graph run that has more paths than
+    `PATH_BUDGET` (each is counted in the finding instead)."""
+    if not any(c.seconds_per_path for c in structure.cases):
         return settings
     max_paths = None
-    if timeout is not None:  # every point's backward, and the rebuilds of a failing graph, on top
-        max_paths = max(1, int(timeout / (per_path * settings.points * PATH_TIME_SAFETY)))
+    if timeout is not None:
+        max_paths = PATH_BUDGET
         for f in structure.findings:
-            if f.where == EVERY_PATH:  # measured on this run: the one figure of the report that varies
-                depth = math.log2(timeout / per_path)
-                note = f"the graph timeout ({timeout:g} s) is passed at about {depth:.0f} levels"
+            if f.where == EVERY_PATH:
+                note = f"graphs of more than {PATH_BUDGET} paths are not run: each is counted here"
                 problem = Problem(What.STRUCTURAL, case="a ladder of shared nodes", note=note)
                 structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, problem))
     return replace(settings, accumulation="paths", max_paths=max_paths)
