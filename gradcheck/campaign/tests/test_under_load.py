@@ -1,6 +1,8 @@
 """One campaign, one report, at any load: report.json (its `run` section aside) is the same byte for
 byte whether the machine is idle or every core is busy, because every budget of a campaign is
-counted in work (candidate checks), not in seconds (`Settings.shrink_budget`).
+counted in work (candidate checks), not in seconds (`Settings.shrink_budget`); and so are the
+gate's baseline figures of that campaign, so a baseline recorded on an idle machine gates a build
+on a loaded CI runner with nothing changed.
 
 The test starts its own load (a busy-looping process for each core) and stops it; it runs in
 CI's suite, and `-m "not under_load"` leaves it out where a saturated machine is unwelcome.
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from gradcheck.campaign import Settings, real_backend
+from gradcheck.campaign import Settings, real_backend, regression_gate
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.report_json import build_report
 
@@ -51,20 +53,30 @@ def saturated(per_core: int = 1) -> Iterator[list[subprocess.Popen]]:
             spinner.wait()
 
 
-def report_bytes(settings: Settings) -> bytes:
-    """The campaign's report.json as it is written, without its `run` section (ids, times)."""
-    report = build_report(run_campaign(settings, real_backend()))
+def report_and_baseline_bytes(settings: Settings) -> tuple[bytes, bytes]:
+    """The campaign's report.json as it is written, without its `run` section (ids, times), and
+    the gate's baseline figures of the same campaign (what `gradcheck gate` records and compares)."""
+    result = run_campaign(settings, real_backend())
+    report = build_report(result)
     report.pop("run")
-    return json.dumps(report, indent=1, sort_keys=True).encode()
+    baseline = regression_gate.figures({"scalar": result})
+    return (
+        json.dumps(report, indent=1, sort_keys=True).encode(),
+        json.dumps(baseline, indent=1, sort_keys=True).encode(),
+    )
 
 
 @pytest.mark.under_load
 @pytest.mark.slow
 def test_a_campaign_reports_the_same_bytes_idle_and_with_every_core_saturated():
-    idle = report_bytes(LOADED_CAMPAIGN)
+    idle, idle_baseline = report_and_baseline_bytes(LOADED_CAMPAIGN)
     with saturated() as spinners:
-        loaded = report_bytes(LOADED_CAMPAIGN)
+        loaded, loaded_baseline = report_and_baseline_bytes(LOADED_CAMPAIGN)
         assert all(s.poll() is None for s in spinners), "the load lasted the whole campaign"
     assert loaded == idle
+    # the gate's figures too: a baseline recorded idle gates a loaded run with nothing changed
+    assert loaded_baseline == idle_baseline
     report = json.loads(idle)
     assert report["findings"] and report["settings"]["shrink_budget"] == 1050, "found, by the default budget"
+    recorded = json.loads(idle_baseline)["parts"]["scalar"]
+    assert recorded["findings"], "the baseline records the findings the gate compares"
