@@ -110,22 +110,14 @@ Looks = tuple[int, bool, "str | None"]  # a console's width, whether a terminal,
 def replay_task(state: Any, units: Sequence[Saved], extra: tuple[str, Looks]) -> list[tuple[str, int]]:
     """In a worker: each saved graph replayed on the campaign's engine, rendered as the main
     process's console would (width, terminal, colours): (text, exit status)."""
-    from rich.console import Console
-
     from gradcheck.campaign.pool import marked
+    from gradcheck.cli.console import text_console
 
     conventions, (width, terminal, colors) = extra
     out = []
     for saved in marked(units):
         buffer = io.StringIO()
-        console = Console(  # into the buffer, also in a fork of a Jupyter kernel (rich would display)
-            file=buffer,
-            width=width,
-            force_terminal=terminal,
-            force_jupyter=False,
-            color_system=colors,
-            highlight=False,
-        )
+        console = text_console(buffer, width, terminal, colors)
         status = replay(saved, state.adapter, console, conventions)
         out.append((buffer.getvalue(), status))
     return out

@@ -115,20 +115,12 @@ class EngineCheck:
 
     def text(self, width: int = TEXT_WIDTH) -> str:
         """The first screen as text: the command line's summary, then the top finding in detail."""
-        from rich.console import Console
         from rich.text import Text
 
-        from gradcheck.cli.console import print_finding, print_summary
+        from gradcheck.cli.console import print_finding, print_summary, text_console
 
         buffer = io.StringIO()
-        console = Console(  # into the buffer, also in a Jupyter kernel (where rich would display)
-            file=buffer,
-            width=width,
-            force_terminal=False,
-            force_jupyter=False,
-            color_system=None,
-            highlight=False,
-        )
+        console = text_console(buffer, width)
         unexplained = self.report.get("unexplained")
         for line in self.lines():
             console.print(Text(line), soft_wrap=True)
