@@ -26,7 +26,9 @@ def report(*findings: dict, unexplained: int = 0) -> dict:
 def test_a_mistake_blamed_on_an_op_built_from_its_primitive_is_not_the_expected_first_finding():
     mistake = BY_ENGINE["MulNoUpstream"]
     neg = finding("bug", ["neg"], "neg — wrong gradient")
-    mul = finding("bug", ["mul"], "mul's backward: the upstream gradient left out")
+    mul = finding(
+        "bug", ["mul"], "mul's backward leaves out the upstream gradient: it gives y without out.grad for x"
+    )
     row = learner_table.row_of(mistake, report(neg, mul, unexplained=627), 12.0)
     assert (row.first, row.bugs, row.graph_code, row.unexplained) == ("bug: neg — wrong gradient", 2, 0, 627)
     assert not row.expected_first and row.named == "no"

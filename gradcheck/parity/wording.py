@@ -319,10 +319,15 @@ def mistake(op: str, parts: Any) -> str:
     """A learner's mistake named (`campaign.mistake_match`): each part is (operand name, "" for a
     unary op; the backward as written; the correct derivative; whether it used out.grad):
     "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)",
-    "mul's backward behaves like x · out.grad for x; the derivative is y"."""
+    "mul's backward behaves like x · out.grad for x; the derivative is y"; where every part leaves
+    out.grad out, it says so first: "mul's backward leaves out the upstream gradient: it gives y
+    without out.grad for x and x without out.grad for y; the derivatives are y · out.grad and x ·
+    out.grad"."""
     wrote = " and ".join(f"{w} for {name}" if name else w for name, w, _, _ in parts)
     right = " and ".join(c if upstream else f"{c} · out.grad" for _, _, c, upstream in parts)
     derivative = "the derivatives are" if len(parts) > 1 else "the derivative is"
+    if not any(upstream for _, _, _, upstream in parts):
+        return f"{op}'s backward leaves out the upstream gradient: it gives {wrote}; {derivative} {right}"
     return f"{op}'s backward behaves like {wrote}; {derivative} {right}"
 
 

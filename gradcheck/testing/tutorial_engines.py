@@ -164,7 +164,7 @@ class TutorialValue(_TutorialCore):
 
 
 class AddAssigns(TutorialValue):
-    """"I wrote `=` in add's backward: each side just gets out's gradient." (`x + x` gets 1, not 2.)"""
+    """ "I wrote `=` in add's backward: each side just gets out's gradient." (`x + x` gets 1, not 2.)"""
 
     def __add__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -179,7 +179,7 @@ class AddAssigns(TutorialValue):
 
 
 class MulAssigns(TutorialValue):
-    """"In mul's backward I set the gradients with `=` instead of adding to them." (`x * x`.)"""
+    """ "In mul's backward I set the gradients with `=` instead of adding to them." (`x * x`.)"""
 
     def __mul__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -194,7 +194,7 @@ class MulAssigns(TutorialValue):
 
 
 class MulNoUpstream(TutorialValue):
-    """"The derivative of x*y with respect to x is y, so I gave x the other side's data." (No
+    """ "The derivative of x*y with respect to x is y, so I gave x the other side's data." (No
     `out.grad` factor.)"""
 
     def __mul__(self, other: Any) -> Any:
@@ -210,7 +210,7 @@ class MulNoUpstream(TutorialValue):
 
 
 class TanhNoUpstream(TutorialValue):
-    """"tanh's derivative is 1 - t², so that is what the input gets." (Upstream gradient forgotten.)"""
+    """ "tanh's derivative is 1 - t², so that is what the input gets." (Upstream gradient forgotten.)"""
 
     def tanh(self) -> Any:
         t = math.tanh(self.data)
@@ -224,7 +224,7 @@ class TanhNoUpstream(TutorialValue):
 
 
 class TanhOneMinusT(TutorialValue):
-    """"tanh' is one minus t... I dropped the square." (`1 - t` for `1 - t**2`.)"""
+    """ "tanh' is one minus t... I dropped the square." (`1 - t` for `1 - t**2`.)"""
 
     def tanh(self) -> Any:
         t = math.tanh(self.data)
@@ -238,7 +238,7 @@ class TanhOneMinusT(TutorialValue):
 
 
 class PowUnreduced(TutorialValue):
-    """"Bring the exponent down in front: n times x to the n." (The power not reduced by one.)"""
+    """ "Bring the exponent down in front: n times x to the n." (The power not reduced by one.)"""
 
     def __pow__(self, n: Any) -> Any:
         assert isinstance(n, (int, float)), "the exponent must be a plain number"
@@ -252,7 +252,7 @@ class PowUnreduced(TutorialValue):
 
 
 class PowRaised(TutorialValue):
-    """"n times x to the n plus one, I think?" (The power changed by one, the wrong way.)"""
+    """ "n times x to the n plus one, I think?" (The power changed by one, the wrong way.)"""
 
     def __pow__(self, n: Any) -> Any:
         assert isinstance(n, (int, float)), "the exponent must be a plain number"
@@ -266,7 +266,7 @@ class PowRaised(TutorialValue):
 
 
 class ExpUsesInput(TutorialValue):
-    """"exp is its own derivative, so I multiplied by the data." (The input's, not the output's.)"""
+    """ "exp is its own derivative, so I multiplied by the data." (The input's, not the output's.)"""
 
     def exp(self) -> Any:
         out = type(self)(math.exp(self.data), (self,), "exp")
@@ -279,7 +279,7 @@ class ExpUsesInput(TutorialValue):
 
 
 class LogOverOutput(TutorialValue):
-    """"d log is one over... the value, so one over out.data." (The output where the input belongs.)"""
+    """ "d log is one over... the value, so one over out.data." (The output where the input belongs.)"""
 
     def log(self) -> Any:
         out = type(self)(math.log(self.data), (self,), "log")
@@ -292,7 +292,7 @@ class LogOverOutput(TutorialValue):
 
 
 class LogTimesInput(TutorialValue):
-    """"log's backward multiplies by x." (x where 1/x belongs.)"""
+    """ "log's backward multiplies by x." (x where 1/x belongs.)"""
 
     def log(self) -> Any:
         out = type(self)(math.log(self.data), (self,), "log")
@@ -305,7 +305,7 @@ class LogTimesInput(TutorialValue):
 
 
 class ReluFlipped(TutorialValue):
-    """"relu passes the gradient where x is below zero." (The comparison the wrong way round.)"""
+    """ "relu passes the gradient where x is below zero." (The comparison the wrong way round.)"""
 
     def relu(self) -> Any:
         out = type(self)(max(0, self.data), (self,), "ReLU")
@@ -318,7 +318,7 @@ class ReluFlipped(TutorialValue):
 
 
 class ReluTimesOutput(TutorialValue):
-    """"relu's backward multiplies by out.data, like exp's does." (The output for the 0/1 step.)"""
+    """ "relu's backward multiplies by out.data, like exp's does." (The output for the 0/1 step.)"""
 
     def relu(self) -> Any:
         out = type(self)(max(0, self.data), (self,), "ReLU")
@@ -331,7 +331,7 @@ class ReluTimesOutput(TutorialValue):
 
 
 class SigmoidIsS(TutorialValue):
-    """"sigmoid's derivative is sigmoid itself, like exp." (`s` for `s * (1 - s)`.)"""
+    """ "sigmoid's derivative is sigmoid itself, like exp." (`s` for `s * (1 - s)`.)"""
 
     def sigmoid(self) -> Any:
         s = 1 / (1 + math.exp(-self.data))
@@ -345,7 +345,7 @@ class SigmoidIsS(TutorialValue):
 
 
 class NoVisited(TutorialValue):
-    """"My build_topo just recurses into the children; I left out the visited set." (A node reached
+    """ "My build_topo just recurses into the children; I left out the visited set." (A node reached
     by two paths is listed, and back-propagated, twice.)"""
 
     def backward(self) -> None:
@@ -363,7 +363,7 @@ class NoVisited(TutorialValue):
 
 
 class NoSeed(TutorialValue):
-    """"backward() sorts the nodes and calls each `_backward`." (The root's grad is never set to 1,
+    """ "backward() sorts the nodes and calls each `_backward`." (The root's grad is never set to 1,
     so every gradient stays 0.)"""
 
     def backward(self) -> None:
@@ -383,7 +383,7 @@ class NoSeed(TutorialValue):
 
 
 class SeedEveryNode(TutorialValue):
-    """"Each node's grad starts at 1 before its `_backward` runs." (The seed set at every node, not
+    """ "Each node's grad starts at 1 before its `_backward` runs." (The seed set at every node, not
     only the root.)"""
 
     def backward(self) -> None:
@@ -404,12 +404,12 @@ class SeedEveryNode(TutorialValue):
 
 
 class NoRsub(_TutorialCore):
-    """"I wrote `__radd__` and `__rmul__`; `2 - x` never came up." (No `__rsub__`: a number minus a
+    """ "I wrote `__radd__` and `__rmul__`; `2 - x` never came up." (No `__rsub__`: a number minus a
     Value raises TypeError.)"""
 
 
 class RsubSwapped(TutorialValue):
-    """"`__rsub__` is subtraction, so self - other." (It computes `x - 2` for `2 - x`.)"""
+    """ "`__rsub__` is subtraction, so self - other." (It computes `x - 2` for `2 - x`.)"""
 
     def __rsub__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -424,7 +424,7 @@ class Mistake:
     `tiers`: the tiers that finding may have; `kind`: what is wrong, in words; `named`: where the
     mistake is a standard wrong derivative, the phrase the finding should say it with: "like" and
     the local derivative the mistaken backward computes (x the input, t and s the output of tanh
-    and sigmoid, n the exponent), or "upstream gradient left out"; else "".
+    and sigmoid, n the exponent), or "leaves out the upstream gradient"; else "".
     """
 
     engine: str
@@ -447,8 +447,8 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("TutorialValue", "pow_const", _BUG, "raises ZeroDivisionError at x ** 0, x = 0"),
     Mistake("AddAssigns", "add", _EITHER, "wrong gradient"),
     Mistake("MulAssigns", "mul", _EITHER, "wrong gradient"),
-    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "upstream gradient left out"),
-    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "upstream gradient left out"),
+    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "leaves out the upstream gradient"),
+    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "like (1 - t)"),
     Mistake("PowUnreduced", "pow_const", _BUG, "wrong gradient", "like n * x**n"),
     Mistake("PowRaised", "pow_const", _BUG, "wrong gradient", "like n * x**(n + 1)"),
