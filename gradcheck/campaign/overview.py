@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
+from gradcheck.campaign.engine_terms import in_engine_terms
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.engines.snippets import graph_snippet
@@ -274,11 +275,13 @@ def _one_raises(words: list[str]) -> list[str]:
 
 def title_parts(f: Finding) -> tuple[str, str]:
     """A title as the table's two columns: what it is about, and what happened
-    ("pow_const to the power 0 at a pole", "raised OverflowError/ZeroDivisionError"). A graph-code
+    ("div with a number on the left", "raised ZeroDivisionError"). A graph-code
     finding is about the check that showed it; what happened is its kind (and rate)."""
     title = f.title
     if f.mistake:  # the learner's mistake named: every one is a wrong gradient (`mistake_match`)
         return title, "wrong gradient"
+    if in_engine_terms(f):  # an exception at a special input, the title its whole cause
+        return title, f"raised {f.raised}"
     if f.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC) and not f.ops:
         about = title.removeprefix("graph code — ")
         if f.kind is Kind.NONDETERMINISTIC and " — " in about:

@@ -331,6 +331,27 @@ def mistake(op: str, parts: Any) -> str:
     return f"{op}'s backward behaves like {wrote}; {derivative} {right}"
 
 
+def short_number(value: float) -> str:
+    """A number as Python spells it shortest, a whole one without ".0": "0", "-1", "5e-324", "inf"."""
+    return repr(float(value)).removesuffix(".0")
+
+
+def raised_at(r: Any) -> str:
+    """An exception at a special input in the engine's terms (`campaign.engine_terms.RaisedAt`):
+    "`x ** 0` at `x = 0` raises ZeroDivisionError; torch gives gradient 0", "`x / y` at `x = 0,
+    y = 0` raises ZeroDivisionError (elsewhere also OverflowError); torch gives gradients inf and
+    nan"."""
+    at = ", ".join(f"{name} = {short_number(value)}" for name, value in r.at)
+    also = f" (elsewhere also {', '.join(r.raised[1:])})" if len(r.raised) > 1 else ""
+    numbers = " and ".join(short_number(v) for v in r.torch)
+    gives = (
+        f"the value {numbers}"
+        if r.check == "forward"
+        else f"gradient{'s' if len(r.torch) > 1 else ''} {numbers}"
+    )
+    return f"`{r.spelling}` at `{at}` raises {r.raised[0]}{also}; torch gives {gives}"
+
+
 def local_derivative(p: Problem, cotangent: float) -> str:
     """A one-op graph's gradient problem as the local derivative a learner computes by hand, the
     cotangent divided out: "local derivative of x0 (cotangent 0.923 divided out): engine 2,
