@@ -21,6 +21,7 @@ Campaigns load them by spec, with no adapter, as a learner would run their own f
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -437,6 +438,38 @@ class Mistake:
     def spec(self) -> str:
         """The `--engine` spec that loads the class."""
         return f"{__name__}:{self.engine}"
+
+
+def is_expected(mistake: Mistake, finding: dict[str, Any]) -> bool:
+    """Whether a finding (as report.json has it: tier, ops, kind, title) is the one `mistake` says
+    should come first: in one of its tiers, and on exactly its op (or, for the graph code, on no
+    op or as a structural finding)."""
+    if finding.get("tier") not in mistake.tiers:
+        return False
+    ops = list(finding.get("ops") or [])
+    if mistake.op == GRAPH_CODE:
+        return not ops or finding.get("kind") == "structural"
+    if not ops and finding.get("tier") == "graph-code":  # backward() itself, naming the op's backward
+        return f"{mistake.op}'s backward" in str(finding.get("title", ""))
+    return ops == [mistake.op]
+
+
+def names_it(mistake: Mistake, finding: dict[str, Any]) -> str:
+    """ "yes" or "no" for whether the finding's title or problems say the table's phrase for the
+    mistake (spaces, case and how multiplication is written aside; "like x" is not "like x0"); "-"
+    when the table names none."""
+    if not mistake.named:
+        return "-"
+    said = _compact(" ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
+    phrase = _compact(mistake.named)
+    at = [m.end() for m in re.finditer(re.escape(phrase), said)]
+    return "yes" if any(end == len(said) or not said[end].isalnum() for end in at) else "no"
+
+
+def _compact(text: str) -> str:
+    """Text without spaces or case, its multiplication signs as `*` and a square as `**2`."""
+    text = text.replace("·", "*").replace("×", "*").replace("²", "**2").replace("^", "**")
+    return "".join(text.split()).lower()
 
 
 _BUG = ("bug",)
