@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -31,11 +30,18 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gradcheck.testing.tutorial_engines import GRAPH_CODE, MISTAKES, Mistake
+from gradcheck.testing.tutorial_engines import MISTAKES, Mistake, is_expected, names_it
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = (
-    "variant", "first finding", "bugs", "graph-code", "new", "unexplained", "expected first", "named",
+    "variant",
+    "first finding",
+    "bugs",
+    "graph-code",
+    "new",
+    "unexplained",
+    "expected first",
+    "named",
     "seconds",
 )
 CODE_TIERS = ("bug", "graph-code")  # the tiers a learner must fix; edge behaviours are not counted
@@ -78,37 +84,6 @@ class Row(NamedTuple):
             self.named,
             f"{self.seconds:.0f}",
         )
-
-
-def _compact(text: str) -> str:
-    """Text without spaces or case, its multiplication signs as `*` and a square as `**2`."""
-    text = text.replace("·", "*").replace("×", "*").replace("²", "**2").replace("^", "**")
-    return "".join(text.split()).lower()
-
-
-def is_expected(mistake: Mistake, finding: dict[str, Any]) -> bool:
-    """Whether a report.json finding is the one `mistake` says should come first: in one of its
-    tiers, and on exactly its op (or, for the graph code, on no op or as a structural finding)."""
-    if finding.get("tier") not in mistake.tiers:
-        return False
-    ops = list(finding.get("ops") or [])
-    if mistake.op == GRAPH_CODE:
-        return not ops or finding.get("kind") == "structural"
-    if not ops and finding.get("tier") == "graph-code":  # backward() itself, naming the op's backward
-        return f"{mistake.op}'s backward" in str(finding.get("title", ""))
-    return ops == [mistake.op]
-
-
-def names_it(mistake: Mistake, finding: dict[str, Any]) -> str:
-    """"yes" or "no" for whether the finding's title or problems say the table's phrase for the
-    mistake (spaces, case and how multiplication is written aside; "like x" is not "like x0"); "-"
-    when the table names none."""
-    if not mistake.named:
-        return "-"
-    said = _compact(" ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
-    phrase = _compact(mistake.named)
-    at = [m.end() for m in re.finditer(re.escape(phrase), said)]
-    return "yes" if any(end == len(said) or not said[end].isalnum() for end in at) else "no"
 
 
 def row_of(mistake: Mistake, report: dict[str, Any], seconds: float) -> Row:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gradcheck.cli import main
 from gradcheck.engines.loading import load_engine
 from gradcheck.parity.edge_check import check_edges
 from gradcheck.parity.kinds import Kind
@@ -24,6 +25,7 @@ from gradcheck.testing.broken_engines import (
     ZeroPowerRaises,
 )
 from gradcheck.testing.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
+from gradcheck.testing.tutorial_engines import MISTAKES, is_expected, names_it
 from parity_tests.conftest import EXAMPLES
 
 MICROGRAD_FIXED = "gradcheck.engines.micrograd:MicrogradFixedAdapter"
@@ -159,3 +161,32 @@ def test_the_correct_tensor_engine_raises_no_false_alarm_in_float32():
     budget = max(20, EXAMPLES // 10)
     assert hypothesis_examples_until_caught(engine, budget, tensor=True, dtype="float32") is None
     assert stream_graphs_until_caught(engine, budget, tensor=True, dtype="float32") is None
+
+
+# The tutorial's engine and its one-mistake variants (`gradcheck.testing.tutorial_engines`), each
+# run as a learner runs it: the campaign's first finding is the one `MISTAKES` expects, and names
+# the mistake where the table names one. A small campaign each (the ci budget), without the edge
+# phase (its findings are edge behaviours, never first), of the variants whose first finding is
+# the same at this size as at 300 graphs (benchmarks/learner_table.py). Left out: NoSeed and
+# AddAssigns, whose campaigns gradcheck/campaign/tests/test_machinery.py runs, and NOT_STABLE_HERE.
+TUTORIAL_GRAPHS = 60
+CAMPAIGNS_ELSEWHERE = {"NoSeed", "AddAssigns"}
+NOT_STABLE_HERE = {
+    "NoRsub": "its sub finding ranks below the inherited x ** 0 bug (at 60 and at 2000 graphs)",
+    "NoVisited": "it follows every path: 13 s as `python -m gradcheck run`, minutes run in this process",
+}
+# first on their op, but not named yet: log's wrong derivatives are not matched (an open gap)
+UNNAMED_YET = {"LogOverOutput", "LogTimesInput"}
+TUTORIAL_CHECKED = [m for m in MISTAKES if m.engine not in CAMPAIGNS_ELSEWHERE | set(NOT_STABLE_HERE)]
+
+
+@pytest.mark.parametrize("mistake", TUTORIAL_CHECKED, ids=lambda m: m.engine)
+def test_each_tutorial_variants_first_finding_is_its_mistake(mistake, tmp_path):
+    argv = ["run", "--engine", mistake.spec, "--graphs", str(TUTORIAL_GRAPHS), "--no-edges", "--no-save"]
+    assert main([*argv, "--out", str(tmp_path)]) == 1, f"{mistake.engine}: the campaign passed"
+    findings = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["findings"]
+    assert findings, f"{mistake.engine}: no finding"
+    first = findings[0]
+    assert is_expected(mistake, first), [f"{f['tier']}: {f['title']}" for f in findings[:3]]
+    if mistake.engine not in UNNAMED_YET:
+        assert names_it(mistake, first) != "no", first["title"]

@@ -22,7 +22,7 @@ CHECKED_TIERS = ("bug", "graph-code", "adapter")
 # graph-code findings every engine built on micrograd's recursive topological sort makes
 BACKWARD_TWICE = "graph code — backward\\(\\) twice does not accumulate like torch"
 RECURSION_LIMIT = "graph code — recursion limit in backward\\(\\) of deep chains"
-POW_ZERO = "pow_const to the power 0 at a pole — .*"
+POW_ZERO = "`x \\*\\* 0` at `x = 0` raises .*; torch gives gradient 0"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,9 @@ def report(*findings: dict, unexplained: int = 0) -> dict:
 def test_a_mistake_blamed_on_an_op_built_from_its_primitive_is_not_the_expected_first_finding():
     mistake = BY_ENGINE["MulNoUpstream"]
     neg = finding("bug", ["neg"], "neg — wrong gradient")
-    mul = finding("bug", ["mul"], "mul's backward: the upstream gradient left out")
+    mul = finding(
+        "bug", ["mul"], "mul's backward leaves out the upstream gradient: it gives y without out.grad for x"
+    )
     row = learner_table.row_of(mistake, report(neg, mul, unexplained=627), 12.0)
     assert (row.first, row.bugs, row.graph_code, row.unexplained) == ("bug: neg — wrong gradient", 2, 0, 627)
     assert not row.expected_first and row.named == "no"
@@ -35,7 +37,7 @@ def test_a_mistake_blamed_on_an_op_built_from_its_primitive_is_not_the_expected_
 
 
 def test_new_counts_the_bug_and_graph_code_findings_the_correct_engine_does_not_have():
-    inherited = finding("bug", ["pow_const"], "pow_const to the power 0 at a pole")
+    inherited = finding("bug", ["pow_const"], "`x ** 0` at `x = 0` raises ZeroDivisionError")
     edge = finding("edge", ["div"], "div at a pole")
     correct = learner_table.row_of(BY_ENGINE["TutorialValue"], report(inherited, edge), 10.0)
     tanh = finding("bug", ["tanh"], "tanh — wrong gradient")

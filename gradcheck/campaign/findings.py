@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
+from gradcheck.campaign.engine_terms import in_engine_terms
 from gradcheck.campaign.variants import phrase, variant_of
 from gradcheck.choices import CONVENTIONS
 from gradcheck.engines.origin import FrameKind
@@ -293,8 +294,7 @@ class Finding:
 
     @property
     def title(self) -> str:
-        """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink", "pow_const at a
-        pole — engine raised ZeroDivisionError"."""
+        """A one-line name: "relu — wrong gradient", "relu at 0 — convention at a kink"."""
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
         if self.tier == tiers.ADAPTER:  # one finding per op, whatever forms of it met the fault
             return f"{ops} — adapter fault ({self.raised or 'raised'})"
@@ -305,8 +305,9 @@ class Finding:
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where
         )
         place = f" {where}" if where else ""
-        if self.mistake and self.tier != tiers.EDGE:  # a named mistake says it all, in the engine's terms
-            return self.mistake
+        # a named mistake says it all in the engine's terms, as an exception at a special input does
+        if (said := self.mistake if self.tier != tiers.EDGE else None) or (said := in_engine_terms(self)):
+            return said
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
             return f"graph code — {self.where}" + (
                 "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
@@ -454,13 +455,8 @@ def extra_of(f: Finding) -> dict[str, Any]:
     merged = f.merged
     if merged.cases is not None:
         extra["cases"] = dict(merged.cases)
-    named = (
-        ("raised", merged.raised),
-        ("merged_checks", merged.checks),
-        ("folded", merged.folded),
-        ("answers", merged.answers), ("built_from", merged.built_from),
-    )
-    for key, values in named:
+    named = {"raised": merged.raised, "merged_checks": merged.checks, "folded": merged.folded}
+    for key, values in {**named, "answers": merged.answers, "built_from": merged.built_from}.items():
         if values:
             extra[key] = list(values)
     if merged.kinds:

@@ -14,6 +14,7 @@ import numpy as np
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import CHECKS, PLAINLY_WRONG, Finding, phase_rank
+from gradcheck.campaign.mistake_match import readable
 from gradcheck.campaign.variants import plainer
 from gradcheck.graphs.regions import ORDINARY, POLE, tiny
 from gradcheck.parity.kinds import Kind
@@ -142,13 +143,19 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
 
 def _one_mistake(group: Sequence[Finding]) -> str | None:
     """The learner's mistake the group's isolation findings all name (`Finding.mistake`): None
-    where they name two, or one of its op's wrong gradients at random points names none (a kink
-    case, one point at the kink, names none and says nothing against one)."""
+    where they name two, or one of its op's wrong gradients at random points that the matcher
+    reads names none (a kink case, one point at the kink, and a graph with no partial of its own
+    to read, `x * x` or the op beside an input under an upstream gradient, name none and say
+    nothing against one)."""
     names = {f.mistake for f in group if f.mistake}
     unnamed = [
         f
         for f in group
-        if f.phase == "isolation" and f.kind is Kind.WRONG_GRADIENT and not f.where and not f.mistake
+        if f.phase == "isolation"
+        and f.kind is Kind.WRONG_GRADIENT
+        and not f.where
+        and not f.mistake
+        and readable(f.graph)
     ]
     return names.pop() if len(names) == 1 and not unnamed else None
 

@@ -89,6 +89,16 @@ def is_probe(graph: dict[str, Any]) -> bool:
     return bool(graph.get("meta", {}).get(PROBE))
 
 
+def readable(graph: dict[str, Any]) -> bool:
+    """Whether the matcher reads a local derivative from a finding's graph (as JSON): one scalar
+    op of the table on distinct inputs. `x * x`, or an op with an input beside its result as a
+    second output (weighted by the engine's other ops), has no partial of its own to match."""
+    try:
+        return _operand_inputs(Graph.from_dict(graph)) is not None
+    except Exception:  # no graph, or one this release cannot read
+        return False
+
+
 def _named(graph: Graph, adapter: EngineAdapter, seed: int, factor: float) -> str | None:
     """The sentence for the entries the engine's partials match on `graph` and on it with every
     constant an input (the same entries where both measure a partial); `factor`: see

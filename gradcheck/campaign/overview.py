@@ -20,11 +20,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.campaign import tiers
+from gradcheck.campaign.engine_terms import in_engine_terms
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.mistake_match import local_lines
 from gradcheck.engines.snippets import graph_snippet
 from gradcheck.graphs.ir import Graph
-from gradcheck.graphs.regions import KINK, NONFINITE, OFF_DOMAIN, ORDINARY, OVERFLOW, POLE, TIE, TINY
+from gradcheck.graphs.regions import (
+    KINK,
+    NONFINITE,
+    OFF_DOMAIN,
+    ORDINARY,
+    OVERFLOW,
+    PLACES,
+    POLE,
+    REGIONS,
+    TIE,
+    TINY,
+)
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.wording import printable
 
@@ -122,6 +134,9 @@ class Overview:
     notes: tuple[Row, ...]
     counts: Mapping[str, int] = field(default_factory=dict)
     unexplained: Mapping[str, Any] | None = None
+    # where the failing random graphs fail when every op agrees with torch elsewhere (`only_at`):
+    # the places of the findings' regions ("at a pole"); None when some fail at ordinary inputs
+    only_at: tuple[str, ...] | None = None
 
     @property
     def regions(self) -> list[str]:
@@ -149,7 +164,15 @@ class Overview:
     def verdict(self, passed: bool, failed: int, graphs: int) -> str:
         """The verdict in a line, as every report gives it: "FAIL: 81 of 2000 graphs disagree; 1 bug,
         2 graph-code findings, ...". When only findings outside the random graphs fail the run, they
-        come first: "FAIL: 9 edge behaviours; all 2000 random graphs agree"."""
+        say what is right first: "FAIL: all 2000 random graphs agree; 9 edge behaviours", and so
+        when the graphs that disagree do so only at a special region (`only_at`): "FAIL: every op
+        agrees with torch on all 300 graphs but at a pole, where 8 of them fail; 1 bug, ..."."""
+        if failed and self.only_at and not passed:
+            places = " or ".join(self.only_at)
+            return (
+                f"FAIL: every op agrees with torch on all {graphs} graphs but {places}, where {failed} of "
+                f"them fail; {self.tier_counts()}"
+            )
         if failed:
             verdict = "PASS" if passed else "FAIL"
             return f"{verdict}: {failed} of {graphs} graphs disagree; {self.tier_counts()}"
@@ -157,7 +180,7 @@ class Overview:
             return f"PASS: all {graphs} graphs agree, no findings"
         if passed:
             return f"PASS: all {graphs} graphs agree; {self.tier_counts()}"
-        return f"FAIL: {self.tier_counts()}; all {graphs} random graphs agree"
+        return f"FAIL: all {graphs} random graphs agree; {self.tier_counts()}"
 
     def unexplained_line(self) -> str:
         """The unexplained graphs in a line ("" when every failing graph has its finding)."""
@@ -191,7 +214,20 @@ def overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None 
     counts: dict[str, int] = {}
     for f in findings:
         counts[f.tier] = counts.get(f.tier, 0) + 1
-    return Overview(tuple(rows), edge_rows(edges), tuple(notes), counts, unexplained or None)
+    only_at = None if unexplained else only_at_special_regions(findings)
+    return Overview(tuple(rows), edge_rows(edges), tuple(notes), counts, unexplained or None, only_at)
+
+
+def only_at_special_regions(findings: Sequence[Finding]) -> tuple[str, ...] | None:
+    """Where the failing random graphs fail, when each fails at a special region (a pole, a kink,
+    nan/inf, ...) and no op's finding to fix is at ordinary inputs: the regions' places ("at a
+    pole"), in `REGIONS` order; None otherwise, or when no random graph fails."""
+    to_fix = (tiers.BUG, tiers.GRAPH_CODE, tiers.ADAPTER)
+    ordinary = [f for f in findings if f.region in (ORDINARY, "")]
+    if any(f.graph_indices or (f.ops and f.tier in to_fix) for f in ordinary):
+        return None
+    regions = {f.region for f in findings if f.graph_indices and f.region not in (ORDINARY, "")}
+    return tuple(PLACES[r] for r in REGIONS if r in regions and PLACES.get(r)) or None
 
 
 def edge_rows(rows: Sequence[Row]) -> tuple[EdgeRow, ...]:
@@ -239,11 +275,13 @@ def _one_raises(words: list[str]) -> list[str]:
 
 def title_parts(f: Finding) -> tuple[str, str]:
     """A title as the table's two columns: what it is about, and what happened
-    ("pow_const to the power 0 at a pole", "raised OverflowError/ZeroDivisionError"). A graph-code
+    ("div with a number on the left", "raised ZeroDivisionError"). A graph-code
     finding is about the check that showed it; what happened is its kind (and rate)."""
     title = f.title
     if f.mistake:  # the learner's mistake named: every one is a wrong gradient (`mistake_match`)
         return title, "wrong gradient"
+    if in_engine_terms(f):  # an exception at a special input, the title its whole cause
+        return title, f"raised {f.raised}"
     if f.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC) and not f.ops:
         about = title.removeprefix("graph code — ")
         if f.kind is Kind.NONDETERMINISTIC and " — " in about:

@@ -322,11 +322,37 @@ def mistake(op: str, parts: Any) -> str:
     """A learner's mistake named (`campaign.mistake_match`): each part is (operand name, "" for a
     unary op; the backward as written; the correct derivative; whether it used out.grad):
     "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)",
-    "mul's backward behaves like x · out.grad for x; the derivative is y"."""
+    "mul's backward behaves like x · out.grad for x; the derivative is y"; where every part leaves
+    out.grad out, it says so first: "mul's backward leaves out the upstream gradient: it gives y
+    without out.grad for x and x without out.grad for y; the derivatives are y · out.grad and x ·
+    out.grad"."""
     wrote = " and ".join(f"{w} for {name}" if name else w for name, w, _, _ in parts)
     right = " and ".join(c if upstream else f"{c} · out.grad" for _, _, c, upstream in parts)
     derivative = "the derivatives are" if len(parts) > 1 else "the derivative is"
+    if not any(upstream for _, _, _, upstream in parts):
+        return f"{op}'s backward leaves out the upstream gradient: it gives {wrote}; {derivative} {right}"
     return f"{op}'s backward behaves like {wrote}; {derivative} {right}"
+
+
+def short_number(value: float) -> str:
+    """A number as Python spells it shortest, a whole one without ".0": "0", "-1", "5e-324", "inf"."""
+    return repr(float(value)).removesuffix(".0")
+
+
+def raised_at(r: Any) -> str:
+    """An exception at a special input in the engine's terms (`campaign.engine_terms.RaisedAt`):
+    "`x ** 0` at `x = 0` raises ZeroDivisionError; torch gives gradient 0", "`x / y` at `x = 0,
+    y = 0` raises ZeroDivisionError (elsewhere also OverflowError); torch gives gradients inf and
+    nan"."""
+    at = ", ".join(f"{name} = {short_number(value)}" for name, value in r.at)
+    also = f" (elsewhere also {', '.join(r.raised[1:])})" if len(r.raised) > 1 else ""
+    numbers = " and ".join(short_number(v) for v in r.torch)
+    gives = (
+        f"the value {numbers}"
+        if r.check == "forward"
+        else f"gradient{'s' if len(r.torch) > 1 else ''} {numbers}"
+    )
+    return f"`{r.spelling}` at `{at}` raises {r.raised[0]}{also}; torch gives {gives}"
 
 
 def local_derivative(p: Problem, cotangent: float) -> str:

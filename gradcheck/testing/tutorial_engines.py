@@ -21,6 +21,7 @@ Campaigns load them by spec, with no adapter, as a learner would run their own f
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,7 +165,7 @@ class TutorialValue(_TutorialCore):
 
 
 class AddAssigns(TutorialValue):
-    """"I wrote `=` in add's backward: each side just gets out's gradient." (`x + x` gets 1, not 2.)"""
+    """ "I wrote `=` in add's backward: each side just gets out's gradient." (`x + x` gets 1, not 2.)"""
 
     def __add__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -179,7 +180,7 @@ class AddAssigns(TutorialValue):
 
 
 class MulAssigns(TutorialValue):
-    """"In mul's backward I set the gradients with `=` instead of adding to them." (`x * x`.)"""
+    """ "In mul's backward I set the gradients with `=` instead of adding to them." (`x * x`.)"""
 
     def __mul__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -194,7 +195,7 @@ class MulAssigns(TutorialValue):
 
 
 class MulNoUpstream(TutorialValue):
-    """"The derivative of x*y with respect to x is y, so I gave x the other side's data." (No
+    """ "The derivative of x*y with respect to x is y, so I gave x the other side's data." (No
     `out.grad` factor.)"""
 
     def __mul__(self, other: Any) -> Any:
@@ -210,7 +211,7 @@ class MulNoUpstream(TutorialValue):
 
 
 class TanhNoUpstream(TutorialValue):
-    """"tanh's derivative is 1 - t², so that is what the input gets." (Upstream gradient forgotten.)"""
+    """ "tanh's derivative is 1 - t², so that is what the input gets." (Upstream gradient forgotten.)"""
 
     def tanh(self) -> Any:
         t = math.tanh(self.data)
@@ -224,7 +225,7 @@ class TanhNoUpstream(TutorialValue):
 
 
 class TanhOneMinusT(TutorialValue):
-    """"tanh' is one minus t... I dropped the square." (`1 - t` for `1 - t**2`.)"""
+    """ "tanh' is one minus t... I dropped the square." (`1 - t` for `1 - t**2`.)"""
 
     def tanh(self) -> Any:
         t = math.tanh(self.data)
@@ -238,7 +239,7 @@ class TanhOneMinusT(TutorialValue):
 
 
 class PowUnreduced(TutorialValue):
-    """"Bring the exponent down in front: n times x to the n." (The power not reduced by one.)"""
+    """ "Bring the exponent down in front: n times x to the n." (The power not reduced by one.)"""
 
     def __pow__(self, n: Any) -> Any:
         assert isinstance(n, (int, float)), "the exponent must be a plain number"
@@ -252,7 +253,7 @@ class PowUnreduced(TutorialValue):
 
 
 class PowRaised(TutorialValue):
-    """"n times x to the n plus one, I think?" (The power changed by one, the wrong way.)"""
+    """ "n times x to the n plus one, I think?" (The power changed by one, the wrong way.)"""
 
     def __pow__(self, n: Any) -> Any:
         assert isinstance(n, (int, float)), "the exponent must be a plain number"
@@ -266,7 +267,7 @@ class PowRaised(TutorialValue):
 
 
 class ExpUsesInput(TutorialValue):
-    """"exp is its own derivative, so I multiplied by the data." (The input's, not the output's.)"""
+    """ "exp is its own derivative, so I multiplied by the data." (The input's, not the output's.)"""
 
     def exp(self) -> Any:
         out = type(self)(math.exp(self.data), (self,), "exp")
@@ -279,7 +280,7 @@ class ExpUsesInput(TutorialValue):
 
 
 class LogOverOutput(TutorialValue):
-    """"d log is one over... the value, so one over out.data." (The output where the input belongs.)"""
+    """ "d log is one over... the value, so one over out.data." (The output where the input belongs.)"""
 
     def log(self) -> Any:
         out = type(self)(math.log(self.data), (self,), "log")
@@ -292,7 +293,7 @@ class LogOverOutput(TutorialValue):
 
 
 class LogTimesInput(TutorialValue):
-    """"log's backward multiplies by x." (x where 1/x belongs.)"""
+    """ "log's backward multiplies by x." (x where 1/x belongs.)"""
 
     def log(self) -> Any:
         out = type(self)(math.log(self.data), (self,), "log")
@@ -305,7 +306,7 @@ class LogTimesInput(TutorialValue):
 
 
 class ReluFlipped(TutorialValue):
-    """"relu passes the gradient where x is below zero." (The comparison the wrong way round.)"""
+    """ "relu passes the gradient where x is below zero." (The comparison the wrong way round.)"""
 
     def relu(self) -> Any:
         out = type(self)(max(0, self.data), (self,), "ReLU")
@@ -318,7 +319,7 @@ class ReluFlipped(TutorialValue):
 
 
 class ReluTimesOutput(TutorialValue):
-    """"relu's backward multiplies by out.data, like exp's does." (The output for the 0/1 step.)"""
+    """ "relu's backward multiplies by out.data, like exp's does." (The output for the 0/1 step.)"""
 
     def relu(self) -> Any:
         out = type(self)(max(0, self.data), (self,), "ReLU")
@@ -331,7 +332,7 @@ class ReluTimesOutput(TutorialValue):
 
 
 class SigmoidIsS(TutorialValue):
-    """"sigmoid's derivative is sigmoid itself, like exp." (`s` for `s * (1 - s)`.)"""
+    """ "sigmoid's derivative is sigmoid itself, like exp." (`s` for `s * (1 - s)`.)"""
 
     def sigmoid(self) -> Any:
         s = 1 / (1 + math.exp(-self.data))
@@ -345,7 +346,7 @@ class SigmoidIsS(TutorialValue):
 
 
 class NoVisited(TutorialValue):
-    """"My build_topo just recurses into the children; I left out the visited set." (A node reached
+    """ "My build_topo just recurses into the children; I left out the visited set." (A node reached
     by two paths is listed, and back-propagated, twice.)"""
 
     def backward(self) -> None:
@@ -363,7 +364,7 @@ class NoVisited(TutorialValue):
 
 
 class NoSeed(TutorialValue):
-    """"backward() sorts the nodes and calls each `_backward`." (The root's grad is never set to 1,
+    """ "backward() sorts the nodes and calls each `_backward`." (The root's grad is never set to 1,
     so every gradient stays 0.)"""
 
     def backward(self) -> None:
@@ -383,7 +384,7 @@ class NoSeed(TutorialValue):
 
 
 class SeedEveryNode(TutorialValue):
-    """"Each node's grad starts at 1 before its `_backward` runs." (The seed set at every node, not
+    """ "Each node's grad starts at 1 before its `_backward` runs." (The seed set at every node, not
     only the root.)"""
 
     def backward(self) -> None:
@@ -404,12 +405,12 @@ class SeedEveryNode(TutorialValue):
 
 
 class NoRsub(_TutorialCore):
-    """"I wrote `__radd__` and `__rmul__`; `2 - x` never came up." (No `__rsub__`: a number minus a
+    """ "I wrote `__radd__` and `__rmul__`; `2 - x` never came up." (No `__rsub__`: a number minus a
     Value raises TypeError.)"""
 
 
 class RsubSwapped(TutorialValue):
-    """"`__rsub__` is subtraction, so self - other." (It computes `x - 2` for `2 - x`.)"""
+    """ "`__rsub__` is subtraction, so self - other." (It computes `x - 2` for `2 - x`.)"""
 
     def __rsub__(self, other: Any) -> Any:
         other = other if isinstance(other, _TutorialCore) else type(self)(other)
@@ -424,7 +425,7 @@ class Mistake:
     `tiers`: the tiers that finding may have; `kind`: what is wrong, in words; `named`: where the
     mistake is a standard wrong derivative, the phrase the finding should say it with: "like" and
     the local derivative the mistaken backward computes (x the input, t and s the output of tanh
-    and sigmoid, n the exponent), or "upstream gradient left out"; else "".
+    and sigmoid, n the exponent), or "leaves out the upstream gradient"; else "".
     """
 
     engine: str
@@ -439,6 +440,38 @@ class Mistake:
         return f"{__name__}:{self.engine}"
 
 
+def is_expected(mistake: Mistake, finding: dict[str, Any]) -> bool:
+    """Whether a finding (as report.json has it: tier, ops, kind, title) is the one `mistake` says
+    should come first: in one of its tiers, and on exactly its op (or, for the graph code, on no
+    op or as a structural finding)."""
+    if finding.get("tier") not in mistake.tiers:
+        return False
+    ops = list(finding.get("ops") or [])
+    if mistake.op == GRAPH_CODE:
+        return not ops or finding.get("kind") == "structural"
+    if not ops and finding.get("tier") == "graph-code":  # backward() itself, naming the op's backward
+        return f"{mistake.op}'s backward" in str(finding.get("title", ""))
+    return ops == [mistake.op]
+
+
+def names_it(mistake: Mistake, finding: dict[str, Any]) -> str:
+    """ "yes" or "no" for whether the finding's title or problems say the table's phrase for the
+    mistake (spaces, case and how multiplication is written aside; "like x" is not "like x0"); "-"
+    when the table names none."""
+    if not mistake.named:
+        return "-"
+    said = _compact(" ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
+    phrase = _compact(mistake.named)
+    at = [m.end() for m in re.finditer(re.escape(phrase), said)]
+    return "yes" if any(end == len(said) or not said[end].isalnum() for end in at) else "no"
+
+
+def _compact(text: str) -> str:
+    """Text without spaces or case, its multiplication signs as `*` and a square as `**2`."""
+    text = text.replace("·", "*").replace("×", "*").replace("²", "**2").replace("^", "**")
+    return "".join(text.split()).lower()
+
+
 _BUG = ("bug",)
 _MACHINERY = ("graph-code",)
 _EITHER = ("bug", "graph-code")
@@ -447,8 +480,8 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("TutorialValue", "pow_const", _BUG, "raises ZeroDivisionError at x ** 0, x = 0"),
     Mistake("AddAssigns", "add", _EITHER, "wrong gradient"),
     Mistake("MulAssigns", "mul", _EITHER, "wrong gradient"),
-    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "upstream gradient left out"),
-    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "upstream gradient left out"),
+    Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "leaves out the upstream gradient"),
+    Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "like (1 - t)"),
     Mistake("PowUnreduced", "pow_const", _BUG, "wrong gradient", "like n * x**n"),
     Mistake("PowRaised", "pow_const", _BUG, "wrong gradient", "like n * x**(n + 1)"),

@@ -146,7 +146,7 @@ def test_subgradient_conventions_turn_a_kink_convention_into_a_note(tmp_path, ca
     argv = ["run", "--engine", engine, "--graphs", "10", "--ops", "relu,mul", "--no-save"]
     status, out, _ = run(capsys, *argv, "--out", str(tmp_path))
     assert status == 1 and "relu at 0 — convention at a kink" in out
-    assert "FAIL: 1 convention; all 10 random graphs agree" in out  # what fails the run comes first
+    assert "FAIL: all 10 random graphs agree; 1 convention" in out  # what is right comes first
     status, out, _ = run(capsys, *argv, "--out", str(tmp_path), "--conventions", "subgradient")
     assert status == 0 and "PASS: all 10 graphs agree; 1 convention" in out
 

@@ -9,6 +9,7 @@ from gradcheck.campaign.earlier_schema import problems_from_sentences as sentenc
 from gradcheck.campaign.findings import Finding, GraphCode, Merged, failing
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.report_session import replay_command
+from gradcheck.graphs.ir import Graph, Input
 from gradcheck.launcher import launcher
 from gradcheck.parity.kinds import Kind
 
@@ -297,3 +298,38 @@ def test_the_example_shown_is_at_ordinary_inputs_before_it_is_the_furthest_outsi
     tiny, ordinary, weaker = mul_at(-3.8e-9, 4.5e14), mul_at(0.3, 2e14), mul_at(0.7, 1e13)
     (merged,) = group_findings([tiny, weaker, ordinary])
     assert merged.graph == ordinary.graph and merged.graphs == 3, "a wrong rule read at 0.3, not 3.8e-09"
+
+
+def _at_a_pole(op: str, inputs: list, consts=(), exponent=None, phase="isolation", tier="bug", *types: str):
+    node = {"op": op, "args": list(range(len(inputs))), "consts": list(consts)}
+    if exponent is not None:
+        node["attrs"] = {"exponent": exponent}
+    graph = Graph([Input(f"x{i}", v) for i, v in enumerate(inputs)], [], [len(inputs)]).to_dict()
+    graph["nodes"] = [node]
+    problems = sentences(tuple(f"at x = 0.0: engine raised {t}: boom" for t in types))
+    return Finding(
+        Kind.EXCEPTION, (op,), "gradient", graph, phase=phase, region="pole", tier=tier, problems=problems
+    )
+
+
+def test_an_exception_at_a_special_input_is_titled_in_the_engines_terms_with_what_torch_gives():
+    zero_power = _at_a_pole("pow_const", [0.0], (), 0.0, "isolation", "bug", "ZeroDivisionError")
+    assert zero_power.title == "`x ** 0` at `x = 0` raises ZeroDivisionError; torch gives gradient 0"
+    division = _at_a_pole("div", [0.0, -0.0], (), None, "edges", "edge", "ZeroDivisionError")
+    assert division.title == (
+        "`x / y` at `x = 0, y = -0` raises ZeroDivisionError; torch gives gradients -inf and nan"
+    )
+    by_number = _at_a_pole(
+        "div", [0.0], [{"at": 0, "value": 2.0}], None, "edges", "edge", "ZeroDivisionError"
+    )
+    assert by_number.title.startswith(
+        "`2 / x` at `x = 0` raises ZeroDivisionError; torch gives gradient -inf"
+    )
+    (merged,) = group_findings(
+        [zero_power, _at_a_pole("pow_const", [0.0], (), 0.0, "edges", "bug", "OverflowError")]
+    )
+    assert merged.title.startswith(
+        "`x ** 0` at `x = 0` raises ZeroDivisionError (elsewhere also OverflowError)"
+    )
+    # only its words: what the finding is stays
+    assert (merged.signature, merged.tier) == (zero_power.signature, "bug")

@@ -13,18 +13,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered
+from gradcheck.campaign.grouping import group_findings
+from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered, isolation_cases
 from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, upstream_probe
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import campaign_variants
 from gradcheck.cli import main
+from gradcheck.engines.loading import load_engine
 from gradcheck.engines.value_class import ValueClassAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.trust import checked_graph
-from gradcheck.testing import mistake_engines
+from gradcheck.testing import mistake_engines, tutorial_engines
 from gradcheck.testing.mistake_engines import Value, planted
 
 TANH = "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"
@@ -65,7 +67,8 @@ def test_each_wrong_derivative_of_the_table_planted_in_an_engine_is_named(op, mi
         probed = upstream_probe(graph, adapter)
         sentence = probed[1] if probed else None
     assert sentence is not None, f"{mistake.wrote!r} is not named"
-    assert sentence.startswith(f"{op}'s backward behaves like {mistake.wrote}")
+    said = "behaves like" if mistake.upstream else "leaves out the upstream gradient: it gives"
+    assert sentence.startswith(f"{op}'s backward {said} {mistake.wrote}")
     assert DERIVATIVES[op][mistake.operand] in sentence.partition("; ")[2]
     assert named_mistake(graph, ValueClassAdapter(Value, "correct")) is None
     assert upstream_probe(graph, ValueClassAdapter(Value, "correct")) is None
@@ -83,9 +86,36 @@ def test_the_tutorial_mistakes_written_by_hand_are_named_in_words():
     assert power == "pow_const's backward behaves like n · x^n · out.grad; the derivative is n · x^(n-1)"
     (mul,) = {f.mistake for f in isolation(mistake_engines.MulWithoutUpstream, "mul")}
     assert mul == (
-        "mul's backward behaves like y without out.grad for x and x without out.grad for y; "
+        "mul's backward leaves out the upstream gradient: it gives y without out.grad for x and x "
+        "without out.grad for y; "
         "the derivatives are y · out.grad and x · out.grad"
     )
+
+
+@pytest.mark.parametrize(
+    ("engine", "op", "said"),
+    [
+        (
+            "MulNoUpstream",
+            "mul",
+            "mul's backward leaves out the upstream gradient: it gives y without out.grad",
+        ),
+        ("PowUnreduced", "pow_const", "pow_const's backward behaves like n · x^n · out.grad;"),
+    ],
+)
+def test_a_primitive_checked_under_an_upstream_gradient_too_keeps_its_name(engine, op, said):
+    """A primitive's isolation cases with an input beside its result (`IsolationCase.upstream`)
+    have no partial of their own to read: their failures say nothing against the name."""
+    adapter = load_engine(f"{tutorial_engines.__name__}:{engine}")
+    primitives = {p for parts in adapter.built_from.values() for p in parts}
+    run, ops = Settings(engine=engine), sorted(adapter.ops)
+    variants = campaign_variants(run, adapter)
+    cases = [c for c in isolation_cases(ops, primitives) if c.op == op and not c.kink]
+    assert any(c.upstream for c in cases), f"{op} is a primitive of the tutorial engine"
+    findings = gathered([check_case(c, run, ops, adapter, variants) for c in cases])[0]
+    assert any(f.mistake is None for f in findings), "an upstream case names nothing itself"
+    (finding,) = group_findings(findings)
+    assert finding.title.startswith(said), finding.title
 
 
 def test_a_wrong_derivative_the_table_does_not_hold_stays_a_wrong_gradient_without_a_name():

@@ -16,7 +16,8 @@ def made(kind: Kind, ops: tuple[str, ...] = ("div",), **fields) -> Finding:
 
 def raised(exception: str, region: str, **fields) -> Finding:
     problem = f"at (0.0, 0.0): engine raised {exception}: float division by zero"
-    return made(Kind.EXCEPTION, region=region, tier="edge", problems=sentences((problem,)), **fields)
+    fields.setdefault("tier", "edge")
+    return made(Kind.EXCEPTION, region=region, problems=sentences((problem,)), **fields)
 
 
 BUG = made(Kind.WRONG_GRADIENT, ("tanh",), region="ordinary", tier="bug", graphs=93)
@@ -118,9 +119,24 @@ def test_the_unexplained_graphs_are_one_line_from_report_jsons_entry():
     assert overview([BUG], None).unexplained_line() == ""
 
 
-def test_the_verdict_leads_with_what_fails_the_run():
+def test_the_verdict_leads_with_what_is_right():
     edges = overview([raised("ZeroDivisionError", "pole"), raised("OverflowError", "overflow")])
-    assert edges.verdict(False, 0, 2000) == "FAIL: 2 edge behaviours; all 2000 random graphs agree"
+    assert edges.verdict(False, 0, 2000) == "FAIL: all 2000 random graphs agree; 2 edge behaviours"
     assert overview([BUG]).verdict(False, 81, 2000) == "FAIL: 81 of 2000 graphs disagree; 1 bug"
     assert overview([CONVENTION]).verdict(True, 0, 10) == "PASS: all 10 graphs agree; 1 convention"
     assert overview([]).verdict(True, 0, 500) == "PASS: all 500 graphs agree, no findings"
+
+
+def test_graphs_failing_only_at_a_special_region_say_every_op_agrees_elsewhere_first():
+    at_zero = raised("ZeroDivisionError", "pole", tier="bug", phase="isolation", graph_indices=(35, 54))
+    found = [at_zero, STRUCTURAL, raised("OverflowError", "overflow point")]
+    assert overview(found).verdict(False, 2, 300) == (
+        "FAIL: every op agrees with torch on all 300 graphs but at a pole, where 2 of them fail; "
+        "1 bug, 1 graph-code finding, 1 edge behaviour"
+    )
+    # a failing graph at ordinary inputs, an op's bug there, or a graph no finding explains: as before
+    ordinary = made(Kind.WRONG_GRADIENT, ("tanh",), region="ordinary", tier="bug", graph_indices=(7,))
+    assert overview([at_zero, ordinary]).verdict(False, 3, 300).startswith("FAIL: 3 of 300 graphs disagree")
+    assert overview([at_zero, BUG]).verdict(False, 2, 300).startswith("FAIL: 2 of 300 graphs disagree")
+    left = {"graphs": 1, "graph_indices": [8], "smallest": {"index": 8, "ops": ["tanh"]}}
+    assert overview([at_zero], left).verdict(False, 3, 300).startswith("FAIL: 3 of 300 graphs disagree")
