@@ -5,7 +5,6 @@ run about two seconds, its import and one render, for a figure of a few step lin
 from __future__ import annotations
 
 import math
-import re
 from html import escape
 
 _PANEL_W, _PANEL_H = 196, 116  # px: one op's panel, title included
@@ -112,5 +111,10 @@ def _step(largest: float) -> int:
 
 
 def _short(label: str) -> str:
-    match = re.search(r"1e-?\d+", label)
-    return label if label in ("0", "non-finite") or match is None else match.group(0)
+    """A bin label by its first power of ten ("[1e-18, 1e-17)": "1e-18"; "(0, 1e-17)": "1e-17")."""
+    if label in ("0", "non-finite"):
+        return label
+    for bound in label.replace(",", " ").split():
+        if bound.strip("([)>=").startswith("1e"):
+            return bound.strip("([)>=")
+    return label
