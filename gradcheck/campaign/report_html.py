@@ -7,14 +7,13 @@ line, one row per bug, graph-code finding and adapter fault (each linking to its
 adapters' fixes, the unexplained graphs, the edge behaviour as one table (a row per op) and the
 conventions as notes. Below it: each finding in detail (its list of graphs folded; the code
 that reproduces a bug or graph-code finding), the structural phase's checks, the per-op table,
-the error distributions per op (`report_figures`, an embedded palette PNG), the failing graphs by
+the error distributions per op (`report_figures`, an inline SVG), the failing graphs by
 finding, folded (the first shrunk graph of each drawn by graphviz when the `dot` binary exists,
 its DOT text otherwise), and the settings and exact command line that repeat the run.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +31,7 @@ from gradcheck.campaign.overview import (
     finding_code,
     overview,
 )
-from gradcheck.campaign.report_figures import distribution_png
+from gradcheck.campaign.report_figures import distribution_svg
 from gradcheck.campaign.report_json import decode_float
 from gradcheck.parity.wording import figure
 from gradcheck.parity.wording import html_text as escape
@@ -360,16 +359,15 @@ because of this op (graphs whose minimal failing graph contains it).</p>
 
 
 def _distributions(report: dict) -> str:
-    png = distribution_png(report)
-    if png is None:
+    svg = distribution_svg(report)
+    if svg is None:
         return ""
-    data = base64.b64encode(png).decode("ascii")
     return f"""
 <h2 id="distributions">Error distributions per op</h2>
 <p>Each panel counts, for the evidence about the op, the graph's largest relative gradient
 error against torch (blue) and against the numerical oracle (orange), by decade. Errors against
 torch sit near float64 rounding; against the oracle, near the finite-difference truncation error.</p>
-<div class="figure"><img alt="error distributions per op" src="data:image/png;base64,{data}"></div>
+<div class="figure">{svg}</div>
 """
 
 

@@ -7,6 +7,8 @@ expects size-1 dims. It names no registry release, so it gets release 1's surfac
 keepdim. `BeforeKeepdimClaimingRelease2` is the same adapter naming release 2: the failures the
 surface spares the first. `KeepdimIgnored` follows every release, as a built-in adapter does,
 with the same spelling: a gate baseline recorded before keepdim existed keeps passing on it.
+`FewOpsOfBothReleases` is minigrad's Tensor adapter on a few ops of release 1 and of release 2,
+every variant of them passed on: a correct engine whose campaigns are quick.
 """
 
 from __future__ import annotations
@@ -36,4 +38,12 @@ class BeforeKeepdimClaimingRelease2(BeforeKeepdim):
 
 class KeepdimIgnored(BeforeKeepdim):
     name = "keepdim-ignored"
+    registry_release = LATEST
+
+
+class FewOpsOfBothReleases(MinigradTensor):
+    name = "few-ops-of-both-releases"
+    # release 1's (sum and mean with keepdim, matmul beyond matrices: release 2's variants) and
+    # release 2's (max_dim)
+    ops = frozenset({"add", "mul", "tanh", "sum", "mean", "matmul", "max_dim"})
     registry_release = LATEST

@@ -23,6 +23,7 @@ from gradcheck.campaign import (
 )
 from gradcheck.campaign.earlier_schema import problems_from_sentences as sentences
 from gradcheck.campaign.graph_drawing import graph_dot
+from gradcheck.campaign.report_figures import distribution_svg
 from gradcheck.campaign.report_html import render_html
 from gradcheck.campaign.report_json import (
     SCHEMA_VERSION,
@@ -242,8 +243,26 @@ def test_html_is_one_self_contained_page_with_every_section():
     assert "http://" not in page and "https://" not in page
     for section in ('id="ops"', 'id="distributions"', 'id="failures"', 'id="settings"'):
         assert section in page
-    assert page.count('src="data:image/png;base64,') == 1
+    distributions = page[page.index('id="distributions"') : page.index('id="failures"')]
+    assert distributions.count("<svg ") == 1 and "<title>error distributions per op</title>" in distributions
     assert "1 of 4 graphs disagree" in page
+
+
+def test_the_distributions_figure_has_a_panel_per_op_with_both_step_lines_from_its_histograms():
+    report = build_report(result_of(RECORDS, graphs=4, seed=7))
+    svg = distribution_svg(report)
+    assert svg is not None and svg.startswith("<svg ") and svg.endswith("</svg>")
+    for op, st in report["ops"].items():  # the title red for the op that failed
+        colour = "#8a1c13" if st["failures"] else "#000"
+        assert f'fill="{colour}">{op} ({st["graphs"]})</text>' in svg
+    assert svg.count('stroke="#1f77b4"/>') == svg.count('stroke="#ff7f0e"/>') == len(report["ops"])
+    assert "vs torch" in svg and "vs numeric" in svg and "non-finite" in svg
+    # a step per bin, at its count: log's graphs against torch fall in different bins
+    log = svg[svg.index(">log (") :]
+    torch_line = log[: log.index('stroke="#1f77b4"/>')].rsplit("<path d=", 1)[1]
+    heights = [float(part.split("H")[0]) for part in torch_line.strip('"').split("V")[1:]]
+    assert len(heights) == len(report["histogram_bins"]) and min(heights) < max(heights)
+    assert distribution_svg({"ops": {}, "histogram_bins": report["histogram_bins"]}) is None
 
 
 def test_html_table_has_a_row_per_op_with_its_figures():
