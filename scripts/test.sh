@@ -33,9 +33,13 @@ echo "== parity suite, the installed pytest plugin (engine minigrad-tensor, floa
 run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor
 run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor --gradcheck-dtype float32 -k tensor
 echo "== unit tests and parity suite (engine minigrad)"
-run_pytest -m "not under_load" "$@"
-# alone: it saturates every core, which would slow the tests beside it past their graph timeouts
-echo "== the same report at any load (test_under_load.py)"
-run_pytest -m under_load "$@"
+if [ "$#" -eq 0 ]; then
+  run_pytest -m "not under_load"
+  # alone: it saturates every core, which would slow the tests beside it past their graph timeouts
+  echo "== the same report at any load (test_under_load.py)"
+  run_pytest -m under_load
+else
+  run_pytest "$@"
+fi
 echo "== the zoo's CI slice: two published engines from PyPI, 300 graphs each (docs/zoo.md)"
 bash scripts/zoo.sh --ci
