@@ -179,11 +179,20 @@ def _one_op_graph(settings: Settings, index: int, op: str, k: int, variants: fro
     when the draw found no operands the op takes (mse_loss needs two of one shape): an op whose
     adapter spelling fails must meet it here, before the random graphs, to be left out of them."""
     graph = Graph([], [], [0])
-    for attempt in range(REDRAWS + 1):
+    # then, for an op whose domain is x > 0 (log, sqrt: an input of either sign is in it at all
+    # POINTS points once in 256 draws), the same draws with the inputs' magnitudes
+    tries = [(attempt, positive) for positive in (False, True) for attempt in range(REDRAWS + 1)]
+    for attempt, positive in tries:
         seed = [settings.seed, 0x150, index, k] + ([attempt] if attempt else [])
         rng = np.random.default_rng(seed)
         graph = random_graph(
-            rng, ops=[op], tensor=settings.tensor, points=POINTS, sizes=_ONE_OP, variants=variants
+            rng,
+            ops=[op],
+            tensor=settings.tensor,
+            points=POINTS,
+            sizes=_ONE_OP,
+            variants=variants,
+            positive=positive,
         )
         if graph.nodes:
             break

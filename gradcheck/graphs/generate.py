@@ -278,16 +278,21 @@ def random_graph(
     points: int = 1,
     sizes: Sizes = Sizes(),
     variants: frozenset[str] | None = None,
+    positive: bool = False,
 ) -> Graph:
     """A random graph drawn from `rng` (seeded numpy Generator): the campaign's generator.
 
     ops: registry op names to draw from (None: every scalar op). points: how many input points
     the graph carries (check_graph checks all of them in one torch pass). About one graph in
     `sizes.deep_every` is a deep chain of 52-70 ops. variants: the attribute variants the ops
-    may be drawn in (None: every one; see `gradcheck.graphs.surface`).
+    may be drawn in (None: every one; see `gradcheck.graphs.surface`). positive: the inputs'
+    magnitudes only, so that one op whose domain is x > 0 (log, sqrt) can be applied to an input
+    at every one of many points (and every element).
     """
     if tensor:
-        return random_tensor_graph(rng, ops=ops, points=points, sizes=sizes, variants=variants)
+        return random_tensor_graph(
+            rng, ops=ops, points=points, sizes=sizes, variants=variants, positive=positive
+        )
     op_names = resolve_ops(ops)
     chooser = RngChooser(rng)
     n_inputs = chooser.integer(*sizes.inputs)
@@ -295,6 +300,8 @@ def random_graph(
     n_nodes = chooser.integer(*(sizes.deep_nodes if deep else sizes.nodes))
     n_outputs = chooser.integer(*sizes.outputs)
     pts = sample_points(rng, n_inputs, points)
+    if positive:
+        pts = [np.abs(p) for p in pts]
     with stream_chooser(rng) as fast:  # the same draws as `chooser`, faster
         graph = build_graph(fast, pts, op_names, n_nodes, n_outputs, chain=deep, variants=variants)
     if deep:
@@ -479,8 +486,10 @@ def random_tensor_graph(
     points: int = 1,
     sizes: Sizes = Sizes(),
     variants: frozenset[str] | None = None,
+    positive: bool = False,
 ) -> Graph:
-    """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops)."""
+    """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops);
+    `positive`: the inputs' magnitudes only (see `random_graph`)."""
     op_names = resolve_ops(ops, TENSOR_OPS if ops is None else None)
     chooser = RngChooser(rng)
     n_inputs = chooser.integer(1, 3)
@@ -492,7 +501,7 @@ def random_tensor_graph(
         values[rng.integers(ZERO_EVERY, size=values.shape) == 0] = 0.0
         if shape and shape[-1] > 1 and rng.integers(TIE_EVERY) == 0:
             values[..., 1] = values[..., 0]  # two equal entries: a tie for amax, amin, maximum
-        pts.append(values)
+        pts.append(np.abs(values) if positive else values)
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)
     n_outputs = chooser.integer(*sizes.outputs)

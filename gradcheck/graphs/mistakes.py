@@ -170,9 +170,10 @@ MISTAKES: dict[str, tuple[Mistake, ...]] = {
     ),
     "log": _entries(
         "log",
-        ("output_for_input", 0, "1/out, where out = log(x)", lambda a, k, out: 1.0 / out),
+        ("output_for_input", 0, "1/log(x)", lambda a, k, out: 1.0 / out),
         ("reciprocal_derivative", 0, "-1/x²", lambda a, k, out: -1.0 / (a[0] * a[0])),
         ("negated", 0, "-1/x", lambda a, k, out: -1.0 / a[0]),
+        ("input_for_reciprocal", 0, "x", lambda a, k, out: a[0]),
     ),
     "sin": _entries(
         "sin",
