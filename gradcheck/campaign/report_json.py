@@ -12,7 +12,10 @@ Layout (schema_version 2; schema 1, read too, had no `records`: `campaign.earlie
   `reference` when it is not torch: "exact", the engine judged against the exact values).
 - `run`: how this run happened (`run_id`, which report.html of the same run shows; command line
   as typed, `repeat_command` with every setting explicit, jobs, the Dask scheduler's address
-  (`scheduler`, on a cluster only), timing, versions); differs between reruns.
+  (`scheduler`, on a cluster only), timing, versions); differs between reruns. Its timing is
+  the phases' (`seconds`, `check_seconds`...) and the whole command's, what the user waited for,
+  start-up and imports included (`command_wall_seconds` since the process started,
+  `command_cpu_seconds` of it and its workers: `gradcheck.command_clock`).
 - `totals`, `ops` (per op, over the evidence about it, `records.aggregate`: graphs,
   failures, `elsewhere` (graphs that used it but are another op's evidence), the largest of each
   error metric `max_*`, its median `p50_*` and 99th percentile `p99_*` over the graphs, failing
@@ -61,6 +64,7 @@ from gradcheck.campaign.records import (
     failure_snippet,
 )
 from gradcheck.campaign.tiers import TIERS
+from gradcheck.command_clock import command_times
 from gradcheck.launcher import command_line
 
 SCHEMA_VERSION = 2
@@ -265,6 +269,7 @@ def build_report(
             "graphs_per_second": round(len(result.records) / result.check_seconds, 1)
             if result.check_seconds > 0
             else None,
+            **command_times(),  # what the user waited for: the whole command, start-up included
             "versions": _versions(),
         },
     }

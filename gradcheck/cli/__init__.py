@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import gradcheck.command_clock  # noqa: F401 - first: where /proc is missing, its import is the start
 from gradcheck.interrupts import INTERRUPTED, TERMINATED, Terminated, terminable
 
 # The commands that run an engine: a worker process starts for them before anything else.
