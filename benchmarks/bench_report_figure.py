@@ -7,6 +7,9 @@
 Each row: the ops (panels) of a synthetic report, the first call's seconds (what one `gradcheck
 run` pays: matplotlib's import included for the PNG), the best of the later calls, the bytes each
 adds to the page, and the ratios PNG / SVG. Prints; asserts nothing.
+
+Not a pytest-benchmark benchmark: the first call, which imports matplotlib once per process, is
+the figure a user pays for, and pytest-benchmark times repeated calls in one process.
 """
 
 from __future__ import annotations

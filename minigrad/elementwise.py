@@ -122,8 +122,11 @@ class Pow(Binary):
     def gradients(g, out, a, b):
         slope_a = b * e.power(a, b - 1.0)
         # a ** (b - 1) overflows where the slope does not (a = b = 5e-324: the slope is 1): b / a * a ** b
-        rescaled = div(b, a) * out
-        slope_a = where(e.nonfinite(slope_a) & e.finite(rescaled) & (data(a) != 0), rescaled, slope_a)
+        # there, and a divisor of 1 elsewhere, so that no inf of b / a reaches a second derivative
+        overflowed = e.nonfinite(slope_a) & e.finite(a) & e.finite(b) & (data(a) != 0)
+        if np.any(overflowed):
+            rescaled = div(b, where(overflowed, a, 1.0)) * out
+            slope_a = where(overflowed & e.finite(rescaled), rescaled, slope_a)
         masked_a = (data(b) == 0) & (e.nonfinite(a) | e.nonfinite(slope_a))
         grad_a = where(masked_a, 0.0, g * slope_a)
         grad_b = where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))

@@ -42,19 +42,6 @@ from gradcheck.parity.wording import figure, printable
 # --- `run` ------------------------------------------------------------------------------------------
 
 
-def text_console(buffer: Any, width: int = 80, terminal: bool = False, colors: str | None = None) -> Console:
-    """A console writing into `buffer` (plain text unless `terminal`), also in a Jupyter kernel or
-    a fork of one, where rich would display instead of writing."""
-    return Console(
-        file=buffer,
-        width=width,
-        force_terminal=terminal,
-        force_jupyter=False,
-        color_system=colors,  # type: ignore[arg-type]
-        highlight=False,
-    )
-
-
 def header(settings: Settings, ops_drawn: Sequence[str], cluster: str | None = None) -> Panel:
     """What the user is looking at: engine, graphs, seed, where it runs (the jobs, or the Dask
     `cluster`: `Cluster.describe`), ops and what is being checked."""

@@ -111,7 +111,7 @@ def replay_task(state: Any, units: Sequence[Saved], extra: tuple[str, Looks]) ->
     """In a worker: each saved graph replayed on the campaign's engine, rendered as the main
     process's console would (width, terminal, colours): (text, exit status)."""
     from gradcheck.campaign.pool import marked
-    from gradcheck.cli.console import text_console
+    from gradcheck.cli.text_console import text_console
 
     conventions, (width, terminal, colors) = extra
     out = []

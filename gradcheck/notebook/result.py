@@ -117,7 +117,8 @@ class EngineCheck:
         """The first screen as text: the command line's summary, then the top finding in detail."""
         from rich.text import Text
 
-        from gradcheck.cli.console import print_finding, print_summary, text_console
+        from gradcheck.cli.console import print_finding, print_summary
+        from gradcheck.cli.text_console import text_console
 
         buffer = io.StringIO()
         console = text_console(buffer, width)
