@@ -59,9 +59,6 @@ class IsolationCase:
     number: int
     kink: bool = False
     upstream: bool = False
-    # whether a passing case is probed under an upstream gradient (`mistake_match.upstream_probe`):
-    # not where the structural phase found the op right under one already
-    probe: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,21 +70,13 @@ class CaseOutcome:
     record: GraphRecord | None = None
 
 
-def isolation_cases(
-    ops: Sequence[str], primitives: Collection[str] = (), right_under_upstream: Collection[str] = ()
-) -> list[IsolationCase]:
+def isolation_cases(ops: Sequence[str], primitives: Collection[str] = ()) -> list[IsolationCase]:
     """Every case of the pass for `ops`, in the order the pass checks them; `primitives`: the ops
-    the engine builds others from, each also checked under an upstream gradient (`upstream`);
-    `right_under_upstream`: the ops the structural phase found right under an upstream gradient
-    (`machinery.upstream_case`), which neither check nor probe under one again."""
-    known = set(right_under_upstream)
-    cases = [IsolationCase(op, k, probe=op not in known) for op in ops for k in range(GRAPHS_PER_OP)]
+    the engine builds others from, each also checked under an upstream gradient (`upstream`)."""
+    cases = [IsolationCase(op, k) for op in ops for k in range(GRAPHS_PER_OP)]
     cases += [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
     return cases + [
-        IsolationCase(op, k, upstream=True)
-        for op in ops
-        if op in primitives and op not in known
-        for k in range(UPSTREAM_GRAPHS)
+        IsolationCase(op, k, upstream=True) for op in ops if op in primitives for k in range(UPSTREAM_GRAPHS)
     ]
 
 
@@ -164,8 +153,7 @@ def _named(
     if len(found) == 1 and found[0].kind is Kind.WRONG_GRADIENT and found[0].ops == (case.op,):
         mistake = named_mistake(graph, adapter, seed=case.number)
         return [replace(found[0], mistake=mistake)] if mistake else found
-    probing = case.probe and check.passed and not found
-    probed = upstream_probe(graph, adapter, seed=case.number) if probing else None
+    probed = upstream_probe(graph, adapter, seed=case.number) if check.passed and not found else None
     if probed is None:
         return found
     probe, mistake = probed

@@ -48,7 +48,6 @@ from gradcheck.campaign.isolation import (
     gathered,
     isolation_cases,
 )
-from gradcheck.campaign.machinery import UPSTREAM
 from gradcheck.campaign.pool import (
     Backend,
     Campaign,
@@ -134,7 +133,7 @@ def _phases(
         settings = following_paths(settings, structure, getattr(runner, "timeout", None))
     if settings.isolation:
         with clock.step("isolate"):
-            isolated, one_op = isolation_of(runner, engine, facts, right_under_upstream(structure))
+            isolated, one_op = isolation_of(runner, engine, facts)
         settings = without_adapter_faults(settings, isolated)
     if settings != engine.settings:  # the workers' engine state and the ops follow the settings
         engine = Campaign(backend, settings)
@@ -225,20 +224,11 @@ def following_paths(settings: Settings, structure: StructureReport, timeout: flo
 # --- 2. isolation -------------------------------------------------------------------------------
 
 
-def right_under_upstream(structure: StructureReport | None) -> frozenset[str]:
-    """The ops the structural phase found right under a gradient from above other than 1."""
-    if structure is None:
-        return frozenset()
-    passed = [c for c in structure.cases if c.cause == UPSTREAM and c.status == "passed"]
-    return frozenset(c.graph.nodes[0].op for c in passed if c.graph is not None and c.graph.nodes)
-
-
 def isolation_of(
-    runner: Runner, engine: Campaign, facts: EngineFacts, right_under_upstream: frozenset[str] = frozenset()
+    runner: Runner, engine: Campaign, facts: EngineFacts
 ) -> tuple[list[Finding], list[GraphRecord]]:
     """The isolation pass where `runner` runs engine code, a few cases per task (a case whose
-    worker died: its death's finding, and no evidence); the ops `right_under_upstream` are not
-    checked under an upstream gradient again."""
+    worker died: its death's finding, and no evidence)."""
     settings, ops = engine.settings, facts.ops
 
     def lost(case: IsolationCase, death: Death) -> CaseOutcome:
@@ -246,7 +236,7 @@ def isolation_of(
         return CaseOutcome([death_finding(death, graph, "isolation")])
 
     primitives = {p for parts in facts.built_from.values() for p in parts}
-    works = works_of(isolation_cases(ops, primitives, right_under_upstream), ISOLATION_CHUNK)
+    works = works_of(isolation_cases(ops, primitives), ISOLATION_CHUNK)
     return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
