@@ -15,9 +15,7 @@ PY=.venv/bin/python
 run_pytest() {
   # pytest exits 5 when it collected nothing: that is a broken suite, never a pass.
   local status=0
-  # --dist loadfile: a file's tests on one worker, so a module fixture (a recorded baseline, a
-  # user's CI of six campaigns) is set up once, not once in each worker that runs one of its tests
-  "$PY" -m pytest -n auto --dist loadfile -p no:cacheprovider "$@" || status=$?
+  "$PY" -m pytest -n auto -p no:cacheprovider "$@" || status=$?
   if [ "$status" -eq 5 ]; then
     echo "pytest $* collected no tests: failing on purpose" >&2
     return 1
