@@ -91,10 +91,15 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
         replace(f, op_has_findings=True) if f.tier == tiers.ADAPTER and set(f.ops) & found else f
         for f in merged
     ]
-    return sorted(
-        merged,
-        key=lambda f: (tiers.fix_first_rank(f.tier), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase),
-    )
+    return sorted(merged, key=fix_first_order)
+
+
+def fix_first_order(f: Finding) -> tuple[Any, ...]:
+    """Where a finding comes among what to fix first: by tier (`tiers.fix_first_rank`), then what
+    fails wherever it is used before what fails at one place (`where`: `2 - x` raising everywhere
+    before `x ** 0` raising at 0, though the campaign stops drawing a form it found broken, so it
+    covers fewer graphs), then the one covering more graphs."""
+    return (tiers.fix_first_rank(f.tier), bool(f.where), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
 
 
 def merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:

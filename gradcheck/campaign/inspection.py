@@ -51,6 +51,7 @@ def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = No
                 problems=(problem,),
                 snippet=adapter.written_snippet(graph),
                 region="ordinary",
+                mistake=f"`{refused.code}` raises {refused.raised.type}: {why}; torch takes the number",
             )
         )
     return found

@@ -278,8 +278,8 @@ def title_parts(f: Finding) -> tuple[str, str]:
     ("div with a number on the left", "raised ZeroDivisionError"). A graph-code
     finding is about the check that showed it; what happened is its kind (and rate)."""
     title = f.title
-    if f.mistake:  # the learner's mistake named: every one is a wrong gradient (`mistake_match`)
-        return title, "wrong gradient"
+    if f.mistake:  # the learner's mistake named: a wrong gradient (`mistake_match`) or a refusal
+        return title, "wrong gradient" if f.kind is Kind.WRONG_GRADIENT else f"raised {f.raised}"
     if in_engine_terms(f):  # an exception at a special input, the title its whole cause
         return title, f"raised {f.raised}"
     if f.kind in (Kind.STRUCTURAL, Kind.NONDETERMINISTIC) and not f.ops:

@@ -494,6 +494,6 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("NoVisited", GRAPH_CODE, _MACHINERY, "a shared node's gradient counted once per path"),
     Mistake("NoSeed", GRAPH_CODE, _MACHINERY, "the root's gradient never seeded with 1"),
     Mistake("SeedEveryNode", GRAPH_CODE, _MACHINERY, "every node's gradient set to 1"),
-    Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError (no __rsub__)"),
+    Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError", "has no __rsub__"),
     Mistake("RsubSwapped", "sub", _BUG, "wrong value: c - x computed as x - c"),
 )

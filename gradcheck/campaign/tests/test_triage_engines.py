@@ -46,7 +46,7 @@ def test_a_value_class_without_rtruediv_is_one_bug_in_every_report(tmp_path):
     options = ("--junit-xml", str(junit), "--summary-md", str(summary))
     status, report = campaign(tmp_path, "NoRtruedivValue", *options)
     assert status == 1
-    title = "div with a number on the left — engine raised TypeError"
+    title = "`2.0 / x` raises TypeError: NoRtruedivValue has no __rtruediv__; torch takes the number"
     assert items(report) == [("bug", title)]
     assert report["findings"][0]["phase"] == "inspection"
     assert "NoRtruedivValue has no __rtruediv__" in report["findings"][0]["problems"][0]
@@ -75,7 +75,7 @@ def test_the_gate_records_and_gates_a_refused_number_as_a_bug(tmp_path, capsys):
     argv = ["gate", "--engine", f"{ENGINES}:NoRtruedivValue", "--graphs", "30", "--baseline", str(baseline)]
     assert main([*argv, "--update-baseline"]) == 0
     out = capsys.readouterr().out
-    title = "div with a number on the left — engine raised TypeError"
+    title = "`2.0 / x` raises TypeError: NoRtruedivValue has no __rtruediv__; torch takes the number"
     assert f"accepted finding: {title}" in " ".join(out.split())
     recorded = json.loads(baseline.read_text())["parts"]["scalar"]["findings"]
     assert title in [f["title"] for f in recorded]
