@@ -162,3 +162,14 @@ def test_a_finding_is_shown_at_inputs_near_1_rather_than_where_its_excess_is_lar
     # the gradient doubled reads 4.8e-09 against 2.4e-09 at x1 = -8333, 0.129 against 0.065 at -1.52
     (shown,) = group_findings([at(-8333.0, 1.4e15), at(-1.52, 1.0e15)])
     assert shown.graph["inputs"][1]["value"] == -1.52 and shown.graphs == 2
+
+
+def test_a_bug_wherever_its_op_is_used_comes_before_one_at_one_input_that_covers_more_graphs():
+    def bug(ops, where, graphs):
+        nodes = [{"op": ops[0], "args": [0]}]
+        graph = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": nodes, "outputs": [1]}
+        return Finding(Kind.EXCEPTION, ops, "gradient", graph, where=where, graphs=graphs, tier=tiers.BUG)
+
+    at_zero, everywhere = bug(("pow_const",), "at 0", 9), bug(("sub",), "", 1)
+    assert [f.ops for f in group_findings([at_zero, everywhere])] == [("sub",), ("pow_const",)]
+    assert [f.ops for f in group_findings([bug(("exp",), "", 2), everywhere])] == [("exp",), ("sub",)]
