@@ -309,7 +309,8 @@ class Finding:
         if (said := self.mistake if self.tier != tiers.EDGE else None) or (said := in_engine_terms(self)):
             return said
         if not self.ops and self.kind in _NAMED_KINDS:  # the structural phase's: `where` is the name
-            return f"graph code — {self.where}" + (
+            name = self.where or "a graph of no op node (its outputs are its inputs)"
+            return f"graph code — {name}" + (
                 "" if self.kind is Kind.STRUCTURAL else f" — {self._kind_phrase(self.kind, self.check)}"
             )
         kinds = self.merged.kinds or (self.kind,)

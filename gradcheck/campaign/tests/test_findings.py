@@ -333,3 +333,12 @@ def test_an_exception_at_a_special_input_is_titled_in_the_engines_terms_with_wha
     )
     # only its words: what the finding is stays
     assert (merged.signature, merged.tier) == (zero_power.signature, "bug")
+
+
+def test_a_graph_of_no_op_node_that_fails_on_some_builds_says_so_in_its_title():
+    graph = Graph([Input("x0", 0.5)], [], [0, 0], cotangent=[1.0, 2.0]).to_dict()
+    f = Finding(Kind.NONDETERMINISTIC, (), "gradient", graph, rate="fails 7 of 8 rebuilds")
+    assert f.title == (
+        "graph code — a graph of no op node (its outputs are its inputs)"
+        " — nondeterministic (fails 7 of 8 rebuilds)"
+    )
