@@ -43,6 +43,7 @@ from gradcheck.parity.classify import torch_at
 from gradcheck.parity.wording import exception, frame
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
+SPARES = 32  # leaves made between two builds (`spare_leaves`)
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
 # The name of the recursion-limit finding: its identity, the same whatever depth it was met at
@@ -190,7 +191,7 @@ def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
     def gradients(outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         kept.append((list(outputs), list(inputs)))
         grads = original(outputs, inputs, cotangent)
-        kept.append(spare_leaves(adapter, len(kept)))
+        kept.append(spare_leaves(adapter, len(kept) // 2))
         return grads
 
     twin.gradients = gradients  # type: ignore[method-assign]
@@ -198,9 +199,16 @@ def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
 
 
 def spare_leaves(adapter: EngineAdapter, count: int) -> list[Any]:
-    """`count` leaves to keep alive between two builds, so the next build's nodes sit at other
-    addresses: their ids, and the order of sets of them, change from build to build."""
-    return [adapter.leaf(0.0) for _ in range(count % 7 + 1)]
+    """Leaves made after build `count`, so the next build's nodes sit at other addresses: their
+    ids, and the order of sets of them, change from build to build. After odd builds they are
+    freed at once in the order they were made, so the next build reuses their addresses highest
+    first and its nodes' ids fall as they are made; after even builds they are kept, taking up
+    what the last release left, so the next build's ids rise as in a fresh process."""
+    spares = [adapter.leaf(0.0) for _ in range(SPARES + count % 7)]
+    if count % 2:
+        spares.reverse()  # a list frees its items last first: the first made is freed first
+        spares.clear()
+    return spares
 
 
 def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) -> tuple[str, float | None]:
@@ -320,7 +328,7 @@ OBJECT_CHECKS: dict[str, tuple[str, Observe]] = {
 def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: list[Any]) -> list[Any]:
     leaves = [adapter.leaf(v) for v in graph.input_values(0)]
     nodes = adapter.program(graph).run(leaves, adapter.operand)
-    kept += [nodes, spare_leaves(adapter, len(kept))]
+    kept += [nodes, spare_leaves(adapter, len(kept) // 2)]
     return observe(adapter, list(nodes), graph.n_inputs)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from gradcheck.campaign.structure import (
     on_fresh_stack,
     paths_case,
     sharing_graphs,
+    spare_leaves,
 )
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.cli import main
@@ -201,6 +203,21 @@ def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rat
     assert "nondeterministic (fails 4 of 8 rebuilds)" in flaky.title
     (steady,) = with_rates([_finding(graph)], se.DoubledSharedAdapter())
     assert steady.kind is Kind.WRONG_GRADIENT
+
+
+def test_the_next_builds_ids_rise_after_even_builds_and_fall_after_odd_ones():
+    # in a fresh process addresses rise with each node made, so an order that follows ids would
+    # pass every rebuild (a campaign's worker once found no id-ordered backward in 160 builds)
+    adapter = se.CorrectAdapter()
+    kept = [adapter.leaf(0.0) for _ in range(4000)]  # what follows comes from fresh memory
+    falls = []
+    for build in range(4):
+        kept.append(spare_leaves(adapter, build))
+        made = [adapter.leaf(1.0) for _ in range(8)]
+        falls.append(sum(id(a) > id(b) for a, b in pairwise(made)))
+        kept.append(made)
+    assert falls[0] <= 1 and falls[2] <= 1, f"of 7 ids, so many fall after each build: {falls}"
+    assert falls[1] >= 5 and falls[3] >= 5, f"of 7 ids, so many fall after each build: {falls}"
 
 
 class FirstNodeMulWrong(se.CorrectAdapter):
