@@ -23,6 +23,17 @@ if TYPE_CHECKING:  # the rest of the campaign is imported when a command runs, n
     from gradcheck.campaign.supervisor import Supervisor
 
 
+def refuse_unknown_engine(name: str | None) -> None:
+    """CampaignError (exit 2) for an engine name that is neither built in nor a spec: said at once,
+    before a command imports the campaign."""
+    from gradcheck.campaign.settings import CampaignError
+    from gradcheck.engines.loading import unknown_engine
+
+    unknown = unknown_engine(name) if name else None
+    if unknown is not None:
+        raise CampaignError(unknown)
+
+
 def exit_statuses(fails: str, passed: str = "every check passed") -> str:
     """The exit statuses, for a command's --help; `passed` and `fails`: what 0 and 1 mean for it."""
     text = (

@@ -98,6 +98,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def command(args: argparse.Namespace, console: Console) -> int:
     """The `gate` subcommand; returns the exit status."""
+    arguments.refuse_unknown_engine(args.engine)  # before the campaign's modules (and torch) load
     from gradcheck.campaign.regression_gate import part_for
 
     part = part_for(args.engine, args.tensor, args.dtype, args.graphs, args.seed)

@@ -173,6 +173,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
     """The `run` subcommand; returns the exit status."""
     from rich.text import Text
 
+    arguments.refuse_unknown_engine(args.engine)  # before the campaign's modules (and torch) load
     from gradcheck import campaign
     from gradcheck.campaign import CampaignError, Settings
     from gradcheck.campaign.outputs import ReportDirectory

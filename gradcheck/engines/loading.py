@@ -76,18 +76,28 @@ def needs_this_process(spec: str) -> bool:
     return spec.startswith(HELD_PREFIX) or spec.rpartition(":")[0] == "__main__"
 
 
+def unknown_engine(name: str) -> str | None:
+    """What is wrong with engine `name` when it is neither a built-in engine's name nor a spec
+    ('module:Class', 'path/to/file.py:Class'); None when it is one. Imports nothing: a command
+    says it before it loads the campaign."""
+    if ":" in (BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)):
+        return None
+    return (
+        f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
+        "'module:Class' or 'path/to/file.py:Class' naming an EngineAdapter subclass or a "
+        "micrograd-style Value class"
+    )
+
+
 def load_engine(name: str | EngineAdapter = "minigrad") -> EngineAdapter:
     """An adapter instance for `name`: a built-in engine name, 'package.module:Class' or
     'path/to/file.py:Class', where Class is an adapter or a micrograd-style value class."""
     if isinstance(name, EngineAdapter):
         return name
+    unknown = unknown_engine(name)
+    if unknown is not None:
+        raise UnknownEngineError(unknown)
     target = BUILTIN_ENGINES.get(name) or FUNCTION_ENGINES.get(name, name)
-    if ":" not in target:
-        raise UnknownEngineError(
-            f"unknown engine {name!r}; valid: {', '.join([*BUILTIN_ENGINES, *FUNCTION_ENGINES])}, "
-            "'module:Class' or 'path/to/file.py:Class' naming an EngineAdapter subclass or a "
-            "micrograd-style Value class"
-        )
     where, _, attr = target.rpartition(":")
     module: ModuleType | None = None
     if target.startswith(HELD_PREFIX):

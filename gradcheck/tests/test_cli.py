@@ -314,6 +314,22 @@ def test_the_module_runs_as_a_script(tmp_path):
     assert "unknown engine 'nope'" in done.stderr
 
 
+UNKNOWN_ENGINE = [["run", "--engine", "nope"], ["gate", "--engine", "nope", "--baseline", "b.json"]]
+
+
+@pytest.mark.parametrize("argv", UNKNOWN_ENGINE)
+def test_an_unknown_engine_is_said_before_the_campaign_or_torch_is_imported(argv):
+    code = (
+        "import sys\n"
+        "from gradcheck.cli import main\n"
+        f"status = main({argv!r})\n"
+        "print(status, [m for m in ('torch', 'gradcheck.campaign.phases') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["2", "[]"], done.stdout + done.stderr
+    assert "unknown engine 'nope'" in done.stderr
+
+
 def test_the_edge_phase_reports_findings_and_no_edges_leaves_it_out(tmp_path, capsys):
     args = (
         "run",
