@@ -219,8 +219,9 @@ def test_the_gate_junit_file_loads_in_junitparser(user_ci):
 
 
 @pytest.mark.parametrize("options", [["--tensor"], ["--tensor", "--dtype", "float32"]], ids=["f64", "f32"])
-def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options, monkeypatch, capsys):
-    # in this process (the launchers are the user's CI's above): two fewer imports of torch
+def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options, monkeypatch, capsys, shallow_chains):
+    # in this process (the launchers are the user's CI's above): two fewer imports of torch; the
+    # recording and the gate build the same chains, 10^3 deep only
     gate = ["gate", "--engine", "minigrad-tensor", *options, "--graphs", "60", "--baseline", "t.json"]
     assert gradcheck_here(tmp_path, monkeypatch, *gate, "--update-baseline") == 0
     capsys.readouterr()

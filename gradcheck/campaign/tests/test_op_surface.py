@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gradcheck.campaign import regression_gate, structure
+from gradcheck.campaign import regression_gate
 from gradcheck.campaign.checking import campaign_checker, real_backend
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.settings import CampaignError, Settings
@@ -20,14 +20,9 @@ from gradcheck.graphs.surface import VARIANTS, variants_of
 
 ENGINES = "gradcheck.testing.surface_engines"
 GRAPHS = 40
-
-
-@pytest.fixture(autouse=True)
-def shallow_chains(monkeypatch):
-    """The gate's campaigns here run the structural phase, whose chains 10^4 and 10^5 deep took
-    4.5 s CPU in each of them on these tensor adapters; no test here is about depth, and a baseline
-    recorded and gated in one test meets the same depths (10^3 only) both times."""
-    monkeypatch.setattr(structure, "DEPTHS", (1_000,))
+# the gate's campaigns here run the structural phase: no test here is about depth, and a baseline
+# recorded and gated in one test meets the same chains both times (conftest.py)
+pytestmark = pytest.mark.usefixtures("shallow_chains")
 
 
 def settings(adapter: str, **options) -> Settings:
