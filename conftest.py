@@ -2,7 +2,8 @@
 options and fixtures) and this repository's short aliases `--engine`, `--dtype`, `--corpus`,
 `--conventions` for the `--gradcheck-` options; `ci.dependencies` fails a test skipped for a missing
 test dependency when CI runs the tests (scripts/test.sh); the command line's engines in the test's
-process, except in tests marked `supervised` (`engines_in_this_process`)."""
+process, except in tests marked `supervised` (`engines_in_this_process`); `shallow_chains` for
+tests whose campaigns need not build chains 10^5 deep."""
 
 from __future__ import annotations
 
@@ -44,6 +45,17 @@ def engines_in_this_process(request, monkeypatch):
         monkeypatch.delenv(UNSUPERVISED, raising=False)
     else:
         monkeypatch.setenv(UNSUPERVISED, "1")
+
+
+@pytest.fixture
+def shallow_chains(monkeypatch):
+    """The structural phase's deep chains only 10^3 long, not also 10^4 and 10^5, for campaigns run
+    in the test's process by tests about something else: through a tensor adapter the longer
+    chains took about 4.5 s CPU per campaign. An engine passing 10^5 passes 10^3 alike; the tests
+    of depth itself (gradcheck/campaign/tests/test_structure.py) keep every length."""
+    from gradcheck.campaign import structure
+
+    monkeypatch.setattr(structure, "DEPTHS", structure.DEPTHS[:1])
 
 
 # What asks for measurements: with one of these, the benchmarks measure (pytest.ini_options' addopts

@@ -21,7 +21,8 @@ from gradcheck.launcher import launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # subprocesses that import torch and run campaigns
-GRAPHS = "300"  # enough to draw each of micrograd's 7 ops many times
+GRAPHS = "100"  # enough to draw each of micrograd's 7 ops many times
+OTHER_GRAPHS = str(int(GRAPHS) + 1)
 # micrograd's rules raising at a divisor of 0, in the engine's terms with every exception type raised
 DIV_POLE = (
     "`x / y` at `x = 0, y = 0` raises ZeroDivisionError (elsewhere also OverflowError); "
@@ -91,6 +92,18 @@ def gradcheck_cli(
         text=True,
         check=False,
     )
+
+
+def gradcheck_here(directory: Path, monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
+    """`gradcheck ARGV` run by `main` in this process, in `directory` with the user's adapter
+    importable; its exit status, a usage error's included."""
+    monkeypatch.chdir(directory)
+    monkeypatch.syspath_prepend(str(directory))
+    monkeypatch.delenv("GATE_MUTANT", raising=False)
+    try:
+        return main(list(argv))
+    except SystemExit as exc:  # argparse's usage errors
+        return int(exc.code)
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +198,7 @@ def test_the_gate_junit_file_has_a_case_per_op_and_per_finding_with_the_repro(us
     assert new.get("type") == "wrong-gradient"
     assert "from micrograd.engine import Value" in new.text, "the repro is in the failure text"
     start = shlex.join(launcher("-m", sys.executable, str(directory)))  # the interpreter that ran it
-    rerun = f"reproduce: {start} run --engine user_engine:Engine --graphs 300 --seed 20240601"
+    rerun = f"reproduce: {start} run --engine user_engine:Engine --graphs {GRAPHS} --seed 20240601"
     assert rerun in new.text, "and the campaign that finds it"
     accepted = [c for c in cases if c.get("name") == DIV_POLE]
     assert accepted and accepted[0].find("failure") is None
@@ -206,12 +219,16 @@ def test_the_gate_junit_file_loads_in_junitparser(user_ci):
 
 
 @pytest.mark.parametrize("options", [["--tensor"], ["--tensor", "--dtype", "float32"]], ids=["f64", "f32"])
-def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options):
+def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options, monkeypatch, capsys, shallow_chains):
+    # in this process (the launchers are the user's CI's above): two fewer imports of torch; the
+    # recording and the gate build the same chains, 10^3 deep only
     gate = ["gate", "--engine", "minigrad-tensor", *options, "--graphs", "60", "--baseline", "t.json"]
-    assert gradcheck_cli(tmp_path, *gate, "--update-baseline").returncode == 0
-    done = gradcheck_cli(tmp_path, *gate)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "tensor" in done.stdout and "matmul" in done.stdout
+    assert gradcheck_here(tmp_path, monkeypatch, *gate, "--update-baseline") == 0
+    capsys.readouterr()
+    status = gradcheck_here(tmp_path, monkeypatch, *gate)
+    done = capsys.readouterr()
+    assert status == 0, done.out + done.err
+    assert "tensor" in done.out and "matmul" in done.out
 
 
 @pytest.mark.parametrize(
@@ -219,20 +236,25 @@ def test_a_tensor_engine_is_gated_the_same_way(tmp_path, options):
     [
         (["--engine", "no_such_module:Engine"], "no_such_module"),
         (["--engine", "micrograd"], "engine 'user_engine:Engine' (this gate: 'micrograd')"),
-        (["--engine", "user_engine:Engine", "--graphs", "301"], "graphs 300 (this gate: 301)"),
+        (
+            ["--engine", "user_engine:Engine", "--graphs", OTHER_GRAPHS],
+            f"graphs {GRAPHS} (this gate: {OTHER_GRAPHS})",
+        ),
         (["--engine", "minigrad-tensor", "--tensor"], "this gate runs ['tensor']"),
         (["--engine", "micrograd", "--dtype", "float32"], "--dtype float32 needs --tensor"),
         (["--engine", "micrograd", "--junit-xml", "no/dir/j.xml"], "its directory no/dir does not exist"),
         (["--engine", "micrograd", "--update-baseline"], "its directory no/dir does not exist"),
     ],
 )
-def test_bad_input_is_exit_2_with_one_line(user_ci, argv, message):
+def test_bad_input_is_exit_2_with_one_line(user_ci, argv, message, monkeypatch, capsys):
+    # in this process: each `python -m gradcheck` imported torch for seconds before its one line
     directory, _ = user_ci
     graphs = [] if "--graphs" in argv else ["--graphs", GRAPHS]
     baseline = "no/dir/b.json" if "--update-baseline" in argv else "b.json"
-    done = gradcheck_cli(directory, "gate", *argv, *graphs, "--baseline", baseline)
-    assert done.returncode == 2, done.stderr
-    assert message in done.stderr and done.stderr.startswith("gradcheck: error:")
+    status = gradcheck_here(directory, monkeypatch, "gate", *argv, *graphs, "--baseline", baseline)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert message in err and err.startswith("gradcheck: error:") and err.count("\n") == 1, err
 
 
 def test_run_writes_junit_and_a_markdown_summary(tmp_path, capsys):
@@ -285,17 +307,18 @@ def test_a_long_op_name_is_cut_in_the_gate_table_never_its_figures():
     assert sum("2.0e-05 → 2.0e-05   5.9e-05 → 5.9e-05" in line for line in lines) == 2
 
 
-def test_this_repositorys_gate_recorded_by_ci_gate_passes_through_the_plugin(tmp_path):
-    # python -m ci.gate records minigrad's three parts; the plugin gates those of its engine
-    record = [sys.executable, "-m", "ci.gate", "--update-baseline", "--baseline", str(tmp_path / "ci.json")]
-    done = subprocess.run(
-        [*record, "--graphs", "40", "--tensor-graphs", "12", "--jobs", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+def test_this_repositorys_gate_recorded_by_ci_gate_passes_through_the_plugin(
+    tmp_path, capsys, shallow_chains
+):
+    # ci.gate records minigrad's three parts (its main, in this process: ci/tests/test_gate.py
+    # launches it as a module and as a script; the baseline holds no structural check, so chains
+    # 10^3 deep record the same one); the plugin gates those of its engine
+    from ci import gate
+
+    record = ["--update-baseline", "--baseline", str(tmp_path / "ci.json")]
+    status = gate.main([*record, "--graphs", "40", "--tensor-graphs", "12", "--jobs", "1"])
+    done = capsys.readouterr()
+    assert status == 0, done.out[-2000:] + done.err[-2000:]
     for engine in ("minigrad", "minigrad-tensor"):
         plugin = ["--gradcheck-engine", engine, "--gradcheck-baseline", str(tmp_path / "ci.json")]
         run = gradcheck_cli(tmp_path, *plugin, launcher=PLUGIN)

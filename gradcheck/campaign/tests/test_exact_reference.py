@@ -5,6 +5,8 @@ run, leads every report's first screen, and `replay` of the report judges as the
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
@@ -76,6 +78,7 @@ def test_minigrad_judged_against_the_exact_values_has_no_bug(tmp_path):
     assert not [f for f in report["findings"] if f["tier"] in (tiers.BUG, tiers.GRAPH_CODE)]
 
 
+@pytest.mark.usefixtures("shallow_chains")  # tensor chains 10^3 deep only
 def test_torch_judged_against_the_exact_values_runs_as_the_engine_under_test(tmp_path):
     status, report = campaign(
         tmp_path,

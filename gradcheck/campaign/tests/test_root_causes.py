@@ -106,6 +106,7 @@ def test_an_x_to_the_zero_rule_raising_three_exception_types_at_0_is_one_bug(tmp
     assert set(pole["extra"]["cases"]) == {"isolation", "random", "edges"}
 
 
+@pytest.mark.usefixtures("shallow_chains")  # tensor chains 10^3 deep only
 @pytest.mark.parametrize("conventions", ["torch", "subgradient"])
 def test_maximum_with_partials_0_0_at_a_tie_is_a_wrong_gradient_under_any_conventions(tmp_path, conventions):
     options = ("--tensor", "--graphs", "40", "--ops", "maximum,add,mul", "--conventions", conventions)
@@ -116,6 +117,7 @@ def test_maximum_with_partials_0_0_at_a_tie_is_a_wrong_gradient_under_any_conven
     assert {"isolation", "edges"} <= set(report["findings"][0]["extra"]["cases"]), "one kind in every phase"
 
 
+@pytest.mark.usefixtures("shallow_chains")
 def test_maximum_with_partials_1_0_at_a_tie_is_a_convention_a_note_under_subgradient(tmp_path):
     options = ("--tensor", "--graphs", "40", "--ops", "maximum,add,mul", "--conventions", "subgradient")
     status, report = campaign(tmp_path, "MaximumFirstAtTie", *options)

@@ -6,6 +6,7 @@ hides an op's own findings."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gradcheck.campaign import Settings, real_backend, run_campaign, tiers
 from gradcheck.campaign.findings import Finding
@@ -47,6 +48,7 @@ def test_an_ignored_keepdim_is_a_wrong_shape_that_names_the_attribute():
     assert problem.unpassed == "keepdim"
 
 
+@pytest.mark.usefixtures("shallow_chains")  # tensor chains 10^3 deep only
 def test_a_campaign_titles_an_ignored_keepdim_as_a_wrong_shape_the_adapter_may_cause():
     settings = Settings(
         engine=f"{BOUNDARY}:KeepdimNotPassed",

@@ -4,6 +4,8 @@ finding, in the right tier, titled by its cause."""
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from gradcheck.cli import main
 
 ENGINES = "gradcheck.testing.triage_engines"
@@ -34,6 +36,7 @@ def test_an_adapter_listing_a_method_its_engine_lacks_is_one_adapter_finding_and
     assert "sigmoid" not in report["ops"], "no random graph drew the op once its spelling failed"
 
 
+@pytest.mark.usefixtures("shallow_chains")  # tensor chains 10^3 deep only
 def test_a_reduction_failing_for_a_tuple_of_dims_is_one_bug_titled_by_that_variant(tmp_path):
     status, report = campaign(tmp_path, "SumOverOneDimOnly", "--tensor")
     assert status == 1
