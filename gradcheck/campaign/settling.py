@@ -35,6 +35,7 @@ from gradcheck.campaign.structure import (
     RECURSION_LIMIT,
     chain_graph,
     object_case,
+    rebuilds,
     retaining,
     sharing_case,
     sharing_graphs,
@@ -68,10 +69,10 @@ def rebuild_failures(
     """In how many of `runs` fresh builds (earlier ones kept alive) the engine fails `graph`."""
     twin, kept = retaining(adapter)
     if graph.meta.get("edge"):
-        failures = sum(bool(check_edge(twin, graph, classified=False)) for _ in range(runs))
+        failures = sum(bool(check_edge(twin, graph, classified=False)) for _ in rebuilds(kept, runs))
     else:
         options = {**_check_options(graph), "dtype": dtype}
-        failures = sum(failing_check(graph, twin, **options) is not None for _ in range(runs))
+        failures = sum(failing_check(graph, twin, **options) is not None for _ in rebuilds(kept, runs))
     kept.clear()
     return failures
 
@@ -89,6 +90,7 @@ def verdict_changes_with_build(
     seen: set[tuple[Any, ...]] = set()
     try:
         for run in range(runs):
+            kept.rebuild = run // 2  # each order of the nodes with ids rising, then falling
             check = failing_check(graph if run % 2 == 0 else reordered(graph, rng), twin, dtype=dtype)
             if check is None:
                 return True
@@ -234,7 +236,8 @@ def passes(graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: st
         return rebuild_failures(graph, adapter, runs, dtype) == 0
     twin, kept = retaining(adapter)
     try:
-        checks = [checked_graph(graph, twin, dtype=dtype, **_check_options(graph)) for _ in range(runs)]
+        options = _check_options(graph)
+        checks = [checked_graph(graph, twin, dtype=dtype, **options) for _ in rebuilds(kept, runs)]
     except Exception:
         return False
     finally:

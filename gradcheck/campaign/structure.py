@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,10 +179,25 @@ def chain_graph(combine: str, depth: int) -> Graph:
 # --- running them -----------------------------------------------------------------------------------
 
 
-def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
+class Kept(list):
+    """What a retaining twin keeps alive (each graph it differentiated, the spare leaves between
+    builds), and the rebuild it is on: a rebuild may build its graph once per point, and every
+    build of one rebuild is preceded by the same kind of spare leaves (`spare_leaves`)."""
+
+    rebuild = 0
+
+
+def rebuilds(kept: Kept, runs: int) -> Iterator[int]:
+    """0, 1, ..., `runs` - 1, each set as `kept`'s rebuild before its turn."""
+    for run in range(runs):
+        kept.rebuild = run
+        yield run
+
+
+def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, Kept]:
     """A twin of `adapter` that keeps every graph it differentiates alive in the returned list, so
     that each rebuild's nodes get fresh ids (a freed graph's memory, and ids, would be reused)."""
-    kept: list[Any] = []
+    kept = Kept()
     if isinstance(adapter, FunctionAdapter):
         return adapter, kept
     twin = copy.copy(adapter)
@@ -191,7 +206,7 @@ def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
     def gradients(outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         kept.append((list(outputs), list(inputs)))
         grads = original(outputs, inputs, cotangent)
-        kept.append(spare_leaves(adapter, len(kept) // 2))
+        kept.append(spare_leaves(adapter, kept.rebuild))
         return grads
 
     twin.gradients = gradients  # type: ignore[method-assign]
@@ -199,11 +214,11 @@ def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, list[Any]]:
 
 
 def spare_leaves(adapter: EngineAdapter, count: int) -> list[Any]:
-    """Leaves made after build `count`, so the next build's nodes sit at other addresses: their
-    ids, and the order of sets of them, change from build to build. After odd builds they are
-    freed at once in the order they were made, so the next build reuses their addresses highest
-    first and its nodes' ids fall as they are made; after even builds they are kept, taking up
-    what the last release left, so the next build's ids rise as in a fresh process."""
+    """Leaves made before a build of rebuild `count`, so its nodes sit at other addresses: their
+    ids, and the order of sets of them, change from rebuild to rebuild. In odd rebuilds they are
+    freed at once in the order they were made, so the build reuses their addresses highest first
+    and its nodes' ids fall as they are made; in even ones they are kept, taking up what the last
+    release left, so the build's ids rise as in a fresh process."""
     spares = [adapter.leaf(0.0) for _ in range(SPARES + count % 7)]
     if count % 2:
         spares.reverse()  # a list frees its items last first: the first made is freed first
@@ -264,6 +279,7 @@ def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PH
 
     def attempt() -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, cotangent)
+        kept.rebuild += 1
         return _difference(flat_vector(grads), torch, labels)
 
     result = _repeat(name, "sharing", graph, runs, attempt, adapter)

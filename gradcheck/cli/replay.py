@@ -192,7 +192,7 @@ def replay(
     from rich.text import Text
 
     from gradcheck.campaign.settings import CampaignError
-    from gradcheck.campaign.structure import REBUILDS, retaining
+    from gradcheck.campaign.structure import REBUILDS, rebuilds, retaining
     from gradcheck.campaign.validation import load_adapter
     from gradcheck.engines.adapter import EngineAdapter
     from gradcheck.parity.classify import classify_check
@@ -222,7 +222,7 @@ def replay(
     kink = bool(saved.graph.meta.get("kink"))
     options = {"numeric": not kink, "second_order": not kink}
     twin, kept = retaining(adapter)
-    checks = [checked_graph(saved.graph, twin, **options) for _ in range(REBUILDS)]
+    checks = [checked_graph(saved.graph, twin, **options) for _ in rebuilds(kept, REBUILDS)]
     kept.clear()
     failed = [c for c in checks if not c.passed]
     check = failed[0] if failed else checks[0]
