@@ -20,8 +20,8 @@ from minigrad.op import TensorOp, quietly
 from minigrad.tensor_args import _check_seed_shape
 from minigrad.tensor_dispatch import sum_to
 
-if TYPE_CHECKING:
-    from minigrad.tensor import Tensor
+if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
+    from typing_extensions import Self
 
 
 class AutogradMethods:
@@ -49,7 +49,7 @@ class AutogradMethods:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains = True
 
-    def _local_grads(self: Tensor, g: Any, create_graph: bool) -> Sequence[Any]:
+    def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
         rule = self._rule
         assert rule is not None  # the core only asks nodes that have inputs
         if create_graph:
@@ -70,7 +70,7 @@ class AutogradMethods:
     _topological_order = staticmethod(autograd.cleared_order)
 
     @staticmethod
-    def _propagate(order: list[Tensor], create_graph: bool, into_grad: bool = False) -> bool:
+    def _propagate(order: list[Any], create_graph: bool, into_grad: bool = False) -> bool:
         """The core's propagation (`autograd.propagate`) for a pass on arrays inside
         `Tensor.backward`: the same walk, calling each node's rule directly instead of through
         `_local_grads`, and keeping track of the gradient buffers the pass owns, which a rule may
@@ -81,7 +81,7 @@ class AutogradMethods:
             return autograd.propagate(order, create_graph)
         # nodes whose `_g` only this pass holds: made for them alone by a `fresh_grads` rule, or a
         # sum made here; never a retained node's (it becomes that node's `.grad` as it is)
-        owned: set[Tensor] = set()
+        owned: set[Any] = set()
         for node in reversed(order):
             g = node._g
             rule = node._rule
@@ -118,7 +118,7 @@ class AutogradMethods:
         return False
 
     @staticmethod
-    def _accumulate_grads(order: list[Tensor]) -> None:
+    def _accumulate_grads(order: list[Any]) -> None:
         stored: set[int] = set()  # arrays already handed to a .grad in this pass
         for node in order:
             g = node._g
@@ -158,13 +158,13 @@ class AutogradMethods:
             seed = np.array(array, dtype=self.dtype)
         return self._leaf(seed) if create_graph else seed
 
-    def _export_grad(self, g: Any, create_graph: bool) -> Tensor:
+    def _export_grad(self, g: Any, create_graph: bool) -> Self:
         if not isinstance(g, ARRAYS):
             return g
         g = np.asarray(g)
         return self._leaf(g if g.dtype == self.dtype else g.astype(self.dtype))
 
-    def _zero_grad_like(self, create_graph: bool) -> Tensor:
+    def _zero_grad_like(self, create_graph: bool) -> Self:
         return self._leaf(np.zeros(self.shape, dtype=self.dtype))
 
 

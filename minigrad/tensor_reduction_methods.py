@@ -15,15 +15,15 @@ from minigrad.op import TensorOp
 from minigrad.tensor_args import DimArg, _check_nonempty, _dims
 from minigrad.tensor_dtypes import int64
 
-if TYPE_CHECKING:
-    from minigrad.tensor import Tensor
+if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
+    from typing_extensions import Self
 
 
 class MinMax(NamedTuple):
     """What `max(dim)` and `min(dim)` return: the values and their indices along dim."""
 
-    values: Tensor
-    indices: Tensor
+    values: Any  # Tensors: a field cannot be Self, and naming Tensor would import minigrad.tensor back
+    indices: Any
 
 
 class ReductionMethods:
@@ -31,10 +31,10 @@ class ReductionMethods:
 
     __slots__ = ()
 
-    def sum(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    def sum(self, dim: DimArg = None, keepdim: bool = False) -> Self:
         return self._apply(reductions.Sum, axes=_dims(dim, self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    def mean(self, dim: DimArg = None, keepdim: bool = False) -> Self:
         if self.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point "
@@ -42,35 +42,35 @@ class ReductionMethods:
             )
         return self._apply(reductions.Mean, axes=_dims(dim, self.ndim, "mean"), keepdim=keepdim)
 
-    def amax(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    def amax(self, dim: DimArg = None, keepdim: bool = False) -> Self:
         """Largest element over `dim` (int or tuple); ties share the gradient evenly."""
         return self._extreme(reductions.Amax, dim, keepdim)
 
-    def amin(self, dim: DimArg = None, keepdim: bool = False) -> Tensor:
+    def amin(self, dim: DimArg = None, keepdim: bool = False) -> Self:
         """Smallest element over `dim` (int or tuple); ties share the gradient evenly."""
         return self._extreme(reductions.Amin, dim, keepdim)
 
-    def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MinMax:
+    def max(self, dim: int | None = None, keepdim: bool = False) -> Self | MinMax:
         """Without dim: the largest element (ties share the gradient evenly). With an int dim:
         `(values, indices)` like torch, the gradient going to the returned indices."""
         if dim is None:
             return self._extreme(reductions.Amax, None, keepdim, "max")
         return self._extreme_along(np.argmax, "max", dim, keepdim)
 
-    def min(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MinMax:
+    def min(self, dim: int | None = None, keepdim: bool = False) -> Self | MinMax:
         """Without dim: the smallest element (ties share the gradient evenly). With an int dim:
         `(values, indices)` like torch, the gradient going to the returned indices."""
         if dim is None:
             return self._extreme(reductions.Amin, None, keepdim, "min")
         return self._extreme_along(np.argmin, "min", dim, keepdim)
 
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Self:
         return self._arg(np.argmax, "argmax", dim, keepdim)
 
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Self:
         return self._arg(np.argmin, "argmin", dim, keepdim)
 
-    def _extreme(self, rule: type[TensorOp], dim: DimArg, keepdim: bool, name: str = "") -> Tensor:
+    def _extreme(self, rule: type[TensorOp], dim: DimArg, keepdim: bool, name: str = "") -> Self:
         name = name or rule.name
         axes = _dims(dim, self.ndim, name)
         _check_nonempty(self, None if dim is None else axes, name)
@@ -93,7 +93,7 @@ class ReductionMethods:
             indices = indices.squeeze(axis)
         return MinMax(values, self._leaf(indices))
 
-    def _arg(self, arg: Any, name: str, dim: int | None, keepdim: bool) -> Tensor:
+    def _arg(self, arg: Any, name: str, dim: int | None, keepdim: bool) -> Self:
         if dim is None:
             _check_nonempty(self, None, name)
             index = np.asarray(arg(self.data))

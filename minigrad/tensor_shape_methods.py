@@ -14,8 +14,8 @@ from minigrad import tensor_reductions as reductions
 from minigrad import tensor_shape_ops as shape_ops
 from minigrad.tensor_args import DimArg, Shape, _dims, _index, _resolve_shape, _shape_arg
 
-if TYPE_CHECKING:
-    from minigrad.tensor import Tensor
+if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
+    from typing_extensions import Self
 
 
 class ShapeMethods:
@@ -23,15 +23,15 @@ class ShapeMethods:
 
     __slots__ = ()
 
-    def reshape(self, *shape: Any) -> Tensor:
+    def reshape(self, *shape: Any) -> Self:
         new_shape = _resolve_shape(_shape_arg(shape), self.data.size, "reshape")
         return self._apply(shape_ops.Reshape, shape=new_shape)
 
-    def view(self, *shape: Any) -> Tensor:
+    def view(self, *shape: Any) -> Self:
         """Same as reshape (numpy decides whether a copy is needed)."""
         return self.reshape(*shape)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         if self.ndim == 0:
             return self.reshape(1)
         start, end = (_dims(d, self.ndim, "flatten")[0] for d in (start_dim, end_dim))
@@ -43,18 +43,18 @@ class ShapeMethods:
         merged = int(np.prod(shape[start : end + 1], dtype=np.int64))
         return self.reshape(*shape[:start], merged, *shape[end + 1 :])
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: int) -> Self:
         axis = _dims(dim, self.ndim + 1, "unsqueeze")[0]
         shape = self.shape
         return self.reshape(*shape[:axis], 1, *shape[axis:])
 
-    def squeeze(self, dim: DimArg = None) -> Tensor:
+    def squeeze(self, dim: DimArg = None) -> Self:
         """Drop size-1 dims (all of them, or those of `dim` that have size 1, as torch)."""
         axes = _dims(dim, self.ndim, "squeeze")
         shape = tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
         return self.reshape(shape)
 
-    def permute(self, *dims: Any) -> Tensor:
+    def permute(self, *dims: Any) -> Self:
         order = _shape_arg(dims)
         if len(order) != self.ndim:
             raise RuntimeError(
@@ -66,7 +66,7 @@ class ShapeMethods:
             raise RuntimeError(f"permute(): duplicate dims are not allowed, got {order}")
         return self._apply(shape_ops.Permute, axes=axes)
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
+    def transpose(self, dim0: int, dim1: int) -> Self:
         if self.ndim == 0:
             _dims((dim0, dim1) if dim0 != dim1 else dim0, 0, "transpose")
             return self.reshape(())
@@ -76,12 +76,12 @@ class ShapeMethods:
         return self._apply(shape_ops.Permute, axes=tuple(axes))
 
     @property
-    def T(self) -> Tensor:
+    def T(self) -> Self:
         """All dims reversed (the matrix transpose for a 2-D tensor)."""
         return self._apply(shape_ops.Permute, axes=tuple(reversed(range(self.ndim))))
 
     @property
-    def mT(self) -> Tensor:
+    def mT(self) -> Self:
         """The last two dims swapped: the transpose of each matrix in a batch."""
         if self.ndim < 2:
             raise RuntimeError(
@@ -89,7 +89,7 @@ class ShapeMethods:
             )
         return self.transpose(-2, -1)
 
-    def expand(self, *sizes: Any) -> Tensor:
+    def expand(self, *sizes: Any) -> Self:
         """Broadcast to `sizes` without copying; -1 keeps a dim's size (torch.Tensor.expand)."""
         target = _shape_arg(sizes)
         if len(target) < self.ndim:
@@ -112,13 +112,13 @@ class ShapeMethods:
             )
         return self._apply(shape_ops.BroadcastTo, shape=shape)
 
-    def broadcast_to(self, *shape: Any) -> Tensor:
+    def broadcast_to(self, *shape: Any) -> Self:
         return self.expand(*shape)
 
-    def expand_as(self, other: Tensor) -> Tensor:
+    def expand_as(self, other: Self) -> Self:
         return self.expand(other.shape)
 
-    def sum_to_size(self, *size: Any) -> Tensor:
+    def sum_to_size(self, *size: Any) -> Self:
         """Summed over dims so the result has `size` (the reverse of expand)."""
         shape = _shape_arg(size)
         try:
@@ -128,7 +128,7 @@ class ShapeMethods:
             raise RuntimeError(f"sum_to_size: size {shape} is not expandable to size {self.shape}") from None
         return self._apply(shape_ops.SumToSize, shape=shape)
 
-    def __getitem__(self, key: Any) -> Tensor:
+    def __getitem__(self, key: Any) -> Self:
         index = _index(key)
         try:
             return self._apply(shape_ops.GetItem, index=index)
@@ -137,11 +137,11 @@ class ShapeMethods:
 
     # --- hooks used by derivative rules on the create_graph path --------------------------------
 
-    def _scatter_add(self, shape: Shape, index: Any) -> Tensor:
+    def _scatter_add(self, shape: Shape, index: Any) -> Self:
         return self._apply(shape_ops.ScatterAdd, shape=shape, index=index)
 
-    def _put_along_axis(self, shape: Shape, indices: np.ndarray, axis: int) -> Tensor:
+    def _put_along_axis(self, shape: Shape, indices: np.ndarray, axis: int) -> Self:
         return self._apply(reductions.PutAlongAxis, shape=shape, indices=indices, axis=axis)
 
-    def _take_along_axis(self, indices: np.ndarray, axis: int) -> Tensor:
+    def _take_along_axis(self, indices: np.ndarray, axis: int) -> Self:
         return self._apply(reductions.TakeAlongAxis, indices=indices, axis=axis)

@@ -19,7 +19,7 @@ from gradcheck.campaign.settling import passes
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity.classify import Difference, cause_of
-from gradcheck.parity.trust import failing_check
+from gradcheck.parity.compare import failing_check
 
 # A candidate fails "about as strongly" when its excess is at least this part of the original's.
 STRENGTH_KEPT = 0.5

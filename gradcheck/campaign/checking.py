@@ -30,10 +30,10 @@ from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import Shrunk, shrink
 from gradcheck.parity.classify import Difference, cause_of
+from gradcheck.parity.compare import check_graph, failing_check
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem, What
 from gradcheck.parity.result import GraphCheck
-from gradcheck.parity.trust import checked_graph, failing_check
 
 
 class GraphChecker:
@@ -53,7 +53,7 @@ class GraphChecker:
         limit = self.settings.max_paths
         if limit is not None and graph.path_count() > limit:
             return too_many_paths(index, graph, limit)
-        check = checked_graph(graph, self.adapter, seed=seed, dtype=self.settings.dtype)
+        check = check_graph(graph, self.adapter, seed=seed, dtype=self.settings.dtype)
         return record_of(index, check)
 
 

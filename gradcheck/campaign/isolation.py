@@ -30,10 +30,9 @@ from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.surface import graph_allowed
-from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.result import GraphCheck
-from gradcheck.parity.trust import checked_graph
 
 # One-op graphs per op and input points per graph: attributes vary between graphs, points within.
 GRAPHS_PER_OP = 4
@@ -193,7 +192,7 @@ def _check(
     """The one-op graph's check (None when the engine cannot take the graph at all: no finding);
     a failure's finding is added to `found`."""
     try:
-        check = checked_graph(graph, adapter, seed=seed, **options)
+        check = check_graph(graph, adapter, seed=seed, **options)
     except Exception:  # the one-op graph is outside what the engine can take: not a finding
         return None
     if not check.passed and check.failure is not None:

@@ -44,10 +44,10 @@ from gradcheck.campaign.structure import (
 )
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.compare import check_graph, failing_check
 from gradcheck.parity.edge_check import check_edge
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import Problem
-from gradcheck.parity.trust import checked_graph, failing_check
 
 # Rebuilds of a failing graph that may show its verdict changing with the build before it counts as
 # the build order's doing (`verdict_changes_with_build`). An engine whose backward follows object ids
@@ -237,7 +237,7 @@ def passes(graph: Graph, adapter: EngineAdapter, runs: int = REBUILDS, dtype: st
     twin, kept = retaining(adapter)
     try:
         options = _check_options(graph)
-        checks = [checked_graph(graph, twin, dtype=dtype, **options) for _ in rebuilds(kept, runs)]
+        checks = [check_graph(graph, twin, dtype=dtype, **options) for _ in rebuilds(kept, runs)]
     except Exception:
         return False
     finally:

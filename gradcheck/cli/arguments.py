@@ -55,6 +55,10 @@ ENGINE_HELP = (
 )
 
 
+# Where a shared option is added: a command's parser or one of its groups of options (`run`'s).
+Options = argparse.ArgumentParser | argparse._ArgumentGroup
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse exits 2 too; say what to do next
         self.print_usage(sys.stderr)
@@ -135,7 +139,7 @@ def op_list(text: str) -> tuple[str, ...]:
     return ops
 
 
-def conventions_option(parser: argparse.ArgumentParser) -> None:
+def conventions_option(parser: Options) -> None:
     """--conventions, shared by `run` and `replay`."""
     parser.add_argument(
         "--conventions",
@@ -146,7 +150,7 @@ def conventions_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def reference_option(parser: argparse.ArgumentParser, default: str | None = "torch") -> None:
+def reference_option(parser: Options, default: str | None = "torch") -> None:
     """--reference, shared by `run` and `replay` (`replay`'s default: the report's)."""
     said = "default" if default == "torch" else "default: the report's, else torch"
     parser.add_argument(
@@ -193,7 +197,7 @@ def engine_cluster(
         yield cluster
 
 
-def graph_timeout_option(parser: argparse.ArgumentParser) -> None:
+def graph_timeout_option(parser: Options) -> None:
     """--graph-timeout, shared by `run` and `gate`."""
     parser.add_argument(
         "--graph-timeout",
@@ -205,7 +209,7 @@ def graph_timeout_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ci_output_options(parser: argparse.ArgumentParser) -> None:
+def ci_output_options(parser: Options) -> None:
     """--junit-xml and --summary-md, shared by `run` and `gate`."""
     parser.add_argument(
         "--junit-xml", type=Path, default=None, metavar="FILE", help="write a JUnit XML report here"

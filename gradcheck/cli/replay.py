@@ -196,8 +196,8 @@ def replay(
     from gradcheck.campaign.validation import load_adapter
     from gradcheck.engines.adapter import EngineAdapter
     from gradcheck.parity.classify import classify_check
+    from gradcheck.parity.compare import check_graph
     from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED
-    from gradcheck.parity.trust import checked_graph
     from gradcheck.parity.wording import printable
 
     if conventions not in CONVENTIONS:
@@ -222,7 +222,7 @@ def replay(
     kink = bool(saved.graph.meta.get("kink"))
     options = {"numeric": not kink, "second_order": not kink}
     twin, kept = retaining(adapter)
-    checks = [checked_graph(saved.graph, twin, **options) for _ in rebuilds(kept, REBUILDS)]
+    checks = [check_graph(saved.graph, twin, **options) for _ in rebuilds(kept, REBUILDS)]
     kept.clear()
     failed = [c for c in checks if not c.passed]
     check = failed[0] if failed else checks[0]

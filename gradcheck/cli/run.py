@@ -77,49 +77,56 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument(
+    # the groups of --help; options are added in their order of old, which the usage line keeps
+    what = run.add_argument_group("what to check")
+    phases = run.add_argument_group("phases to leave out")
+    judged = run.add_argument_group("how it is judged")
+    how_long = run.add_argument_group("how long")
+    where = run.add_argument_group("where it runs")
+    outputs = run.add_argument_group("outputs")
+    how_long.add_argument(
         "--graphs", type=positive_int, default=2000, help="random graphs to check (default 2000)"
     )
-    run.add_argument("--seed", type=seed_int, default=0, help="campaign seed (default 0)")
-    run.add_argument(
+    what.add_argument("--seed", type=seed_int, default=0, help="campaign seed (default 0)")
+    what.add_argument(
         "--engine",
         default=None,
         help=f"{ENGINE_HELP} (default minigrad, or minigrad-tensor with --tensor)",
     )
-    run.add_argument(
+    what.add_argument(
         "--ops", type=op_list, default=None, help="comma-separated ops to draw from (default all)"
     )
-    run.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
-    run.add_argument(
+    what.add_argument("--tensor", action="store_true", help="draw tensor graphs instead of scalar ones")
+    what.add_argument(
         "--points", type=positive_int, default=4, help="input points each graph is checked at (default 4)"
     )
-    run.add_argument(
+    what.add_argument(
         "--dtype",
         choices=("float64", "float32"),
         default="float64",
         help="float32: the tensor engine computes in float32, judged by torch's float32 accuracy (--tensor)",
     )
-    run.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
-    graph_timeout_option(run)
-    run.add_argument(
+    where.add_argument("--jobs", type=positive_int, default=1, help="worker processes (default 1)")
+    graph_timeout_option(how_long)
+    where.add_argument(
         "--scheduler",
         default=None,
         metavar="ADDRESS",
         help="run on a Dask cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (docs/campaign.md)",
     )
-    run.add_argument(
+    outputs.add_argument(
         "--out", type=Path, default=Path("out"), help="directory for report.json/.html (default out)"
     )
-    run.add_argument(
+    outputs.add_argument(
         "--corpus", type=Path, default=None, help="where findings are saved (default OUT/corpus)"
     )
-    run.add_argument("--no-save", action="store_true", help="do not save findings' graphs")
-    run.add_argument(
+    outputs.add_argument("--no-save", action="store_true", help="do not save findings' graphs")
+    phases.add_argument(
         "--no-edges",
         action="store_true",
         help="leave out the edge-value phase (each op at +-0, subnormals, +-1e300, inf, nan, overflows)",
     )
-    run.add_argument(
+    how_long.add_argument(
         "--shrink-budget",
         type=check_count,
         default=None,
@@ -129,7 +136,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "reported together as unexplained graphs (default 1000 + 2 per graph: 5000 for 2000 graphs; "
         "it counted seconds before, and a fraction is refused)",
     )
-    run.add_argument(
+    how_long.add_argument(
         "--shrink-time-cap",
         type=positive_seconds,
         default=None,
@@ -137,18 +144,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="a safety cap on shrinking's time, not a budget (default 600); a campaign that reaches "
         "it says in its report which graphs it cut short, and the gate leaves their findings undecided",
     )
-    run.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
-    conventions_option(run)
-    reference_option(run)
-    run.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
-    ci_output_options(run)
-    run.add_argument(
+    how_long.add_argument("--max-shrink", action=MaxShrinkReplaced, help=argparse.SUPPRESS)
+    conventions_option(judged)
+    reference_option(judged)
+    phases.add_argument("--no-isolation", action="store_true", help="skip the op-isolation pass")
+    ci_output_options(outputs)
+    phases.add_argument(
         "--no-structure",
         action="store_true",
         help="leave out the structural phase (shared nodes, diamonds, backward twice, zero_grad, "
         "interior gradients, deep chains, rebuilds: the engine's graph code, not its ops)",
     )
-    run.add_argument(
+    outputs.add_argument(
         "--print-adapter",
         type=Path,
         default=None,

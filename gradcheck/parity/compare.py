@@ -1,6 +1,8 @@
 """The three-way parity check of one graph: the engine under test, torch (float64), numerics.
 
-`check_graph(graph, engine)` is the single entry point of the pytest suite and the campaign. At
+`check_graph(graph, engine)` is the single entry point of the library (`gradcheck.check_graph`),
+the pytest suite and the campaign, so all three give a graph one verdict: a disagreement with
+central differences alone is settled by a precise oracle before it is reported (`trust`). At
 every batch point of the graph it checks: forward values equal torch's; the engine's
 cotangent-weighted input gradients equal torch's; both equal central differences (within the
 differences' own error estimate plus the gradcheck tolerance policy); and, for engines with
@@ -61,8 +63,18 @@ from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, rais
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
+from gradcheck.parity.trust import settled
 
-__all__ = ["check_graph", "check_kinks", "kink_graphs", "repro_allowances", "run_at", "wrong_type"]
+__all__ = [
+    "check_graph",
+    "check_kinks",
+    "compare_once",
+    "failing_check",
+    "kink_graphs",
+    "repro_allowances",
+    "run_at",
+    "wrong_type",
+]
 
 
 def check_graph(
@@ -97,6 +109,54 @@ def check_graph(
     values, by the bound of any correct float64 or float32 evaluation, with torch's answers judged
     beside the engine's: `gradcheck.parity.against_exact`).
     """
+    adapter = loaded(engine, "check_graph")
+
+    def once(current: Graph) -> GraphCheck:
+        return compare_once(
+            current,
+            adapter,
+            seed=seed,
+            points=points,
+            second_order=second_order,
+            tolerance=tolerance,
+            numeric=numeric,
+            dtype=dtype,
+            accumulation=accumulation,
+            reference=reference,
+        )
+
+    return settled(graph, adapter, once)
+
+
+def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
+    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
+    `check_graph`'s, e.g. dtype)."""
+    try:
+        check = check_graph(graph, adapter, **options)
+    except Exception:
+        return None
+    if check.passed or check.points_checked == 0:
+        return None
+    if all(p.what is What.REFERENCES_DISAGREE for p in check.problems):
+        return None  # torch and the oracle disagree: the candidate left the checkable domain
+    return check
+
+
+def compare_once(
+    graph: Graph,
+    engine: EngineAdapter,
+    *,
+    seed: int = 0,
+    points: int | None = None,
+    second_order: bool = True,
+    tolerance: Tolerance | None = None,
+    numeric: bool = True,
+    dtype: str = "float64",
+    accumulation: str | None = None,
+    reference: str | None = None,
+) -> GraphCheck:
+    """One pass of `check_graph` (its arguments): the three-way comparison at every point, with a
+    disagreement only central differences find left unsettled (`trust.settled` settles it)."""
     adapter = loaded(engine, "check_graph")
     accumulation = accumulation or adapter.accumulation
     judge = reference or adapter.reference

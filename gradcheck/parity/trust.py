@@ -2,15 +2,17 @@
 
 Central differences are the weakest witness of the three: on an ill-conditioned graph their
 error can exceed their own error estimate. When the engine agrees with torch and only the
-oracle dissents, `checked_graph` asks a higher-precision oracle (mpmath at 40 digits for scalar
+oracle dissents, `settled` asks a higher-precision oracle (mpmath at 40 digits for scalar
 graphs; Ridders' extrapolation in float64, about 3e-13 relative, for tensor graphs). If the
 engine matches it, the point was a false alarm of the oracle: it is dropped and the graph is
 checked again at its other points. Only a disagreement the precise oracle confirms is reported.
+`compare.check_graph`, the one check of the library, the pytest suite and the campaign, settles so.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,9 +25,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph, Input
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import torch_reference
-from gradcheck.parity.compare import check_graph
 from gradcheck.parity.errors import NUMERIC_SAFETY, SCALE_FLOOR
-from gradcheck.parity.problem import What
 from gradcheck.parity.result import GraphCheck
 
 
@@ -116,8 +116,8 @@ def without_point(graph: Graph, point: int) -> Graph | None:
     return Graph(inputs, list(graph.nodes), list(graph.outputs), points, graph.cotangent, dict(graph.meta))
 
 
-def checked_graph(graph: Graph, adapter: EngineAdapter, *, seed: int = 0, **options: Any) -> GraphCheck:
-    """`check_graph`, with oracle-only disagreements settled by the precise oracle first.
+def settled(graph: Graph, adapter: EngineAdapter, check: Callable[[Graph], GraphCheck]) -> GraphCheck:
+    """`check(graph)`, with oracle-only disagreements settled by the precise oracle first.
 
     Each point the precise oracle clears is dropped and the graph checked again at the others;
     the result counts them in `settled_points`.
@@ -125,34 +125,20 @@ def checked_graph(graph: Graph, adapter: EngineAdapter, *, seed: int = 0, **opti
     settled = 0
     current: Graph | None = graph
     while True:
-        check = check_graph(current, adapter, seed=seed, **options)
-        if not check.oracle_only or confirmed(check, adapter):
+        result = check(current)
+        if not result.oracle_only or confirmed(result, adapter):
             if settled:  # besides any Hessian-vector product entries the check itself settled
-                return dataclasses.replace(check, settled_points=settled + check.settled_points)
-            return check
+                return dataclasses.replace(result, settled_points=settled + result.settled_points)
+            return result
         settled += 1
-        assert check.failing_point is not None
-        current = without_point(current, check.failing_point)
+        assert result.failing_point is not None
+        current = without_point(current, result.failing_point)
         if current is None:
             return dataclasses.replace(
-                check,
+                result,
                 passed=True,
                 problems=[],
                 failure=None,
                 failing_point=None,
-                settled_points=settled + check.settled_points,
+                settled_points=settled + result.settled_points,
             )
-
-
-def failing_check(graph: Graph, adapter: EngineAdapter, **options: Any) -> GraphCheck | None:
-    """The check of `graph` if the engine fails it at a checkable point, else None (`options`:
-    `checked_graph`'s, e.g. dtype)."""
-    try:
-        check = checked_graph(graph, adapter, **options)
-    except Exception:
-        return None
-    if check.passed or check.points_checked == 0:
-        return None
-    if all(p.what is What.REFERENCES_DISAGREE for p in check.problems):
-        return None  # torch and the oracle disagree: the candidate left the checkable domain
-    return check

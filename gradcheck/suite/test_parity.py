@@ -6,7 +6,7 @@ terms beside torch's numbers (the campaign's repro: `plugin.failure_report`) and
 the graph is saved to a temporary directory the run names (`gradcheck corpus add` puts it
 into the regression corpus, which every run replays, with any `--gradcheck-corpus DIR`). A
 disagreement with central differences alone is settled by a precise oracle first
-(`gradcheck.parity.trust`).
+(`gradcheck.check_graph`, the check of the campaign too).
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.shrink import shrink_graph
 from gradcheck.graphs.strategies import scalar_graphs
 from gradcheck.graphs.surface import adapter_variants, graph_allowed
-from gradcheck.parity.compare import kink_graphs
+from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.nn_step import check_networks
-from gradcheck.parity.trust import checked_graph as check_graph
 from gradcheck.suite.plugin import (
     corpus_files,
     corpus_id,

@@ -39,8 +39,8 @@ from gradcheck.engines.minigrad_value import MinigradValue
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.parity.classify import classify, torch_at
+from gradcheck.parity.compare import failing_check
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.trust import failing_check
 from gradcheck.testing import fragment_engines as fe
 
 ENGINES = "gradcheck.testing.fragment_engines"

@@ -13,8 +13,8 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import campaign_adapter, load_adapter
 from gradcheck.cli import main
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
+from gradcheck.parity.compare import check_graph
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.trust import checked_graph
 
 ENGINES = "gradcheck.testing.cause_engines"
 
@@ -132,7 +132,7 @@ def test_a_graph_failing_for_one_bug_is_not_blamed_on_another_bug_in_a_node_that
     settings = Settings(engine=f"{ENGINES}:ReluTwoTanhOff")
     graph = Graph([Input("x0", 0.7)], [OpNode("relu", (0,)), OpNode("tanh", (0,))], [2])
     adapter = campaign_adapter(settings)
-    record = record_of(0, checked_graph(graph, adapter))
+    record = record_of(0, check_graph(graph, adapter))
     work = step(settings, adapter)
     done = work(record) if step is FailureShrinker else work(record, Explaining(()))
     finding = done.failure.finding
@@ -144,7 +144,7 @@ def test_a_division_of_0_by_a_sigmoid_shrinks_to_the_one_op_division():
     settings = Settings(engine=f"{ENGINES}:ReversedQuotientRtruediv")
     nodes = [OpNode("sigmoid", (0,)), OpNode("div", (1,), consts=(Constant(0, 0.0),)), OpNode("add", (2, 0))]
     graph = Graph([Input("x0", -1.25)], nodes, [3])
-    record = record_of(0, checked_graph(graph, load_adapter(settings.engine)))
+    record = record_of(0, check_graph(graph, load_adapter(settings.engine)))
     finding = FailureShrinker(settings, campaign_adapter(settings))(record).failure.finding
     assert (finding.ops, finding.kind) == (("div",), Kind.EXCEPTION)
     assert len(finding.graph["nodes"]) == 1
