@@ -232,11 +232,11 @@ def isolation_of(
     settings, ops = engine.settings, facts.ops
 
     def lost(case: IsolationCase, death: Death) -> CaseOutcome:
-        graph = case_graph(case, settings, ops, facts.variants)
+        graph = case_graph(case, settings, ops, facts.variants, facts.forms)
         return CaseOutcome([death_finding(death, graph, "isolation")])
 
     primitives = {p for parts in facts.built_from.values() for p in parts}
-    works = works_of(isolation_cases(ops, primitives), ISOLATION_CHUNK)
+    works = works_of(isolation_cases(ops, primitives, facts.forms), ISOLATION_CHUNK)
     return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
@@ -262,7 +262,7 @@ def random_graphs(
     whose worker died: its death's finding), into `records` as each comes back."""
 
     def lost(index: int, death: Death) -> GraphRecord:
-        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants)
+        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants, facts.forms)
         return death_record(index, graph, death)
 
     records = {} if records is None else records
