@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from gradcheck.graphs.generate import graph_in_domain
-from gradcheck.graphs.ir import SPELLING, Constant, Graph, Input, OpNode
+from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.spellings import spelling_of, unspelled
 
 # Which of a list of candidates still fails: the index of the first that does, or None.
 FirstFailing = Callable[[Sequence[Graph]], "int | None"]
@@ -132,7 +133,7 @@ def _size(g: Graph) -> tuple[int, int, int, int, int]:
     digits = sum(len(repr(i.value)) for i in g.inputs if not i.shape)
     digits += sum(len(repr(c)) for c in g.cotangent or [] if isinstance(c, float))
     digits += sum(_constant_rank(c.value) for n in g.nodes for c in n.consts)
-    spelled = sum(1 for n in g.nodes for k, _ in n.attrs if k == SPELLING)  # the default is simpler
+    spelled = sum(1 for n in g.nodes if spelling_of(n) is not None)  # the default spelling is simpler
     return (len(g.nodes), len(g.outputs), g.n_inputs, digits, spelled)
 
 
@@ -155,10 +156,9 @@ def _default_spellings(g: Graph) -> Iterator[Graph]:
     """Each node drawn in one of the adapter's spellings back in its op's default spelling: a
     failure that stays needs no spelling, and its finding is named by the op alone."""
     for i, node in enumerate(g.nodes):
-        if any(k == SPELLING for k, _ in node.attrs):
+        if spelling_of(node) is not None:
             nodes = list(g.nodes)
-            attrs = tuple((k, v) for k, v in node.attrs if k != SPELLING)
-            nodes[i] = OpNode(node.op, node.args, attrs, node.consts)
+            nodes[i] = unspelled(node)
             yield Graph(g.inputs, nodes, g.outputs, g.points, g.cotangent, g.meta)
 
 

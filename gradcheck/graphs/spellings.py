@@ -138,6 +138,13 @@ def spelled(node: OpNode, form: Form | None) -> OpNode:
     return OpNode(node.op, node.args, attrs, node.consts)
 
 
+def unspelled(node: OpNode) -> OpNode:
+    """`node` in its op's default spelling."""
+    if spelling_of(node) is None:
+        return node
+    return OpNode(node.op, node.args, tuple((k, v) for k, v in node.attrs if k != SPELLING), node.consts)
+
+
 def draw_form(chooser: Any, forms: Forms | None, node: OpNode) -> OpNode:
     """`node` in its default spelling (choice 0, where shrinking goes) or one of its forms; no
     draw at all for an op without forms (the graphs of an adapter listing none stay the same)."""
