@@ -39,17 +39,18 @@ class Spelling:
 
     @property
     def form(self) -> Form:
-        return Form(self.op, self.name, self.integer_exponent)
+        return Form(self.op, self.name, self.integer_exponent, self.differs_at_nan)
 
 
 @dataclass(frozen=True)
 class Form:
     """What the generator knows of a spelling (no rule: it travels to processes without the
-    engine): its op, its name and whether it needs an integer exponent."""
+    engine): its op, its name, whether it needs an integer exponent and differs at nan."""
 
     op: str
     name: str
     integer_exponent: bool = False
+    differs_at_nan: bool = False
 
 
 Forms = Mapping[str, tuple[Form, ...]]  # op -> the forms a node of it may be drawn in
