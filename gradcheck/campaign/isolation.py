@@ -29,7 +29,7 @@ from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.graphs.spellings import Forms, applicable, spelled
+from gradcheck.graphs.spellings import Forms, applicable, spelled, unspelled
 from gradcheck.graphs.surface import graph_allowed
 from gradcheck.parity.compare import kink_graphs
 from gradcheck.parity.kinds import Kind
@@ -141,6 +141,8 @@ def check_case(
         return CaseOutcome(found)
     if not case.kink:
         check = _check(graph, adapter, seed=case.number, where="", found=found)
+        if found:
+            graph, check, found = _plainly_spelled(graph, adapter, case, check, found)
         found = _named(graph, adapter, case, check, found)
         # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
         # and the pass checks in float64: no evidence about an op computed in float32
@@ -184,6 +186,19 @@ def _named(
     probe_found: list[Finding] = []
     _check(probe, adapter, seed=case.number, where="", found=probe_found)
     return [replace(f, ops=(case.op,), mistake=mistake) for f in probe_found if f.kind is Kind.WRONG_GRADIENT]
+
+
+def _plainly_spelled(
+    graph: Graph, adapter: EngineAdapter, case: IsolationCase, check: GraphCheck | None, found: list[Finding]
+) -> tuple[Graph, GraphCheck | None, list[Finding]]:
+    """A failing one-op graph of one of the adapter's spellings checked again in the op's default
+    spelling: where that fails too, the failure is the op's, and its finding is titled so."""
+    plain = replace(graph, nodes=[unspelled(n) for n in graph.nodes])
+    if plain.nodes == graph.nodes:
+        return graph, check, found
+    again: list[Finding] = []
+    plain_check = _check(plain, adapter, seed=case.number, where="", found=again)
+    return (plain, plain_check, again) if again else (graph, check, found)
 
 
 def _one_op_graph(

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 
 from gradcheck.campaign.checking import real_backend
+from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, case_graph, check_case
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.settings import CampaignError, Settings
 from gradcheck.campaign.validation import validate
-from gradcheck.graphs.spellings import Spelling
+from gradcheck.engines.minigrad_value import MinigradValue
+from gradcheck.graphs.spellings import Spelling, spelling_of
 from gradcheck.testing import spelling_engines
 
 ENGINES = "gradcheck.testing.spelling_engines"
@@ -51,3 +53,21 @@ def test_a_malformed_list_of_spellings_is_bad_input_before_the_campaign(monkeypa
     s = Settings(engine=f"{ENGINES}:AbsoluteThroughSqrt", graphs=1, structure=False)
     with pytest.raises(CampaignError, match="lists the spelling 'absolute\\(x\\)' of abs twice"):
         validate(s)
+
+
+class BothSpellingsWrong(MinigradValue):
+    name = "both-spellings-wrong"
+    ops = frozenset({"abs"})
+    spellings = (Spelling("abs", "abs(x)", lambda a, k: a[0].abs() * 1.5),)
+
+    def apply(self, op, args, attrs):
+        return args[0].abs() * 1.5
+
+
+def test_an_isolated_failure_that_every_spelling_shares_is_titled_by_the_op_alone():
+    adapter, s = BothSpellingsWrong(), Settings(engine="minigrad", graphs=1, structure=False)
+    forms = {"abs": (adapter.spellings[0].form,)}
+    cases = [IsolationCase("abs", k) for k in range(GRAPHS_PER_OP)]
+    assert any(spelling_of(case_graph(c, s, ["abs"], frozenset(), forms).nodes[0]) for c in cases)
+    titles = {f.title for c in cases for f in check_case(c, s, ["abs"], adapter, frozenset(), forms).findings}
+    assert titles == {"abs — wrong value"}
