@@ -24,11 +24,12 @@ from gradcheck.campaign.pool import (
 from gradcheck.campaign.records import METRICS, Failure, GraphRecord, record_of
 from gradcheck.campaign.settings import Settings, graph_seed
 from gradcheck.campaign.structure import EVERY_PATH
-from gradcheck.campaign.validation import campaign_adapter, campaign_ops, campaign_variants
+from gradcheck.campaign.validation import campaign_adapter, campaign_forms, campaign_ops, campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shrink import Shrunk, shrink
+from gradcheck.graphs.spellings import Forms
 from gradcheck.parity.classify import Difference, cause_of
 from gradcheck.parity.compare import check_graph, failing_check
 from gradcheck.parity.kinds import Kind
@@ -43,9 +44,12 @@ class GraphChecker:
         self.settings, self.adapter = settings, adapter
         self.ops = campaign_ops(settings, self.adapter)
         self.variants = campaign_variants(settings, self.adapter)
+        self.forms = campaign_forms(settings, self.adapter)
 
     def graph(self, index: int) -> Graph:
-        return campaign_graph(self.settings, self.ops, self.adapter.max_depth, index, self.variants)
+        return campaign_graph(
+            self.settings, self.ops, self.adapter.max_depth, index, self.variants, self.forms
+        )
 
     def __call__(self, index: int) -> GraphRecord:
         seed = graph_seed(self.settings.seed, index)
@@ -92,13 +96,17 @@ def campaign_graph(
     max_depth: int | None,
     index: int,
     variants: frozenset[str] | None = None,
+    forms: Forms | None = None,
 ) -> Graph:
     """Graph `index` of a campaign drawing `ops` in their `variants` (`validation.campaign_variants`)
-    for an engine taking graphs `max_depth` deep."""
+    and the adapter's spellings `forms` (`validation.campaign_forms`) for an engine taking graphs
+    `max_depth` deep."""
     rng = np.random.default_rng(graph_seed(settings.seed, index))
     sizes = graph_sizes(max_depth)
     s = settings
-    return random_graph(rng, ops=ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=variants)
+    return random_graph(
+        rng, ops=ops, tensor=s.tensor, points=s.points, sizes=sizes, variants=variants, forms=forms
+    )
 
 
 def graph_sizes(max_depth: int | None) -> Sizes:

@@ -52,6 +52,7 @@ from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, region_of
 from gradcheck.graphs.shrink import frozen
+from gradcheck.graphs.spellings import unspelled
 from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
 
@@ -242,8 +243,9 @@ def _finding_by_culprits(
         named = f.culprits
         if not named:
             continue
-        variants = variants or [variant(node) for node in failing.nodes]
-        positions = [i for i, v in enumerate(variants) if names_variant(named, v)]
+        # a finding of an op in its default spelling names the op's node in any spelling too
+        variants = variants or [(variant(node), variant(unspelled(node))) for node in failing.nodes]
+        positions = [i for i, vs in enumerate(variants) if any(names_variant(named, v) for v in vs)]
         if positions:
             tried.append((f, sorted({*positions, *alone})))
     if not tried:

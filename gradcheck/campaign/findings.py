@@ -15,7 +15,7 @@ from typing import Any
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.engine_terms import in_engine_terms
-from gradcheck.campaign.variants import phrase, variant_of
+from gradcheck.campaign.variants import phrase, spelling_qualifiers, variant_of
 from gradcheck.choices import CONVENTIONS
 from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
@@ -298,8 +298,9 @@ class Finding:
         ops = " ∘ ".join(self.ops) if self.ops else "(no op)"
         if self.tier == tiers.ADAPTER:  # one finding per op, whatever forms of it met the fault
             return f"{ops} — adapter fault ({self.raised or 'raised'})"
-        if self.variant and self.tier != tiers.EDGE:
-            ops += f" {phrase(self.variant)}"
+        shown = self.variant if self.tier != tiers.EDGE else spelling_qualifiers(self.variant)
+        if shown:
+            ops += f" {phrase(shown)}"
         # a kink's own place ("at 0") says more than the region; the kind says "kink"
         where = (
             self.where if self.where and self.region in (KINK, "") else PLACES.get(self.region) or self.where

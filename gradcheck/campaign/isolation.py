@@ -23,12 +23,13 @@ from gradcheck.campaign.mistake_match import is_probe, named_mistake, upstream_p
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.torch_off import torch_off_finding
-from gradcheck.campaign.validation import campaign_variants
+from gradcheck.campaign.validation import campaign_forms, campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.spellings import Forms, applicable, spelled, unspelled
 from gradcheck.graphs.surface import graph_allowed
 from gradcheck.parity.compare import check_graph, kink_graphs
 from gradcheck.parity.kinds import Kind
@@ -52,12 +53,14 @@ class IsolationCase:
     `number` (`kink`), checked against torch's convention there; `upstream`: the one-op graph with
     an input as a second output, so that the op's backward gets an upstream gradient other than 1
     (the outputs are weighted by their cotangents with the engine's own ops), for a primitive the
-    engine builds other ops from: a mul that forgets `out.grad` fails there, not alone."""
+    engine builds other ops from: a mul that forgets `out.grad` fails there, not alone.
+    `spelling`: a kink case in one of the adapter's spellings of the op (`graphs.spellings`)."""
 
     op: str
     number: int
     kink: bool = False
     upstream: bool = False
+    spelling: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,27 +72,45 @@ class CaseOutcome:
     record: GraphRecord | None = None
 
 
-def isolation_cases(ops: Sequence[str], primitives: Collection[str] = ()) -> list[IsolationCase]:
+def isolation_cases(
+    ops: Sequence[str], primitives: Collection[str] = (), forms: Forms | None = None
+) -> list[IsolationCase]:
     """Every case of the pass for `ops`, in the order the pass checks them; `primitives`: the ops
-    the engine builds others from, each also checked under an upstream gradient (`upstream`)."""
+    the engine builds others from, each also checked under an upstream gradient (`upstream`);
+    `forms`: the adapter's spellings of the ops, each kink case also checked in each that fits."""
     cases = [IsolationCase(op, k) for op in ops for k in range(GRAPHS_PER_OP)]
     cases += [IsolationCase(op, k, True) for op in ops for k in range(len(REGISTRY[op].kink_cases))]
+    for op in ops:
+        for k, graph in enumerate(kink_graphs([op]) if forms and op in forms else ()):
+            cases += [
+                IsolationCase(op, k, True, spelling=f.name) for f in applicable(forms[op], graph.nodes[0])
+            ]
     return cases + [
         IsolationCase(op, k, upstream=True) for op in ops if op in primitives for k in range(UPSTREAM_GRAPHS)
     ]
 
 
 def case_graph(
-    case: IsolationCase, settings: Settings, ops: Sequence[str], variants: frozenset[str]
+    case: IsolationCase,
+    settings: Settings,
+    ops: Sequence[str],
+    variants: frozenset[str],
+    forms: Forms | None = None,
 ) -> Graph | None:
-    """The case's graph within the surface `variants` (None: it has none here, as a tensor kink
-    case in a scalar campaign, or a kink case of a variant the campaign does not draw)."""
+    """The case's graph within the surface `variants` and spellings `forms` (None: it has none
+    here, as a tensor kink case in a scalar campaign, or a kink case of a variant the campaign
+    does not draw)."""
     if case.kink:
         graph = kink_graphs([case.op])[case.number]
         if (graph.is_tensor and not settings.tensor) or not graph_allowed(graph, variants):
             return None
+        if case.spelling is not None:
+            form = next((f for f in (forms or {}).get(case.op, ()) if f.name == case.spelling), None)
+            if form is None:
+                return None
+            graph = replace(graph, nodes=[spelled(graph.nodes[0], form)])
         return graph
-    graph = _one_op_graph(settings, list(ops).index(case.op), case.op, case.number, variants)
+    graph = _one_op_graph(settings, list(ops).index(case.op), case.op, case.number, variants, forms)
     if not graph.nodes:
         return None
     if case.upstream:  # an input beside the result: the engine's weighting passes the cotangent on
@@ -103,11 +124,14 @@ def check_case(
     ops: Sequence[str],
     adapter: EngineAdapter,
     variants: frozenset[str] | None = None,
+    forms: Forms | None = None,
 ) -> CaseOutcome:
     """The findings of one case (none when it passes), and its record when it is evidence."""
     if variants is None:
         variants = campaign_variants(settings, adapter)
-    graph = case_graph(case, settings, ops, variants)
+    if forms is None:
+        forms = campaign_forms(settings, adapter)
+    graph = case_graph(case, settings, ops, variants, forms)
     found: list[Finding] = []
     if graph is None:
         return CaseOutcome(found)
@@ -116,6 +140,8 @@ def check_case(
         return CaseOutcome(found)
     if not case.kink:
         check = _check(graph, adapter, seed=case.number, where="", found=found)
+        if found:
+            graph, check, found = _plainly_spelled(graph, adapter, case, check, found)
         found = _named(graph, adapter, case, check, found)
         # a failure at a pole or an edge says nothing about the op's accuracy (as in aggregate);
         # and the pass checks in float64: no evidence about an op computed in float32
@@ -161,7 +187,22 @@ def _named(
     return [replace(f, ops=(case.op,), mistake=mistake) for f in probe_found if f.kind is Kind.WRONG_GRADIENT]
 
 
-def _one_op_graph(settings: Settings, index: int, op: str, k: int, variants: frozenset[str]) -> Graph:
+def _plainly_spelled(
+    graph: Graph, adapter: EngineAdapter, case: IsolationCase, check: GraphCheck | None, found: list[Finding]
+) -> tuple[Graph, GraphCheck | None, list[Finding]]:
+    """A failing one-op graph of one of the adapter's spellings checked again in the op's default
+    spelling: where that fails too, the failure is the op's, and its finding is titled so."""
+    plain = replace(graph, nodes=[unspelled(n) for n in graph.nodes])
+    if plain.nodes == graph.nodes:
+        return graph, check, found
+    again: list[Finding] = []
+    plain_check = _check(plain, adapter, seed=case.number, where="", found=again)
+    return (plain, plain_check, again) if again else (graph, check, found)
+
+
+def _one_op_graph(
+    settings: Settings, index: int, op: str, k: int, variants: frozenset[str], forms: Forms | None = None
+) -> Graph:
     """One-op graph `k` of `op` within the surface `variants`, drawn again (up to REDRAWS times)
     when the draw found no operands the op takes (mse_loss needs two of one shape): an op whose
     adapter spelling fails must meet it here, before the random graphs, to be left out of them."""
@@ -180,6 +221,7 @@ def _one_op_graph(settings: Settings, index: int, op: str, k: int, variants: fro
             sizes=_ONE_OP,
             variants=variants,
             positive=positive,
+            forms=forms,
         )
         if graph.nodes:
             break

@@ -70,7 +70,8 @@ from gradcheck.campaign.tiers import ADAPTER, TORCH_OFF
 from gradcheck.campaign.torch_off import torch_off_findings
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity.edge_check import check_edges, edge_cases
+from gradcheck.graphs.spellings import Form
+from gradcheck.parity.edge_check import check_edges, edge_cases, spelled_edge_cases
 from gradcheck.parity.problem import Problem, What
 
 # (phase, done, total); the phases' names, as it and `CampaignResult.timings` know them, in order:
@@ -178,7 +179,7 @@ def _phases(
     )
     if settings.edges:
         with clock.step("edges"):
-            result = with_edges(result, runner, engine, ops, facts.built_from)
+            result = with_edges(result, runner, engine, ops, facts.built_from, facts.forms)
     if corpus is not None:
         with clock.step("save"):
             result = save(result, corpus)
@@ -232,11 +233,11 @@ def isolation_of(
     settings, ops = engine.settings, facts.ops
 
     def lost(case: IsolationCase, death: Death) -> CaseOutcome:
-        graph = case_graph(case, settings, ops, facts.variants)
+        graph = case_graph(case, settings, ops, facts.variants, facts.forms)
         return CaseOutcome([death_finding(death, graph, "isolation")])
 
     primitives = {p for parts in facts.built_from.values() for p in parts}
-    works = works_of(isolation_cases(ops, primitives), ISOLATION_CHUNK)
+    works = works_of(isolation_cases(ops, primitives, facts.forms), ISOLATION_CHUNK)
     return gathered(ordered(runner.map(tasks.isolation, engine, works, lost)))
 
 
@@ -262,7 +263,7 @@ def random_graphs(
     whose worker died: its death's finding), into `records` as each comes back."""
 
     def lost(index: int, death: Death) -> GraphRecord:
-        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants)
+        graph = campaign_graph(settings, facts.ops, facts.max_depth, index, facts.variants, facts.forms)
         return death_record(index, graph, death)
 
     records = {} if records is None else records
@@ -376,11 +377,15 @@ def with_edges(
     engine: Campaign,
     ops: Sequence[str],
     built_from: Mapping[str, frozenset[str]] | None = None,
+    forms: Mapping[str, Sequence[Form]] | None = None,
 ) -> CampaignResult:
-    """`result` with the edge phase over the ops it drew, its findings merged with the campaign's
-    (those of ops built from a primitive folded into the primitive's: `built_from`)."""
+    """`result` with the edge phase over the ops it drew, in each of the adapter's spellings
+    `forms` too, its findings merged with the campaign's (those of ops built from a primitive
+    folded into the primitive's: `built_from`)."""
     started = time.perf_counter()
-    graphs = edge_cases(ops, result.settings.tensor, result.settings.reference)
+    s = result.settings
+    graphs = edge_cases(ops, s.tensor, s.reference)
+    graphs += spelled_edge_cases([f for fs in (forms or {}).values() for f in fs], ops, s.tensor, s.reference)
 
     def lost(graph: Graph, death: Death) -> _Lost:
         return _Lost(death_finding(death, graph, "edges"))

@@ -22,9 +22,16 @@ from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.settling import settle_findings, with_rates
 from gradcheck.campaign.structure import StructureReport
 from gradcheck.campaign.structure_findings import run_structure
-from gradcheck.campaign.validation import campaign_ops, campaign_variants, surface_note, validate
+from gradcheck.campaign.validation import (
+    campaign_forms,
+    campaign_ops,
+    campaign_variants,
+    surface_note,
+    validate,
+)
 from gradcheck.engines.value_class import ValueClassAdapter, adapter_source
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.spellings import Form
 from gradcheck.parity.edge_check import EdgeProblem, check_edge
 
 
@@ -52,6 +59,8 @@ class EngineFacts:
     adapter_source: str | None = None
     inspected: tuple[Finding, ...] = ()
     variants: frozenset[str] = frozenset()
+    # op -> the adapter's other spellings of it the campaign draws (`validation.campaign_forms`)
+    forms: dict[str, tuple[Form, ...]] = field(default_factory=dict)
     surface_note: str | None = None
     # op -> the engine's primitives it is built from (`EngineAdapter.built_from`), the campaign's ops'
     built_from: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -69,9 +78,11 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         pass
     adapter, settings = state.adapter, state.settings
     problem, ops, variants, note = None, (), frozenset[str](), None
+    forms: dict[str, tuple[Form, ...]] = {}
     try:
         ops = validate(settings, adapter)
         variants, note = campaign_variants(settings, adapter), surface_note(settings, adapter)
+        forms = campaign_forms(settings, adapter)
     except CampaignError as exc:
         problem = str(exc)
     inspection = class_name = source = None
@@ -94,6 +105,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         adapter_source=source,
         inspected=inspected,
         variants=variants,
+        forms=forms,
         surface_note=note,
         built_from={op: parts for op, parts in adapter.built_from.items() if op in ops},
     )
@@ -109,7 +121,8 @@ def isolation(state: EngineState, cases: Sequence[IsolationCase], extra: Any = N
     """The isolation pass's cases: each one's findings and one-op evidence."""
     settings, adapter = state.settings, state.adapter
     ops, variants = campaign_ops(settings, adapter), campaign_variants(settings, adapter)
-    return [check_case(case, settings, ops, adapter, variants) for case in marked(cases)]
+    forms = campaign_forms(settings, adapter)
+    return [check_case(case, settings, ops, adapter, variants, forms) for case in marked(cases)]
 
 
 def settle(state: EngineState, units: Sequence[Sequence[Finding]], extra: Any = None) -> list[list[Finding]]:

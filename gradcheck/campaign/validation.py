@@ -8,6 +8,7 @@ from gradcheck.choices import REFERENCES
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.loading import UnknownEngineError, load_engine
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.spellings import Form, adapter_spellings, forms_of
 from gradcheck.graphs.surface import VARIANTS, adapter_variants
 
 
@@ -88,6 +89,16 @@ def campaign_variants(settings: Settings, adapter: EngineAdapter) -> frozenset[s
     return handled if settings.variants is None else handled & frozenset(settings.variants)
 
 
+def campaign_forms(settings: Settings, adapter: EngineAdapter) -> dict[str, tuple[Form, ...]]:
+    """op -> the adapter's other spellings of it (`spellings`) that a campaign draws, for the
+    campaign's ops; CampaignError for a malformed list."""
+    try:
+        listed = adapter_spellings(adapter)
+    except ValueError as exc:
+        raise CampaignError(f"engine {settings.engine!r}: {exc}") from None
+    return forms_of(listed, campaign_ops(settings, adapter))
+
+
 def surface_note(settings: Settings, adapter: EngineAdapter) -> str | None:
     """A note naming the variants of the campaign's ops that are not drawn because the adapter
     does not say it handles them (None when every variant of its ops is drawn)."""
@@ -127,6 +138,7 @@ def validate(settings: Settings, adapter: EngineAdapter | None = None) -> tuple[
         raise CampaignError(f"reference must be one of {list(REFERENCES)}, got {settings.reference!r}")
     _check_methods(settings, adapter)
     campaign_variants(settings, adapter)  # a release or variant name it does not know: bad input
+    campaign_forms(settings, adapter)  # a malformed list of spellings: bad input too
     return campaign_ops(settings, adapter)
 
 

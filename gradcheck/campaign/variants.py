@@ -2,7 +2,8 @@
 
 An engine's rule often fails for one form of an op only: a reduction over a tuple of dims, a
 division with a number on the left (no `__rtruediv__`), a matmul with a 1-D operand, a sum
-keeping its dims, an addition broadcasting a size-1 dim, `x ** 0`. A minimal failing graph of one op node
+keeping its dims, an addition broadcasting a size-1 dim, `x ** 0`, one of the adapter's spellings
+of the op (`np.absolute` for abs: "as np.absolute"). A minimal failing graph of one op node
 shows which forms it takes (`variant_of`); grouping keeps the fewest qualifiers the failures
 share (a failure of a plainer form joins it), so the title names the variant that matters
 ("amax over a tuple of dims — engine raised TypeError"), never one input's values.
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gradcheck.graphs.ir import Graph, OpNode
+from gradcheck.graphs.spellings import spelling_of
 from gradcheck.graphs.surface import VARIANTS
 
 TUPLE_DIMS = "over a tuple of dims"
@@ -72,8 +74,22 @@ def variant_of(graph: Mapping[str, Any] | Graph) -> tuple[str, ...]:
     return node_variant(node, shapes)
 
 
+def spelled_as(name: str) -> str:
+    """The qualifier of a node drawn in the adapter's spelling `name`: "as np.absolute"."""
+    return f"as {name}"
+
+
+def spelling_qualifiers(variant: Sequence[str]) -> tuple[str, ...]:
+    """The qualifiers among `variant` that name a spelling (a title names them in every tier:
+    another spelling is another function of the engine's)."""
+    return tuple(q for q in variant if q.startswith("as "))
+
+
 def node_variant(node: OpNode, shapes: Sequence[tuple[int, ...] | None]) -> tuple[str, ...]:
-    """The qualifiers of `node` whose operands have `shapes` (None for a constant operand)."""
+    """The qualifiers of `node` whose operands have `shapes` (None for a constant operand): its
+    spelling first, then the others in `QUALIFIERS` order."""
+    spelling = spelling_of(node)
+    spelled = (spelled_as(spelling),) if spelling is not None else ()
     found: set[str] = set()
     attrs = node.attr
     for c in node.consts:
@@ -94,7 +110,7 @@ def node_variant(node: OpNode, shapes: Sequence[tuple[int, ...] | None]) -> tupl
             found.add(BATCHED)
     if node.op in _ELEMENTWISE_BINARY and len(tensors) == 2:
         found.update(_broadcast(*tensors))
-    return tuple(q for q in QUALIFIERS if q in found)
+    return spelled + tuple(q for q in QUALIFIERS if q in found)
 
 
 def _power(exponent: float) -> set[str]:

@@ -28,7 +28,7 @@ came from (`op_names`) and how to print its values (`source`); see `torch_engine
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 from typing import Any
@@ -42,6 +42,7 @@ from gradcheck.engines.tracing import stage, traced
 from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.program import Program, registry_apply
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.spellings import Spelling, adapter_spellings, rule_of
 
 # The references an engine's answers can be judged against (`EngineAdapter.reference`).
 
@@ -92,6 +93,9 @@ class EngineAdapter:
     # variant), and variants it handles beyond that release, by name ("sum.keepdim").
     registry_release: int | str | None = None
     variants: frozenset[str] = frozenset()
+    # Other ways its users write an op (`gradcheck.graphs.spellings`): each a variant the
+    # generator draws and a finding's title names ("abs as abs(x)"); a rule takes (operands, attrs).
+    spellings: tuple[Spelling, ...] = ()
     # Whether every op was run once already when the adapter was made (a class built by
     # inspection, micrograd's known ops): the phases before op isolation may then run each op, and
     # learn from the nodes it returns (`built_from`); otherwise an op that hangs or ends its process
@@ -276,9 +280,16 @@ class EngineAdapter:
     def program(self, graph: Graph) -> Program:
         """`graph` compiled for this engine: each node's op resolved once to this adapter's `apply`
         (straight to the registry's spelling when `apply` is not overridden)."""
+        spelled = self.spelled_rule if adapter_spellings(self) else None
         if type(self).apply is EngineAdapter.apply:
-            return Program(graph, traced(registry_apply))
-        return Program(graph, traced(lambda op: partial(self.apply, op)))
+            return Program(graph, traced(registry_apply), spelled)
+        return Program(graph, traced(lambda op: partial(self.apply, op)), spelled)
+
+    def spelled_rule(self, op: str, name: str) -> Callable[[list[Any], dict[str, Any]], Any]:
+        """The rule of this adapter's spelling `name` of `op`, on (operands, attrs), marked on
+        the beacon as `op` (KeyError when it lists no such spelling)."""
+        rule = rule_of(adapter_spellings(self), op, name).rule
+        return traced(lambda _: rule)(op)
 
     def build(
         self, graph: Graph, values: Sequence[Any], program: Program | None = None

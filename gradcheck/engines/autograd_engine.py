@@ -9,7 +9,25 @@ from typing import Any
 
 from gradcheck.engines.functional import Arrays, FunctionAdapter
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.spellings import Spelling
 from gradcheck.graphs.surface import LATEST
+
+# The other spellings autograd.numpy documents for the ops (numpy's aliases, each with a rule of
+# its own in autograd) and the integer exponents `**` takes (a Python int, an integer array).
+AUTOGRAD_SPELLINGS = (
+    Spelling("abs", "np.absolute", lambda xp, a, k: xp.absolute(a[0])),
+    Spelling("abs", "np.fabs", lambda xp, a, k: xp.fabs(a[0])),
+    Spelling("pow", "np.power", lambda xp, a, k: xp.power(a[0], a[1])),
+    Spelling("pow", "x ** int", lambda xp, a, k: a[0] ** int(a[1]), integer_exponent=True),
+    Spelling("pow_const", "np.power", lambda xp, a, k: xp.power(a[0], k["exponent"])),
+    Spelling("pow_const", "x ** int", lambda xp, a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    Spelling(
+        "pow_const",
+        "x ** int array",
+        lambda xp, a, k: a[0] ** xp.asarray(int(k["exponent"])),
+        integer_exponent=True,
+    ),
+)
 
 
 class AutogradAdapter(FunctionAdapter):
@@ -18,6 +36,7 @@ class AutogradAdapter(FunctionAdapter):
     name = "autograd"
     registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset(SCALAR_OPS)
+    spellings = AUTOGRAD_SPELLINGS
 
     def __init__(self) -> None:
         import autograd

@@ -20,16 +20,18 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.snippets import run_snippet
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import SPELLING, Graph
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.spellings import adapter_spellings, rule_of
 
 Arrays = Sequence[Any]  # one engine array per graph input (or output)
 GraphFunction = Callable[[Arrays], list[Any]]
 
 
 def graph_function(graph: Graph, op: Callable[[str, Sequence[Any], dict[str, Any]], Any]) -> GraphFunction:
-    """`graph` as a Python function from input arrays to output arrays, each op through `op`."""
-    steps = [(node, node.attr) for node in graph.nodes]
+    """`graph` as a Python function from input arrays to output arrays, each op through `op`
+    (a node's `spelling` among the attributes `op` gets, when it has one)."""
+    steps = [(node, dict(node.attrs)) for node in graph.nodes]
     outputs = list(graph.outputs)
 
     def evaluate(inputs: Arrays) -> list[Any]:
@@ -62,6 +64,7 @@ class FunctionAdapter(EngineAdapter):
     """
 
     create_graph = True  # a second derivative is `grad` of a gradient: every such engine has one
+    # here a spelling's rule takes (xp, operands, attrs), as the registry's `array` spellings do
 
     @property
     def xp(self) -> Any:
@@ -114,6 +117,14 @@ class FunctionAdapter(EngineAdapter):
         """Registry op `name` on engine arrays, spelled with `xp` (the registry entry's `array`)."""
         return REGISTRY[name].array(self.xp, args, attrs)
 
+    def spelled_op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        """`op`, or for attributes naming one of the adapter's spellings (`spelling`), that
+        spelling's rule; either way without the spelling among the attributes."""
+        if SPELLING not in attrs:
+            return self.op(name, args, attrs)
+        plain = {k: v for k, v in attrs.items() if k != SPELLING}
+        return rule_of(adapter_spellings(self), name, attrs[SPELLING]).rule(self.xp, args, plain)
+
     # --- what the harness calls ------------------------------------------------------------------
 
     def _weighted_sum(self, outputs: Sequence[Any], cotangent: Arrays) -> Any:
@@ -122,7 +133,7 @@ class FunctionAdapter(EngineAdapter):
 
     def compile_graph(self, graph: Graph) -> CompiledGraph:
         """The graph's vectorised (forward, gradient) function and its HVP, made once per graph."""
-        forward = graph_function(graph, self.op)
+        forward = graph_function(graph, self.spelled_op)
 
         def point(xs: Arrays, cots: Arrays) -> tuple[list[Any], Sequence[Any]]:
             return forward(xs), list(self.grad(lambda ys: self._weighted_sum(forward(ys), cots))(xs))

@@ -12,6 +12,7 @@ from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
+from gradcheck.graphs.spellings import Spelling, adapter_spellings
 from gradcheck.graphs.surface import LATEST
 
 # The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
@@ -23,7 +24,29 @@ _NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
 }
 
 
-_MACHINES: dict[Callable[..., Any], GraphMachine] = {}
+# The other spellings jax.numpy documents for the ops, and the integer exponents `**` takes: a
+# Python int (lax.integer_pow) or an integer array (lax.pow with an integer exponent). pow's
+# constant exponent is data to the compiled machine, so it is an integer array only.
+JAX_SPELLINGS = (
+    Spelling("abs", "jnp.absolute", lambda xp, a, k: xp.absolute(a[0])),
+    Spelling("pow", "jnp.power", lambda xp, a, k: xp.power(a[0], a[1])),
+    Spelling(
+        "pow",
+        "x ** int array",
+        lambda xp, a, k: a[0] ** xp.asarray(a[1]).astype(xp.int64),
+        integer_exponent=True,
+    ),
+    Spelling("pow_const", "jnp.power", lambda xp, a, k: xp.power(a[0], k["exponent"])),
+    Spelling("pow_const", "x ** int", lambda xp, a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    Spelling(
+        "pow_const",
+        "x ** int array",
+        lambda xp, a, k: a[0] ** xp.asarray(int(k["exponent"])),
+        integer_exponent=True,
+    ),
+)
+
+_MACHINES: dict[tuple[Any, ...], GraphMachine] = {}
 
 
 def _jax() -> Any:
@@ -39,17 +62,21 @@ class JaxAdapter(FunctionAdapter):
     name = "jax"
     registry_release = LATEST  # a built-in adapter handles every form of its ops
     ops = frozenset(SCALAR_OPS)
+    spellings = JAX_SPELLINGS
 
     def __init__(self) -> None:
         self.jax = _jax()
 
     @property
     def _machine(self) -> GraphMachine:
-        """One machine per spelling of the ops and process (the checker and the shrinker share it)."""
-        spelling = type(self).op
-        machine = _MACHINES.get(spelling)
+        """One machine per spelling of the ops (`op` and `spellings`) and process (the checker and
+        the shrinker share it)."""
+        spellings = adapter_spellings(self)
+        key = (type(self).op, spellings)
+        machine = _MACHINES.get(key)
         if machine is None:
-            machine = _MACHINES[spelling] = GraphMachine(self.jax, self.op)
+            forms = [s.form for s in spellings]
+            machine = _MACHINES[key] = GraphMachine(self.jax, self.spelled_op, forms)
         return machine
 
     def compile_graph(self, graph: Graph) -> CompiledGraph:

@@ -19,22 +19,31 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.functional import Arrays, CompiledGraph
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import SPELLING, Graph
 from gradcheck.graphs.registry import REGISTRY, SCALAR_OPS
+from gradcheck.graphs.spellings import Form
 
 SAFE = 1.0  # the value of a padding input (its gradient is dropped)
 
 Branch = tuple[str, dict[str, Any]]
 
 
-def branches() -> list[Branch]:
-    """The machine's op codes: each scalar op, and pow_const once per exponent the generator draws."""
+def branches(forms: Sequence[Form] = ()) -> list[Branch]:
+    """The machine's op codes: each scalar op, and pow_const once per exponent the generator
+    draws; then each of the adapter's spellings `forms` of them likewise (an integer exponent's
+    at the integer exponents alone)."""
     out: list[Branch] = []
-    for name in SCALAR_OPS:
+    spelled: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in SCALAR_OPS]
+    spelled += [(f.op, {SPELLING: f.name}) for f in forms if f.op in SCALAR_OPS]
+    integer = {f.name for f in forms if f.integer_exponent}
+    for name, extra in spelled:
         if name == "pow_const":
-            out += [(name, {"exponent": c}) for c in REGISTRY[name].attrs["exponent"]]
+            exponents = REGISTRY[name].attrs["exponent"]
+            if extra.get(SPELLING) in integer:
+                exponents = tuple(c for c in exponents if float(c).is_integer())
+            out += [(name, {"exponent": c, **extra}) for c in exponents]
         else:
-            out.append((name, {}))
+            out.append((name, extra))
     return out
 
 
@@ -55,9 +64,11 @@ class GraphMachine:
     """Compiled once per padded size; `compile(graph)` returns the graph's functions, or None when the
     graph uses something the machine does not have (tensors, an exponent it has no code for)."""
 
-    def __init__(self, jax: Any, op: Callable[[str, Sequence[Any], dict[str, Any]], Any]) -> None:
+    def __init__(
+        self, jax: Any, op: Callable[[str, Sequence[Any], dict[str, Any]], Any], forms: Sequence[Form] = ()
+    ) -> None:
         self.jax, self.op = jax, op
-        self.branches = branches()
+        self.branches = branches(forms)
         self.codes = {
             (name, tuple(sorted(attrs.items()))): i for i, (name, attrs) in enumerate(self.branches)
         }
@@ -98,7 +109,7 @@ class GraphMachine:
             return None
         codes = []
         for node in graph.nodes:
-            code = self.codes.get((node.op, tuple(sorted(node.attr.items()))))
+            code = self.codes.get((node.op, tuple(sorted(node.attrs))))
             if code is None:
                 return None
             codes.append(code)

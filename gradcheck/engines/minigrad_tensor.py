@@ -12,7 +12,21 @@ from gradcheck.engines.minigrad_grad import MinigradGradAdapter, builtin
 from gradcheck.engines.snippets import backward_snippet, own_code_repro
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS
+from gradcheck.graphs.spellings import Spelling
 from minigrad import Tensor, functional
+
+# The other spellings minigrad's Tensor documents: the built-in abs(), and `**` with an integer
+# exponent, a Python int (the scalar-exponent rule) or an integer array (the two-operand rule).
+TENSOR_SPELLINGS = (
+    Spelling("abs", "abs(x)", lambda a, k: abs(a[0])),
+    Spelling("pow_const", "x ** int", lambda a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    Spelling(
+        "pow_const",
+        "x ** int array",
+        lambda a, k: a[0] ** np.asarray(int(k["exponent"])),
+        integer_exponent=True,
+    ),
+)
 
 # The registry spells every op as a method (`x.softmax(dim)`); minigrad has these as functions.
 _FUNCTIONS: dict[str, Callable[[Tensor, int], Tensor]] = {
@@ -36,6 +50,7 @@ class MinigradTensor(MinigradGradAdapter):
 
     name = "minigrad-tensor"
     ops = frozenset(TENSOR_OPS)
+    spellings = TENSOR_SPELLINGS
     tensor = True
     dtypes = ("float64", "float32")
 

@@ -6,7 +6,15 @@ from typing import Any
 
 from gradcheck.engines.minigrad_grad import MinigradGradAdapter
 from gradcheck.graphs.registry import SCALAR_OPS
+from gradcheck.graphs.spellings import Spelling
 from minigrad import Value
+
+# The other spellings minigrad documents: the built-in abs(), and `**` with a Python int exponent.
+VALUE_SPELLINGS = (
+    Spelling("abs", "abs(x)", lambda a, k: abs(a[0])),
+    Spelling("pow", "x ** int", lambda a, k: a[0] ** int(a[1]), integer_exponent=True),
+    Spelling("pow_const", "x ** int", lambda a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+)
 
 
 class MinigradValue(MinigradGradAdapter):
@@ -14,6 +22,7 @@ class MinigradValue(MinigradGradAdapter):
 
     name = "minigrad"
     ops = frozenset(SCALAR_OPS)
+    spellings = VALUE_SPELLINGS
 
     def leaf(self, value: Any) -> Value:
         return Value(value)

@@ -13,6 +13,7 @@ import numpy as np
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
 from gradcheck.graphs.registry import REGISTRY, TENSOR_OPS
+from gradcheck.graphs.spellings import Spelling
 from gradcheck.graphs.surface import LATEST
 
 try:  # the `torch` extra: the parity check needs it, checking minigrad functions does not
@@ -28,6 +29,39 @@ def _tensor(x: Any, like: Any = None) -> Any:
     return torch.as_tensor(np.asarray(x), dtype=dtype)
 
 
+def _integer_tensor(c: Any) -> Any:
+    """An exponent (a number or a 0-d tensor) as a 0-d int64 tensor."""
+    return torch.as_tensor(c).detach().long() if isinstance(c, torch.Tensor) else torch.tensor(int(c))
+
+
+# The other spellings torch documents for the ops (aliases and functional forms), and the
+# exponents `**` takes: a Python int, a 0-d integer tensor and a 0-d float64 tensor, each a
+# kernel of its own.
+TORCH_SPELLINGS = (
+    Spelling("abs", "torch.absolute", lambda a, k: torch.absolute(a[0])),
+    Spelling("abs", "torch.abs", lambda a, k: torch.abs(a[0])),
+    Spelling("relu", "torch.relu", lambda a, k: torch.relu(a[0])),
+    Spelling("relu", "F.relu", lambda a, k: torch.nn.functional.relu(a[0])),
+    Spelling("maximum", "torch.max(x, y)", lambda a, k: torch.max(a[0], a[1])),
+    Spelling("pow", "torch.pow", lambda a, k: torch.pow(a[0], a[1])),
+    Spelling("pow", "x ** int tensor", lambda a, k: a[0] ** _integer_tensor(a[1]), integer_exponent=True),
+    Spelling("pow_const", "torch.pow", lambda a, k: torch.pow(a[0], k["exponent"])),
+    Spelling("pow_const", "Tensor.pow", lambda a, k: a[0].pow(k["exponent"])),
+    Spelling("pow_const", "x ** int", lambda a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    Spelling(
+        "pow_const",
+        "x ** int tensor",
+        lambda a, k: a[0] ** torch.tensor(int(k["exponent"])),
+        integer_exponent=True,
+    ),
+    Spelling(
+        "pow_const",
+        "x ** 0-dim tensor",
+        lambda a, k: a[0] ** torch.tensor(float(k["exponent"]), dtype=torch.float64),
+    ),
+)
+
+
 class TorchAdapter(EngineAdapter):
     """torch tensors; gradients by `torch.autograd.grad`, Hessian-vector products through it twice."""
 
@@ -36,6 +70,7 @@ class TorchAdapter(EngineAdapter):
     ops = frozenset(TENSOR_OPS)
     tensor = True
     create_graph = True
+    spellings = TORCH_SPELLINGS
     value_names = "torch.Tensor"
     dtypes = ("float64", "float32")
 

@@ -20,6 +20,7 @@ from gradcheck.graphs.opspec import CONSTANTS
 from gradcheck.graphs.registry import MAX_MAGNITUDE, REGISTRY, TENSOR_OPS, Chooser, in_domain, resolve_ops
 from gradcheck.graphs.rng_stream import RngChooser, stream_chooser
 from gradcheck.graphs.shapes import RANK, pad
+from gradcheck.graphs.spellings import Forms, draw_form
 from gradcheck.graphs.surface import allows
 
 
@@ -81,6 +82,7 @@ def build_graph(
     n_outputs: int,
     chain: bool = False,
     variants: frozenset[str] | None = None,
+    forms: Forms | None = None,
 ) -> Graph:
     """A graph over inputs with the given batch of `points` (one (K,) array per input).
 
@@ -89,7 +91,8 @@ def build_graph(
     `chain=True` builds a deep residual chain: each block applies a random op to the newest
     node h and then adds (or subtracts) the result back onto h, so gradients neither vanish nor
     skip the deep path. `variants`: the attribute variants an op may be drawn in
-    (`gradcheck.graphs.surface`; None: all of them).
+    (`gradcheck.graphs.surface`; None: all of them). `forms`: op -> the adapter's other
+    spellings a node of it may be drawn in (`gradcheck.graphs.spellings`; None: none).
     """
     n_in = len(points)
     k = np.asarray(points[0]).shape[0]
@@ -139,7 +142,7 @@ def build_graph(
                     made = _with_constant(spec, row, c, attr)
                     if made is None:
                         continue
-                    nodes.append(OpNode(spec.name, (first,), attrs, (c,)))
+                    nodes.append(draw_form(chooser, forms, OpNode(spec.name, (first,), attrs, (c,))))
                     buf[n] = made
                     n += 1
                     continue
@@ -147,7 +150,7 @@ def build_graph(
                     pair = [row, row]
                     out = spec.numpy(pair, attr)
                     if _row_ok(spec, pair, attr, out):
-                        nodes.append(OpNode(spec.name, (first, first), attrs))
+                        nodes.append(draw_form(chooser, forms, OpNode(spec.name, (first, first), attrs)))
                         buf[n] = out[0]
                         n += 1
                         continue
@@ -162,7 +165,7 @@ def build_graph(
                 other = int(candidates[-1 - chooser.integer(0, candidates.size - 1)])
                 args = (first, other) if left else (other, first)
                 new = outs[other]
-            nodes.append(OpNode(spec.name, args, attrs))
+            nodes.append(draw_form(chooser, forms, OpNode(spec.name, args, attrs)))
             buf[n] = new
             n += 1
     _end_nodes(chooser)
@@ -279,6 +282,7 @@ def random_graph(
     sizes: Sizes = Sizes(),
     variants: frozenset[str] | None = None,
     positive: bool = False,
+    forms: Forms | None = None,
 ) -> Graph:
     """A random graph drawn from `rng` (seeded numpy Generator): the campaign's generator.
 
@@ -287,11 +291,12 @@ def random_graph(
     `sizes.deep_every` is a deep chain of 52-70 ops. variants: the attribute variants the ops
     may be drawn in (None: every one; see `gradcheck.graphs.surface`). positive: the inputs'
     magnitudes only, so that one op whose domain is x > 0 (log, sqrt) can be applied to an input
-    at every one of many points (and every element).
+    at every one of many points (and every element). forms: the adapter's other spellings of
+    the ops (`gradcheck.graphs.spellings`).
     """
     if tensor:
         return random_tensor_graph(
-            rng, ops=ops, points=points, sizes=sizes, variants=variants, positive=positive
+            rng, ops=ops, points=points, sizes=sizes, variants=variants, positive=positive, forms=forms
         )
     op_names = resolve_ops(ops)
     chooser = RngChooser(rng)
@@ -303,7 +308,9 @@ def random_graph(
     if positive:
         pts = [np.abs(p) for p in pts]
     with stream_chooser(rng) as fast:  # the same draws as `chooser`, faster
-        graph = build_graph(fast, pts, op_names, n_nodes, n_outputs, chain=deep, variants=variants)
+        graph = build_graph(
+            fast, pts, op_names, n_nodes, n_outputs, chain=deep, variants=variants, forms=forms
+        )
     if deep:
         graph.meta["deep"] = True
     return graph
@@ -346,6 +353,7 @@ def build_tensor_graph(
     n_nodes: int,
     n_outputs: int,
     variants: frozenset[str] | None = None,
+    forms: Forms | None = None,
 ) -> Graph:
     """A tensor graph over inputs of `shapes`, with K points per input (arrays of shape (K, *shape)).
 
@@ -402,7 +410,7 @@ def build_tensor_graph(
         if made is None:
             continue
         out, shape = made
-        nodes.append(node)
+        nodes.append(draw_form(chooser, forms, node))
         values.append(out)
         node_shapes.append(shape)
     _end_nodes(chooser)
@@ -487,6 +495,7 @@ def random_tensor_graph(
     sizes: Sizes = Sizes(),
     variants: frozenset[str] | None = None,
     positive: bool = False,
+    forms: Forms | None = None,
 ) -> Graph:
     """A random tensor graph (elementwise ops with broadcasting, matmul, reductions, shape ops);
     `positive`: the inputs' magnitudes only (see `random_graph`)."""
@@ -505,7 +514,7 @@ def random_tensor_graph(
     lo, hi = (min(bound, sizes.nodes[1]) for bound in sizes.tensor_nodes)  # never above `nodes`
     n_nodes = chooser.integer(lo, hi)
     n_outputs = chooser.integer(*sizes.outputs)
-    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, n_outputs, variants)
+    return build_tensor_graph(chooser, shapes, pts, op_names, n_nodes, n_outputs, variants, forms)
 
 
 def tensor_graph_in_domain(graph: Graph) -> bool:

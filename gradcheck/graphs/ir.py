@@ -28,6 +28,9 @@ import numpy as np
 from gradcheck.graphs.registry import REGISTRY
 
 FORMAT = "minigrad-graph"
+# The attribute naming which of an adapter's spellings of its op a node is drawn in
+# (`gradcheck.graphs.spellings`): how the engine is called, not part of the op's math.
+SPELLING = "spelling"
 VERSION = 2  # the version written for graphs with constants; VERSION_1 for the others
 VERSION_1 = 1
 READABLE_VERSIONS = (VERSION_1, VERSION)
@@ -78,7 +81,10 @@ class OpNode:
 
     @property
     def attr(self) -> dict[str, Any]:
-        return dict(self.attrs)
+        """The op's attributes, as its reference math reads them (without the spelling)."""
+        attrs = dict(self.attrs)
+        attrs.pop(SPELLING, None)
+        return attrs
 
     @property
     def arity(self) -> int:

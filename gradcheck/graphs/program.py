@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradcheck.graphs.ir import Constant, Graph
+from gradcheck.graphs.ir import SPELLING, Constant, Graph
 from gradcheck.graphs.registry import REGISTRY
 
 # An op as a callable on its operands and attributes, like `OpSpec.apply`.
@@ -31,17 +31,28 @@ def registry_apply(op: str) -> Apply:
 
 
 class Program:
-    """`graph`'s nodes as steps, each op resolved to a callable by `resolve(op name)`."""
+    """`graph`'s nodes as steps, each op resolved to a callable by `resolve(op name)`, and a node
+    drawn in one of the adapter's spellings by `spelled(op name, spelling)` (None: every node in
+    its op's default spelling, as the references compute it)."""
 
-    def __init__(self, graph: Graph, resolve: Callable[[str], Apply] = registry_apply) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        resolve: Callable[[str], Apply] = registry_apply,
+        spelled: Callable[[str, str], Apply] | None = None,
+    ) -> None:
         self.outputs = tuple(graph.outputs)
-        applies: dict[str, Apply] = {}  # each distinct op resolved once
+        applies: dict[tuple[str, Any], Apply] = {}  # each distinct op and spelling resolved once
         steps: list[Step] = []
         for node in graph.nodes:
-            apply = applies.get(node.op)
-            if apply is None:
-                apply = applies[node.op] = resolve(node.op)
             attrs = dict(node.attrs) if node.attrs else {}
+            spelling = attrs.pop(SPELLING, None)  # how the engine is called: no attribute of the op
+            if spelled is None:
+                spelling = None
+            apply = applies.get((node.op, spelling))
+            if apply is None:
+                rule = resolve(node.op) if spelled is None or spelling is None else spelled(node.op, spelling)
+                apply = applies[(node.op, spelling)] = rule
             steps.append((apply, node.args, attrs, _constants(node.consts) if node.consts else ()))
         self.steps = tuple(steps)
 

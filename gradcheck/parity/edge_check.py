@@ -11,7 +11,7 @@ tolerances); what kind of difference each is, by `gradcheck.parity.classify` as 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
+from gradcheck.graphs.spellings import Form, adapter_spellings, applicable, spelled
 from gradcheck.parity.answers import one_point
 from gradcheck.parity.classify import classify
 from gradcheck.parity.exact import run_exact
@@ -355,9 +356,30 @@ def check_edges(
     adapter = loaded(engine, "check_edges")
     names = sorted(adapter.ops) if ops is None else [op for op in ops if op in adapter.ops]
     problems: list[EdgeProblem] = []
-    for graph in edge_cases(names, adapter.tensor, reference):
+    forms = [s.form for s in adapter_spellings(adapter)]
+    cases = edge_cases(names, adapter.tensor, reference) + spelled_edge_cases(
+        forms, names, adapter.tensor, reference
+    )
+    for graph in cases:
         problems += check_edge(adapter, graph)
     return problems
+
+
+def spelled_edge_cases(
+    forms: Iterable[Form], ops: Sequence[str], tensor: bool = False, reference: str = "torch"
+) -> list[Graph]:
+    """Each edge case of `ops` again in each of the adapter's spellings `forms` that takes it (an
+    integer exponent's at integer exponents; one that differs at nan at no nan operand)."""
+    graphs = []
+    for form in forms:
+        if form.op not in ops:
+            continue
+        for graph in edge_cases([form.op], tensor, reference):
+            node = graph.nodes[0]
+            at_nan = any(np.isnan(np.asarray(i.value, dtype=np.float64)).any() for i in graph.inputs)
+            if applicable([form], node) and not (form.differs_at_nan and at_nan):
+                graphs.append(replace(graph, nodes=[spelled(node, form)]))
+    return graphs
 
 
 def _pattern(x: np.ndarray) -> np.ndarray:
