@@ -99,7 +99,8 @@ def fix_first_order(f: Finding) -> tuple[Any, ...]:
     fails wherever it is used before what fails at one place (`where`: `2 - x` raising everywhere
     before `x ** 0` raising at 0, though the campaign stops drawing a form it found broken, so it
     covers fewer graphs), then the one covering more graphs."""
-    return (tiers.fix_first_rank(f.tier), bool(f.where), -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
+    at_one_place = bool(f.ops and f.where)  # a finding without ops names its check in `where`
+    return (tiers.fix_first_rank(f.tier), at_one_place, -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
 
 
 def merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:

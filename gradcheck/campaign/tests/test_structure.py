@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from dataclasses import replace
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,6 @@ from gradcheck.campaign.structure import (
     on_fresh_stack,
     paths_case,
     sharing_graphs,
-    spare_leaves,
 )
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.cli import main
@@ -205,17 +205,28 @@ def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rat
     assert steady.kind is Kind.WRONG_GRADIENT
 
 
+FRESH_PROCESS_IDS = """
+from itertools import pairwise
+from gradcheck.campaign.structure import spare_leaves
+from gradcheck.testing.structural_engines import CorrectAdapter
+adapter = CorrectAdapter()
+kept = [adapter.leaf(0.0) for _ in range(4000)]  # what follows comes from fresh memory
+falls = []
+for build in range(4):
+    kept.append(spare_leaves(adapter, build))
+    made = [adapter.leaf(1.0) for _ in range(8)]
+    falls.append(sum(id(a) > id(b) for a, b in pairwise(made)))
+    kept.append(made)
+print(*falls)
+"""
+
+
 def test_the_next_builds_ids_rise_after_even_builds_and_fall_after_odd_ones():
-    # in a fresh process addresses rise with each node made, so an order that follows ids would
-    # pass every rebuild (a campaign's worker once found no id-ordered backward in 160 builds)
-    adapter = se.CorrectAdapter()
-    kept = [adapter.leaf(0.0) for _ in range(4000)]  # what follows comes from fresh memory
-    falls = []
-    for build in range(4):
-        kept.append(spare_leaves(adapter, build))
-        made = [adapter.leaf(1.0) for _ in range(8)]
-        falls.append(sum(id(a) > id(b) for a, b in pairwise(made)))
-        kept.append(made)
+    # in a fresh process (a campaign's worker) addresses rise with each node made, so an order
+    # that follows ids would pass every rebuild (a worker once found no id-ordered backward in 160)
+    run = [sys.executable, "-c", FRESH_PROCESS_IDS]
+    done = subprocess.run(run, capture_output=True, text=True, check=True)
+    falls = [int(n) for n in done.stdout.split()]
     assert falls[0] <= 1 and falls[2] <= 1, f"of 7 ids, so many fall after each build: {falls}"
     assert falls[1] >= 5 and falls[3] >= 5, f"of 7 ids, so many fall after each build: {falls}"
 
