@@ -95,12 +95,18 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def fix_first_order(f: Finding) -> tuple[Any, ...]:
-    """Where a finding comes among what to fix first: by tier (`tiers.fix_first_rank`), then what
-    fails wherever it is used before what fails at one place (`where`: `2 - x` raising everywhere
-    before `x ** 0` raising at 0, though the campaign stops drawing a form it found broken, so it
-    covers fewer graphs), then the one covering more graphs."""
-    at_one_place = bool(f.ops and f.where)  # a finding without ops names its check in `where`
-    return (tiers.fix_first_rank(f.tier), at_one_place, -f.graphs, tiers.tier_rank(f.tier), f.title, f.phase)
+    """Where a finding comes among what to fix first: by tier (`tiers.fix_first_rank`), then a
+    number the value class refuses (phase "inspection": `2 - x` raising wherever it is written,
+    one case only, since the campaign passes the number as a value afterwards) before the rest,
+    then the one covering more graphs (a mistake failing 800 graphs above a 28-graph bug)."""
+    return (
+        tiers.fix_first_rank(f.tier),
+        f.phase != "inspection",
+        -f.graphs,
+        tiers.tier_rank(f.tier),
+        f.title,
+        f.phase,
+    )
 
 
 def merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:

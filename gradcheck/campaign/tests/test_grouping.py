@@ -164,12 +164,15 @@ def test_a_finding_is_shown_at_inputs_near_1_rather_than_where_its_excess_is_lar
     assert shown.graph["inputs"][1]["value"] == -1.52 and shown.graphs == 2
 
 
-def test_a_bug_wherever_its_op_is_used_comes_before_one_at_one_input_that_covers_more_graphs():
-    def bug(ops, where, graphs):
+def test_a_number_the_class_refuses_comes_before_a_bug_that_covers_more_graphs():
+    def bug(ops, phase, graphs):
         nodes = [{"op": ops[0], "args": [0]}]
         graph = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": nodes, "outputs": [1]}
-        return Finding(Kind.EXCEPTION, ops, "gradient", graph, where=where, graphs=graphs, tier=tiers.BUG)
+        return Finding(Kind.EXCEPTION, ops, "gradient", graph, phase=phase, graphs=graphs, tier=tiers.BUG)
 
-    at_zero, everywhere = bug(("pow_const",), "at 0", 9), bug(("sub",), "", 1)
-    assert [f.ops for f in group_findings([at_zero, everywhere])] == [("sub",), ("pow_const",)]
-    assert [f.ops for f in group_findings([bug(("exp",), "", 2), everywhere])] == [("exp",), ("sub",)]
+    at_zero, refused = bug(("pow_const",), "isolation", 9), bug(("sub",), "inspection", 1)
+    assert [f.ops for f in group_findings([at_zero, refused])] == [("sub",), ("pow_const",)]
+    assert [f.ops for f in group_findings([bug(("exp",), "random", 2), at_zero])] == [
+        ("pow_const",),
+        ("exp",),
+    ]
