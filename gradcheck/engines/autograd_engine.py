@@ -9,24 +9,15 @@ from typing import Any
 
 from gradcheck.engines.functional import Arrays, FunctionAdapter
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
-from gradcheck.graphs.spellings import Spelling
+from gradcheck.graphs.spellings import Spelling, array_module_spellings
 from gradcheck.graphs.surface import LATEST
 
 # The other spellings autograd.numpy documents for the ops (numpy's aliases, each with a rule of
 # its own in autograd) and the integer exponents `**` takes (a Python int, an integer array).
 AUTOGRAD_SPELLINGS = (
-    Spelling("abs", "np.absolute", lambda xp, a, k: xp.absolute(a[0])),
+    *array_module_spellings("np"),
     Spelling("abs", "np.fabs", lambda xp, a, k: xp.fabs(a[0])),
-    Spelling("pow", "np.power", lambda xp, a, k: xp.power(a[0], a[1])),
     Spelling("pow", "x ** int", lambda xp, a, k: a[0] ** int(a[1]), integer_exponent=True),
-    Spelling("pow_const", "np.power", lambda xp, a, k: xp.power(a[0], k["exponent"])),
-    Spelling("pow_const", "x ** int", lambda xp, a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
-    Spelling(
-        "pow_const",
-        "x ** int array",
-        lambda xp, a, k: a[0] ** xp.asarray(int(k["exponent"])),
-        integer_exponent=True,
-    ),
 )
 
 

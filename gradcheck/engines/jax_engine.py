@@ -12,7 +12,7 @@ from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
 from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
-from gradcheck.graphs.spellings import Spelling, adapter_spellings
+from gradcheck.graphs.spellings import Spelling, adapter_spellings, array_module_spellings
 from gradcheck.graphs.surface import LATEST
 
 # The ops JAX spells itself (the rest are numpy spellings through jax.numpy).
@@ -28,20 +28,11 @@ _NN_OPS: dict[str, Callable[[Any, Sequence[Any], dict[str, Any]], Any]] = {
 # Python int (lax.integer_pow) or an integer array (lax.pow with an integer exponent). pow's
 # constant exponent is data to the compiled machine, so it is an integer array only.
 JAX_SPELLINGS = (
-    Spelling("abs", "jnp.absolute", lambda xp, a, k: xp.absolute(a[0])),
-    Spelling("pow", "jnp.power", lambda xp, a, k: xp.power(a[0], a[1])),
+    *array_module_spellings("jnp"),
     Spelling(
         "pow",
         "x ** int array",
         lambda xp, a, k: a[0] ** xp.asarray(a[1]).astype(xp.int64),
-        integer_exponent=True,
-    ),
-    Spelling("pow_const", "jnp.power", lambda xp, a, k: xp.power(a[0], k["exponent"])),
-    Spelling("pow_const", "x ** int", lambda xp, a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
-    Spelling(
-        "pow_const",
-        "x ** int array",
-        lambda xp, a, k: a[0] ** xp.asarray(int(k["exponent"])),
         integer_exponent=True,
     ),
 )

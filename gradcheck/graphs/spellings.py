@@ -56,6 +56,24 @@ class Form:
 Forms = Mapping[str, tuple[Form, ...]]  # op -> the forms a node of it may be drawn in
 
 
+def array_module_spellings(module: str) -> tuple[Spelling, ...]:
+    """The spellings every numpy-like module documents (`module`: "np", "jnp"), as a function-style
+    adapter writes them with its `xp`: `{module}.absolute`, `{module}.power` for pow and pow_const,
+    and pow_const's exponent as a Python int and as an integer array."""
+    return (
+        Spelling("abs", f"{module}.absolute", lambda xp, a, k: xp.absolute(a[0])),
+        Spelling("pow", f"{module}.power", lambda xp, a, k: xp.power(a[0], a[1])),
+        Spelling("pow_const", f"{module}.power", lambda xp, a, k: xp.power(a[0], k["exponent"])),
+        Spelling("pow_const", "x ** int", lambda xp, a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+        Spelling(
+            "pow_const",
+            "x ** int array",
+            lambda xp, a, k: a[0] ** xp.asarray(int(k["exponent"])),
+            integer_exponent=True,
+        ),
+    )
+
+
 # The methods that spell ops: a subclass overriding one spells them its own way.
 _SPELLING_METHODS = ("apply", "op")
 
