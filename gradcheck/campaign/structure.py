@@ -341,10 +341,11 @@ OBJECT_CHECKS: dict[str, tuple[str, Observe]] = {
 }
 
 
-def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: list[Any]) -> list[Any]:
+def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: Kept) -> list[Any]:
     leaves = [adapter.leaf(v) for v in graph.input_values(0)]
     nodes = adapter.program(graph).run(leaves, adapter.operand)
-    kept += [nodes, spare_leaves(adapter, len(kept) // 2)]
+    kept += [nodes, spare_leaves(adapter, kept.rebuild)]
+    kept.rebuild += 1
     return observe(adapter, list(nodes), graph.n_inputs)
 
 
@@ -355,10 +356,10 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
     if reason:
         return CaseResult(name, cause, "not applicable", detail=reason, graph=graph)
     reference = TorchRetaining()
-    torch = flat_vector([reference.plain(g) for g in _observe(reference, graph, observe, [])])
+    torch = flat_vector([reference.plain(g) for g in _observe(reference, graph, observe, Kept())])
     labels = [f"gradient of {graph.name_of(i)}" for i in range(graph.n_inputs + len(graph.nodes))]
     labels = labels[: graph.n_inputs] if cause != "interior" else labels[graph.n_inputs : -1]
-    kept: list[Any] = []
+    kept = Kept()
     unkept: list[str] = []
 
     def attempt() -> tuple[str, float | None]:
