@@ -179,6 +179,23 @@ class AddAssigns(TutorialValue):
         return out
 
 
+class AddAssignsFirst(TutorialValue):
+    """ "I wrote `=` for self in add's backward" (and `+=` for other): `x + x` is still 2, since
+    the second line adds to what the first set; a node used again elsewhere loses a gradient
+    whenever add's backward runs after the other use's."""
+
+    def __add__(self, other: Any) -> Any:
+        other = other if isinstance(other, _TutorialCore) else type(self)(other)
+        out = type(self)(self.data + other.data, (self, other), "+")
+
+        def _backward() -> None:
+            self.grad = out.grad
+            other.grad += out.grad
+
+        out._backward = _backward
+        return out
+
+
 class MulAssigns(TutorialValue):
     """ "In mul's backward I set the gradients with `=` instead of adding to them." (`x * x`.)"""
 

@@ -46,7 +46,9 @@ def test_a_root_seeded_wrong_is_the_one_finding_of_the_phase(engine, words):
     assert finding.tier == tiers.GRAPH_CODE and finding.ops == ()
 
 
-@pytest.mark.parametrize(("engine", "op"), [("AddAssigns", "add"), ("MulAssigns", "mul")])
+@pytest.mark.parametrize(
+    ("engine", "op"), [("AddAssigns", "add"), ("MulAssigns", "mul"), ("AddAssignsFirst", "add")]
+)
 def test_an_op_that_assigns_its_gradients_is_named(engine, op):
     (finding,) = machinery_findings(engine)
     assert finding.where == f"{op}'s backward assigns its gradients (`=` where `+=` belongs)"
