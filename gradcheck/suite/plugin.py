@@ -199,9 +199,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # The suite's modules in the order a campaign report leads with their findings (`campaign.tiers`):
-# bugs (ops' gradients at ordinary inputs, kinks and the corpus), then the engine's graph code,
-# then edge behaviours, then the gate against a baseline; so `-x` stops at what to fix first.
-TIER_ORDER = ("test_parity", "test_structure", "test_edges", "test_gate")
+# bugs (each op alone first, then ops' gradients in random graphs, at kinks and in the corpus),
+# then the engine's graph code, then edge behaviours, then the gate against a baseline; so `-x`
+# stops at what to fix first.
+TIER_ORDER = ("test_ops_alone", "test_parity", "test_structure", "test_edges", "test_gate")
 SUITE_DIR = Path(__file__).resolve().parent
 
 

@@ -113,3 +113,19 @@ def test_a_projects_own_tests_keep_their_order_whatever_their_module_names(tmp_p
         "test_edges.py::test_it",
         "test_parity.py::test_it",
     ], run.stdout + run.stderr
+
+
+@pytest.mark.parametrize(
+    ("mistake", "op", "words"),
+    [
+        ("MulNoUpstream", "mul", "mul's backward leaves out the upstream gradient"),
+        ("TanhOneMinusT", "tanh", "tanh's backward behaves like (1 - t) · out.grad"),
+    ],
+)
+def test_with_x_the_suite_stops_at_the_op_that_holds_a_learners_mistake_named(tmp_path, mistake, op, words):
+    # not at a random graph of sub (built from mul here) or of another op the mistake reaches
+    engine = f"gradcheck.testing.tutorial_engines:{mistake}"
+    run = _suite(tmp_path, "--gradcheck-engine", engine, "-x", "-q")
+    failed = [line.split(" - ")[0] for line in run.stdout.splitlines() if line.startswith("FAILED")]
+    assert failed == [f"FAILED test_ops_alone.py::test_op_alone_matches_torch[{op}]"], run.stdout[-3000:]
+    assert f"finding: {words}" in run.stdout
