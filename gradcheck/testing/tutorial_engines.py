@@ -496,6 +496,7 @@ _EITHER = ("bug", "graph-code")
 MISTAKES: tuple[Mistake, ...] = (
     Mistake("TutorialValue", "pow_const", _BUG, "raises ZeroDivisionError at x ** 0, x = 0"),
     Mistake("AddAssigns", "add", _EITHER, "wrong gradient"),
+    Mistake("AddAssignsFirst", "add", _EITHER, "wrong gradient"),
     Mistake("MulAssigns", "mul", _EITHER, "wrong gradient"),
     Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "leaves out the upstream gradient"),

@@ -18,10 +18,13 @@ from gradcheck.testing.tutorial_engines import GRAPH_CODE, MISTAKES, TutorialVal
 UPSTREAM = 1.5  # the out.grad each op's `_backward` is run with, so that a missing factor shows
 
 
-def local_rule(cls: type, build: Callable[..., Any], *inputs: float) -> tuple[Any, ...]:
-    """One node built by `build` from fresh leaves, its `_backward` run alone with out.grad =
-    UPSTREAM: (value, each leaf's gradient), or the exception's type where building raises."""
+def local_rule(cls: type, build: Callable[..., Any], *inputs: float, prior: float = 0.0) -> tuple[Any, ...]:
+    """One node built by `build` from fresh leaves holding gradient `prior` (what another use gave
+    them), its `_backward` run alone with out.grad = UPSTREAM: (value, each leaf's gradient), or
+    the exception's type where building raises."""
     leaves = [cls(x) for x in inputs]
+    for leaf in leaves:
+        leaf.grad = prior
     try:
         out = build(*leaves)
         out.grad = UPSTREAM
@@ -67,7 +70,9 @@ def hand_built_backward(cls: type) -> tuple[float, ...]:
 def probes(cls: type) -> dict[str, tuple[Any, ...]]:
     """What each op's own code does in `cls`, keyed by the op `MISTAKES` would blame."""
     return {
-        "add": local_rule(cls, lambda a, b: a + b, 0.7, -1.3) + local_rule(cls, lambda a: a + a, 0.7),
+        "add": local_rule(cls, lambda a, b: a + b, 0.7, -1.3)
+        + local_rule(cls, lambda a: a + a, 0.7)
+        + local_rule(cls, lambda a, b: a + b, 0.7, -1.3, prior=0.25),
         "mul": local_rule(cls, lambda a, b: a * b, 0.7, -1.3) + local_rule(cls, lambda a: a * a, 0.7),
         "pow_const": sum((local_rule(cls, lambda a, n=n: a**n, 0.7) for n in (3, -1, 0.5, 2.0)), ()),
         "relu": local_rule(cls, lambda a: a.relu(), 1.5) + local_rule(cls, lambda a: a.relu(), -0.5),
@@ -128,7 +133,16 @@ def test_the_tutorial_power_rule_raises_at_zero_to_the_power_zero_where_torch_gi
 
 def test_the_probes_see_the_correct_engine_right():
     seen = probes(TutorialValue)
-    assert seen["add"] == (0.7 - 1.3, UPSTREAM, UPSTREAM, 1.4, 2 * UPSTREAM)
+    assert seen["add"] == (
+        0.7 - 1.3,
+        UPSTREAM,
+        UPSTREAM,
+        1.4,
+        2 * UPSTREAM,
+        0.7 - 1.3,
+        0.25 + UPSTREAM,
+        0.25 + UPSTREAM,
+    )
     assert seen["tanh"][:2] == (math.tanh(0.7), (1 - math.tanh(0.7) ** 2) * UPSTREAM)
     assert seen["sub"] == (2.0 - 0.7, 0.0)  # the probe runs only the last node's backward
     assert seen[GRAPH_CODE] == (13 * (3 * 7 + 5 * 11), 3 * 7 + 5 * 11, 3.0, 5.0, 1.0, 4.0, 2.0, 1.0)
