@@ -96,6 +96,8 @@ class Merged:
     folded: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
     built_from: tuple[str, ...] = ()  # in words, the ops built from its op it counts (`campaign.primitives`)
+    # in words, the breakdowns its named mistake causes (`campaign.mistake_breakdowns`)
+    explains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ class Finding:
         `skipped`, whether that unit was not run at all (its op ended a worker before).
     graph_code: a structural finding's checks (None for the other phases' findings).
     merged: what it covers beyond its example's case (`Merged`); mistake: the learner's mistake its
-        wrong gradient matches, its title (None: none). report.json's `extra` holds the last nine.
+        wrong gradient matches, its title (None: none), and `mistake_rules` the table entries it
+        says (`graphs.mistakes.entry_key`). report.json's `extra` holds the last ten.
     """
 
     kind: Kind
@@ -165,6 +168,7 @@ class Finding:
     graph_code: GraphCode | None = None
     merged: Merged = field(default_factory=Merged)
     mistake: str | None = None
+    mistake_rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -281,7 +285,7 @@ class Finding:
                 parts.append(f"{n} graph(s): graphs {shown}")
             else:
                 parts.append(f"{n} {_CASE_WORDS.get(phase, phase + ' case(s)')}")
-        return "; ".join([*parts, *self.merged.built_from])
+        return "; ".join([*parts, *self.merged.built_from, *self.merged.explains])
 
     @property
     def count_text(self) -> str:
@@ -454,11 +458,14 @@ def extra_of(f: Finding) -> dict[str, Any]:
     for key, value in (("death", f.death), ("skipped", f.skipped or None), ("mistake", f.mistake)):
         if value is not None:
             extra[key] = value
+    if f.mistake_rules:
+        extra["mistake_rules"] = list(f.mistake_rules)
     merged = f.merged
     if merged.cases is not None:
         extra["cases"] = dict(merged.cases)
     named = {"raised": merged.raised, "merged_checks": merged.checks, "folded": merged.folded}
-    for key, values in {**named, "answers": merged.answers, "built_from": merged.built_from}.items():
+    counted = {"answers": merged.answers, "built_from": merged.built_from, "explains": merged.explains}
+    for key, values in {**named, **counted}.items():
         if values:
             extra[key] = list(values)
     if merged.kinds:
@@ -478,9 +485,9 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         fields["graph_code"] = GraphCode(extra["cause"], checks, None if depth is None else int(depth))
     if "was" in extra:
         fields["was"] = Kind(extra["was"])
-    for key in ("culprits", "rate", "skipped", "death", "mistake"):
+    for key in ("culprits", "rate", "skipped", "death", "mistake", "mistake_rules"):
         if key in extra:
-            fields[key] = tuple(extra[key]) if key == "culprits" else extra[key]
+            fields[key] = tuple(extra[key]) if key in ("culprits", "mistake_rules") else extra[key]
     fields["merged"] = Merged(
         cases=dict(extra["cases"]) if "cases" in extra else None,
         raised=tuple(extra.get("raised") or ()),
@@ -489,6 +496,7 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
         folded=tuple(extra.get("folded") or ()),
         answers=tuple(extra.get("answers") or ()),
         built_from=tuple(extra.get("built_from") or ()),
+        explains=tuple(extra.get("explains") or ()),
     )
     return fields
 

@@ -6,7 +6,7 @@ indices join, and a merged finding keeps what its cases covered beyond its examp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -37,7 +37,8 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
     A rule that is wrong at ordinary inputs is wrong at special ones too: a finding at a special
     region other than a pole (a kink, a tie, an overflow point, nan/inf, tiny magnitudes) joins
     the ordinary finding of the same kind, ops, check and variant when there is one (and takes its
-    tier), so relu's slope of 2 is one finding, not one per edge value. A pole keeps its own
+    tier; an exception, only when the ordinary one raised its types), so relu's slope of 2 is one
+    finding, not one per edge value. A pole keeps its own
     finding (a rule raising at a divisor of 0 is another problem than the same op raising
     everywhere). Likewise an edge-tier finding joins the bug of the same cause and variant
     (maximum's partials (0, 0) at a tie of 1e300s are its bug at a tie of 1.0s). A finding of a
@@ -55,10 +56,19 @@ def group_findings(findings: Iterable[Finding]) -> list[Finding]:
         for f in findings
         if f.region == ORDINARY and f.tier not in apart
     }
+    raised_ordinarily: dict[tuple[Any, ...], set[str]] = {}
+    for f in findings:
+        if f.region == ORDINARY and f.tier not in apart:
+            raised_ordinarily.setdefault((f.kind, f.ops, f.check, f.variant), set()).update(raised_types([f]))
     joined: set[int] = set()  # findings moved to another's region or tier: not the repro when others are
     adjusted = []
     for f in findings:
-        joins = ordinary.get((f.kind, f.ops, f.check, f.variant))
+        key = (f.kind, f.ops, f.check, f.variant)
+        joins = ordinary.get(key)
+        # an exception joins only one raising the same: log's ValueError below 0 (math's domain,
+        # the correct engine's too) is not a 1/log(x) dividing by zero at x = 1
+        if f.kind is Kind.EXCEPTION and not set(raised_types([f])) <= raised_ordinarily.get(key, set()):
+            joins = None
         if f.region not in (ORDINARY, POLE, "") and joins is not None and f.tier not in apart:
             f = replace(f, region=ORDINARY, tier=joins)
             joined.add(id(f))
@@ -109,6 +119,23 @@ def fix_first_order(f: Finding) -> tuple[Any, ...]:
     )
 
 
+def absorb_folded(
+    findings: Sequence[Finding],
+    folded: Mapping[int, Sequence[Finding]],
+    absorb: Callable[[Finding, Sequence[Finding]], Finding],
+) -> list[Finding]:
+    """`findings` with each one folded into another gone and each target (its id a key of `folded`)
+    replaced by `absorb(target, what was folded into it)`; order kept."""
+    gone = {id(f) for group in folded.values() for f in group}
+    out = []
+    for f in findings:
+        if id(f) in gone:
+            continue
+        group = folded.get(id(f))
+        out.append(absorb(f, group) if group else f)
+    return out
+
+
 def merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     """One finding for `group`, as `group_findings` merges the findings of one cause."""
     return _merge(group, prefer)
@@ -149,8 +176,14 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     built = sorted({said for f in group for said in f.merged.built_from})
     if built:
         merged = replace(merged, built_from=tuple(built))
+    explains = tuple(dict.fromkeys(said for f in group for said in f.merged.explains))
+    if explains:
+        merged = replace(merged, explains=explains)
     graphs, mistake = sum(f.graphs for f in group), _one_mistake(group)
-    return replace(best, graphs=graphs, graph_indices=tuple(indices), merged=merged, mistake=mistake)
+    rules = next((f.mistake_rules for f in group if mistake and f.mistake == mistake), ())
+    return replace(
+        best, graphs=graphs, graph_indices=tuple(indices), merged=merged, mistake=mistake, mistake_rules=rules
+    )
 
 
 def _one_mistake(group: Sequence[Finding]) -> str | None:

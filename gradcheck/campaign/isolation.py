@@ -176,15 +176,19 @@ def _named(
     if check is None or graph.is_tensor:
         return found
     if len(found) == 1 and found[0].kind is Kind.WRONG_GRADIENT and found[0].ops == (case.op,):
-        mistake = named_mistake(graph, adapter, seed=case.number)
-        return [replace(found[0], mistake=mistake)] if mistake else found
+        named = named_mistake(graph, adapter, seed=case.number)
+        return [replace(found[0], mistake=named.sentence, mistake_rules=named.rules)] if named else found
     probed = upstream_probe(graph, adapter, seed=case.number) if check.passed and not found else None
     if probed is None:
         return found
-    probe, mistake = probed
+    probe, named = probed
     probe_found: list[Finding] = []
     _check(probe, adapter, seed=case.number, where="", found=probe_found)
-    return [replace(f, ops=(case.op,), mistake=mistake) for f in probe_found if f.kind is Kind.WRONG_GRADIENT]
+    return [
+        replace(f, ops=(case.op,), mistake=named.sentence, mistake_rules=named.rules)
+        for f in probe_found
+        if f.kind is Kind.WRONG_GRADIENT
+    ]
 
 
 def _plainly_spelled(

@@ -15,13 +15,14 @@ engine's own `*`), so its backward gets out.grad ≠ 1, and names a partial that
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
-from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES, OPERANDS, Mistake
+from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES, OPERANDS, Mistake, entry_key
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.parity import wording
 
@@ -35,6 +36,15 @@ PROBE = "upstream-probe"
 PROBE_FACTOR = 1.75
 # The cotangents the matcher draws for its own run: magnitudes far from 1, either sign.
 _COTANGENT_RANGE = (1.5, 3.0)
+
+
+@dataclass(frozen=True)
+class Named:
+    """A mistake named: the sentence a learner reads and the table entries it says
+    (`mistakes.entry_key`), one per operand whose partial is wrong."""
+
+    sentence: str
+    rules: tuple[str, ...]
 
 
 def local_derivatives(
@@ -61,15 +71,15 @@ def local_derivatives(
     return {j: grads[:, i] / (cotangents * factor) for j, i in refs.items()}
 
 
-def named_mistake(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> str | None:
-    """The sentence naming the mistake of a one-op graph's wrong gradient ("tanh's backward behaves
-    like (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"), or None when an
+def named_mistake(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> Named | None:
+    """The mistake of a one-op graph's wrong gradient named ("tanh's backward behaves like
+    (1 - t) · out.grad, where t = tanh(x); the derivative is (1 - t²)"), or None when an
     operand's wrong partial matches no entry, or more than one, at every point. A constant
     operand is made an input too (at the constant's value), so every partial is named."""
     return _named(graph, adapter, seed, 1.0)
 
 
-def upstream_probe(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> tuple[Graph, str] | None:
+def upstream_probe(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> tuple[Graph, Named] | None:
     """`graph` (one op, passing) with its result multiplied by `PROBE_FACTOR` through the engine's
     own `*` (its meta `PROBE` set), and the sentence naming the mistake, when that shows a partial
     that leaves out the upstream gradient (its entry alone matches at every point); None
@@ -99,7 +109,7 @@ def readable(graph: dict[str, Any]) -> bool:
         return False
 
 
-def _named(graph: Graph, adapter: EngineAdapter, seed: int, factor: float) -> str | None:
+def _named(graph: Graph, adapter: EngineAdapter, seed: int, factor: float) -> Named | None:
     """The sentence for the entries the engine's partials match on `graph` and on it with every
     constant an input (the same entries where both measure a partial); `factor`: see
     `local_derivatives` (≠ 1: only the entries leaving out out.grad are candidates)."""
@@ -115,7 +125,8 @@ def _named(graph: Graph, adapter: EngineAdapter, seed: int, factor: float) -> st
         return None
     op = graph.nodes[0].op
     names = OPERANDS.get(op, ("x", "y")) if REGISTRY[op].arity > 1 else ("",)
-    return wording.mistake(op, [(names[j], m.wrote, DERIVATIVES[op][j], m.upstream) for j, m in wrong])
+    sentence = wording.mistake(op, [(names[j], m.wrote, DERIVATIVES[op][j], m.upstream) for j, m in wrong])
+    return Named(sentence, tuple(entry_key(op, m) for _, m in wrong))
 
 
 def _found(graph: Graph, local: dict[int, np.ndarray], factor: float) -> dict[int, Mistake | None] | None:

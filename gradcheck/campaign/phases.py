@@ -48,6 +48,7 @@ from gradcheck.campaign.isolation import (
     gathered,
     isolation_cases,
 )
+from gradcheck.campaign.mistake_breakdowns import fold_into_mistakes
 from gradcheck.campaign.pool import (
     Backend,
     Campaign,
@@ -328,10 +329,11 @@ def grouping(
     built_from: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Finding]:
     """The earlier phases' findings and each explained graph's, merged into one per root cause,
-    and those of ops the engine builds from a primitive folded into the primitive's
+    the breakdowns a named mistake causes folded into its finding (`mistake_breakdowns`), and
+    those of ops the engine builds from a primitive folded into the primitive's
     (`primitives.fold_into_primitives`, `built_from`: the engine's facts)."""
     found = [r.failure.finding for r in records if not r.passed and r.failure and r.failure.finding]
-    grouped = group_findings([*earlier, *found])
+    grouped = fold_into_mistakes(group_findings([*earlier, *found]))
     return group_findings(fold_into_primitives(grouped, built_from)) if built_from else grouped
 
 
@@ -399,7 +401,7 @@ def with_edges(
 
     ((report,),) = (b for _, b in runner.map(tasks.edge_findings, engine, [Work((problems,))], unsettled))
     report.findings = group_findings([*report.findings, *dead])
-    merged = fold_into_seed(group_findings([*result.findings, *report.findings]))
+    merged = fold_into_mistakes(fold_into_seed(group_findings([*result.findings, *report.findings])))
     if built_from:
         merged = group_findings(fold_into_primitives(merged, built_from))
     findings = fold_into_build_order(merged)

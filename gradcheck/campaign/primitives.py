@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.findings import Finding, Merged
-from gradcheck.campaign.grouping import merge
+from gradcheck.campaign.grouping import absorb_folded, merge
 from gradcheck.engines.built_from import built_from_text
 from gradcheck.graphs.regions import ORDINARY, POLE
 
@@ -102,16 +102,9 @@ def fold_into_primitives(findings: Sequence[Finding], built_from: BuiltFrom) -> 
             if target is not None and through <= built_on(primitive, built_from) | {primitive}:
                 folded.setdefault(id(target), []).append(f)
                 break
-    gone = {id(f) for group in folded.values() for f in group}
-    out = []
-    for f in findings:
-        if id(f) in gone:
-            continue
-        group = folded.get(id(f))
-        if group:
-            f = _absorbing(f, group, built_on(f.ops[0], built_from))
-        out.append(f)
-    return out
+    return absorb_folded(
+        findings, folded, lambda target, group: _absorbing(target, group, built_on(target.ops[0], built_from))
+    )
 
 
 def _absorbing(primitive: Finding, group: Sequence[Finding], built: frozenset[str]) -> Finding:

@@ -214,3 +214,16 @@ MISTAKES: dict[str, tuple[Mistake, ...]] = {
         ("output_for_sign", 0, "|x|", lambda a, k, out: out),
     ),
 }
+
+
+def entry_key(op: str, mistake: Mistake) -> str:
+    """One entry's name across the tables ("log:0:output_for_input"): what a finding keeps of the
+    entries its wrong gradient matched (`Finding.mistake_rules`), plain data for report.json."""
+    return f"{op}:{mistake.operand}:{mistake.key}"
+
+
+def entry_of(key: str) -> tuple[str, Mistake] | None:
+    """`entry_key`'s inverse: the op and its entry, or None for a key no table holds (an earlier
+    release's)."""
+    op = key.split(":", 1)[0]
+    return next(((op, m) for m in MISTAKES.get(op, ()) if entry_key(op, m) == key), None)

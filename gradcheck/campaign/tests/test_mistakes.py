@@ -61,11 +61,12 @@ def test_each_wrong_derivative_of_the_table_planted_in_an_engine_is_named(op, mi
     check = check_graph(graph, adapter)
     if mistake.upstream:
         assert not check.passed, "the planted derivative is wrong at these points"
-        sentence = named_mistake(graph, adapter)
+        named = named_mistake(graph, adapter)
+        sentence = named.sentence if named else None
     else:
         assert check.passed, "with out.grad = 1, leaving it out is right"
         probed = upstream_probe(graph, adapter)
-        sentence = probed[1] if probed else None
+        sentence = probed[1].sentence if probed else None
     assert sentence is not None, f"{mistake.wrote!r} is not named"
     said = "behaves like" if mistake.upstream else "leaves out the upstream gradient: it gives"
     assert sentence.startswith(f"{op}'s backward {said} {mistake.wrote}")

@@ -62,14 +62,24 @@ def test_without_the_engines_graph_the_blame_falls_on_the_ops_built_from_mul(mon
 def finding(ops, kind=Kind.WRONG_GRADIENT, graphs=1, phase="random", culprits=()):
     graph = {"inputs": [{"name": "x0", "value": 0.5}], "nodes": [{"op": op, "args": [0]} for op in ops]}
     return Finding(
-        kind=kind, ops=tuple(ops), check="gradient", graph=graph, phase=phase, graphs=graphs,
-        graph_indices=tuple(range(graphs)), region="ordinary", tier="bug", culprits=culprits,
+        kind=kind,
+        ops=tuple(ops),
+        check="gradient",
+        graph=graph,
+        phase=phase,
+        graphs=graphs,
+        graph_indices=tuple(range(graphs)),
+        region="ordinary",
+        tier="bug",
+        culprits=culprits,
     )
 
 
 def test_a_finding_on_an_op_built_from_a_primitive_folds_into_the_primitives_finding():
-    mul, neg, composed = finding(["mul"], graphs=3), finding(["neg"], graphs=5, phase="isolation"), finding(
-        ["mul", "neg"], graphs=2
+    mul, neg, composed = (
+        finding(["mul"], graphs=3),
+        finding(["neg"], graphs=5, phase="isolation"),
+        finding(["mul", "neg"], graphs=2),
     )
     through_sub = finding(["exp", "sub"], graphs=4, culprits=("sub(c, x)",))
     tanh = finding(["tanh"], graphs=7)
