@@ -57,6 +57,11 @@ def test_a_named_mistake_is_its_phrase_as_a_whole_not_a_letter_of_an_input_name(
     tanh = finding("bug", ["tanh"], "tanh's backward behaves like (1 - t)·out.grad; the derivative is 1 - t²")
     assert learner_table.names_it(BY_ENGINE["TanhOneMinusT"], tanh) == "yes"
     assert learner_table.names_it(BY_ENGINE["AddAssigns"], tanh) == "-"
+    # a phrase that ends the title is whole, whatever the first problem starts with
+    swapped = finding(
+        "bug", ["sub"], "`2 - x` computes `x - 2`: __rsub__ swaps its operands", problems=["point 0"]
+    )
+    assert learner_table.names_it(BY_ENGINE["RsubSwapped"], swapped) == "yes"
 
 
 def test_a_backward_mistake_is_expected_as_graph_code_and_an_op_mistake_on_exactly_its_op():

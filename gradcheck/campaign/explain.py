@@ -40,7 +40,7 @@ from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_a
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import example_rank, excess
 from gradcheck.campaign.machinery import ACCUMULATION, SEED
-from gradcheck.campaign.primitives import covered_ops
+from gradcheck.campaign.primitives import counting_built, covered_ops
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
     reuses,
@@ -166,7 +166,8 @@ def explain(
         return Explained(counted(machinery, index))
     by_primitive = _finding_by_primitive(failing, cause, known.findings, adapter, dtype)
     if by_primitive is not None:
-        return Explained(counted(by_primitive, index))
+        ops = {node.op for node in failing.nodes}
+        return Explained(counting_built(counted(by_primitive, index), ops, adapter.built_from))
     if not known.culprits_only:
         # a known culprit alone first: one check where the graph fails only because of it
         by_culprits = _finding_by_culprits(failing, known.findings, (), None, adapter, dtype)
@@ -264,11 +265,11 @@ def _finding_by_primitive(
     failing: Graph, cause: Difference | None, findings: Sequence[Finding], adapter: EngineAdapter, dtype: str
 ) -> Finding | None:
     """The finding of a primitive (its plainest, for each) of the graph's kind of failure (`cause`),
-    whose nodes and those of the ops built
-    from it (`covered`) make `failing` pass when frozen, leaving an output computed by an op node
-    and pruning no node of another op with a finding at ordinary inputs (freezing a node
-    downstream of another op's bug would cut that bug off); or that leave it failing with every
-    other op node frozen (a covered output frozen would leave nothing to fail)."""
+    whose nodes and those of the ops built from it (`covered`), or those of them that are no
+    output, make `failing` pass when frozen, leaving an output computed by an op node and pruning
+    no node of another op with a finding at ordinary inputs (freezing a node downstream of another
+    op's bug would cut that bug off); or that leave it failing with every other op node frozen (a
+    covered output frozen would leave nothing to fail)."""
     built_from = adapter.built_from
     plainest: dict[str, Finding] = {}
     for f in findings:
@@ -290,10 +291,16 @@ def _finding_by_primitive(
                 values = node_values(failing)
             except Exception:
                 return None
-        candidate = frozen(failing, inside, values)
-        if _computes(candidate) and not _cut_off(failing, inside, candidate) & (wrong - covered):
-            if first_passing([candidate], adapter, dtype) == 0:
-                return f
+        others = wrong - covered
+        whole = _passes_with(failing, inside, values, adapter, dtype, others)
+        if whole:
+            return f
+        # those of them that are no output: a covered output's backward starts from out.grad = 1,
+        # where a mul that forgets out.grad is right
+        within = [i for i in inside if failing.n_inputs + i not in failing.outputs]
+        if within and within != inside and _passes_with(failing, within, values, adapter, dtype, others):
+            return f
+        if whole is not None:
             continue
         outside = [i for i in range(len(failing.nodes)) if i not in inside]
         rest = frozen(failing, outside, values) if outside else failing
@@ -301,6 +308,22 @@ def _finding_by_primitive(
         if kept and first_passing([rest], adapter, dtype) is None:
             return f
     return None
+
+
+def _passes_with(
+    failing: Graph,
+    positions: Sequence[int],
+    values: list[Any],
+    adapter: EngineAdapter,
+    dtype: str,
+    kept: set[str],
+) -> bool | None:
+    """Whether `failing` passes with the nodes at `positions` frozen; None when that leaves no
+    output computed by an op node, or prunes a node of one of the ops `kept`."""
+    candidate = frozen(failing, positions, values)
+    if not _computes(candidate) or _cut_off(failing, positions, candidate) & kept:
+        return None
+    return first_passing([candidate], adapter, dtype) == 0
 
 
 def _cut_off(graph: Graph, positions: Sequence[int], candidate: Graph) -> set[str]:

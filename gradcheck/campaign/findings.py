@@ -17,12 +17,11 @@ from gradcheck.campaign import tiers
 from gradcheck.campaign.engine_terms import in_engine_terms
 from gradcheck.campaign.variants import phrase, spelling_qualifiers, variant_of
 from gradcheck.choices import CONVENTIONS
-from gradcheck.engines.origin import FrameKind
 from gradcheck.graphs.regions import KINK, ORDINARY, PLACES
+from gradcheck.parity import wording
 from gradcheck.parity.kinds import SUBGRADIENT_TOLERATED, Kind
 from gradcheck.parity.problem import Off, Problem, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
-from gradcheck.parity.wording import frame
 
 # Which part of a check failed (a finding's `check`).
 CHECKS = ("forward", "gradient", "second-derivative")
@@ -72,7 +71,6 @@ PLAINLY_WRONG = {
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
 _CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
-_SPELL_OR_LEAVE = "spell it in `apply` or leave it out of `ops`"
 
 
 @dataclass(frozen=True)
@@ -210,27 +208,7 @@ class Finding:
         """For an adapter's fault, what to change in the adapter ("" for any other finding)."""
         if self.tier != tiers.ADAPTER:
             return ""
-        fault = adapter_fault(self.problems)
-        op = "/".join(self.ops) or "this op"
-        if fault is None or fault.raised is None or fault.raised.frame is None:
-            return f"the adapter's spelling of {op} fails: {_SPELL_OR_LEAVE}"
-        raised = fault.raised
-        exception, message, where = raised.type, raised.message, raised.frame
-        if where.kind is FrameKind.DEFAULT_SPELLING:
-            if exception == "AttributeError" and raised.attribute:
-                what = f"no `.{raised.attribute}`"
-            else:
-                what = f"no spelling gradcheck's default takes ({exception}: {message})"
-            return f"the adapter lists {op} but the engine has {what}: {_SPELL_OR_LEAVE}"
-        if where.kind is FrameKind.DEFAULT_METHOD:
-            method = where.name.rpartition(".")[2]
-            return (
-                f"gradcheck's default `{method}` does not fit this engine ({exception}: {message}): "
-                f"override `{method}` in the adapter (docs/adapters.md)"
-            )
-        if self.op_has_findings:
-            return f"{frame(where)} raised {exception} for {op}: fix it there ({op} has findings of its own)"
-        return f"{frame(where)} raised {exception} for {op}: fix it there or leave {op} out of `ops`"
+        return wording.adapter_fix(self.ops, adapter_fault(self.problems), self.op_has_findings)
 
     @property
     def structural_cause(self) -> str:
@@ -437,6 +415,17 @@ class Finding:
         )
 
 
+# The Merged fields of words, in the order and under the keys report.json's `extra` has them.
+_MERGED_KEYS = {
+    "raised": "raised",
+    "checks": "merged_checks",
+    "folded": "folded",
+    "answers": "answers",
+    "built_from": "built_from",
+    "explains": "explains",
+}
+
+
 def extra_of(f: Finding) -> dict[str, Any]:
     """A finding's typed facts beyond its kind, ops and graph as report.json writes them (its
     `extra`): each in the key and the JSON form reports have always had, only those it has."""
@@ -463,10 +452,8 @@ def extra_of(f: Finding) -> dict[str, Any]:
     merged = f.merged
     if merged.cases is not None:
         extra["cases"] = dict(merged.cases)
-    named = {"raised": merged.raised, "merged_checks": merged.checks, "folded": merged.folded}
-    counted = {"answers": merged.answers, "built_from": merged.built_from, "explains": merged.explains}
-    for key, values in {**named, **counted}.items():
-        if values:
+    for field_name, key in _MERGED_KEYS.items():
+        if values := getattr(merged, field_name):
             extra[key] = list(values)
     if merged.kinds:
         extra["merged_kinds"] = [k.value for k in merged.kinds]
@@ -490,13 +477,8 @@ def fields_of_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
             fields[key] = tuple(extra[key]) if key in ("culprits", "mistake_rules") else extra[key]
     fields["merged"] = Merged(
         cases=dict(extra["cases"]) if "cases" in extra else None,
-        raised=tuple(extra.get("raised") or ()),
         kinds=tuple(Kind(k) for k in extra.get("merged_kinds") or ()),
-        checks=tuple(extra.get("merged_checks") or ()),
-        folded=tuple(extra.get("folded") or ()),
-        answers=tuple(extra.get("answers") or ()),
-        built_from=tuple(extra.get("built_from") or ()),
-        explains=tuple(extra.get("explains") or ()),
+        **{field_name: tuple(extra.get(key) or ()) for field_name, key in _MERGED_KEYS.items()},
     )
     return fields
 

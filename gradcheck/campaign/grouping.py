@@ -179,7 +179,7 @@ def _merge(group: Sequence[Finding], prefer: Sequence[Finding] = ()) -> Finding:
     explains = tuple(dict.fromkeys(said for f in group for said in f.merged.explains))
     if explains:
         merged = replace(merged, explains=explains)
-    graphs, mistake = sum(f.graphs for f in group), _one_mistake(group)
+    graphs, mistake = sum(f.graphs for f in group), _one_mistake([f for f in group if f.ops == best.ops])
     rules = next((f.mistake_rules for f in group if mistake and f.mistake == mistake), ())
     return replace(
         best, graphs=graphs, graph_indices=tuple(indices), merged=merged, mistake=mistake, mistake_rules=rules
@@ -191,7 +191,9 @@ def _one_mistake(group: Sequence[Finding]) -> str | None:
     where they name two, or one of its op's wrong gradients at random points that the matcher
     reads names none (a kink case, one point at the kink, and a graph with no partial of its own
     to read, `x * x` or the op beside an input under an upstream gradient, name none and say
-    nothing against one)."""
+    nothing against one). `_merge` asks of the findings of its example's ops only: an op built
+    from a primitive and folded into its finding (`2 / x` built as `2 * x ** -1`, failing for
+    pow_const's mistake) has a rule, and a name, of its own."""
     names = {f.mistake for f in group if f.mistake}
     unnamed = [
         f

@@ -19,14 +19,15 @@ import numpy as np
 
 from gradcheck.campaign.blame import finding_of_check
 from gradcheck.campaign.findings import Finding
-from gradcheck.campaign.mistake_match import is_probe, named_mistake, upstream_probe
+from gradcheck.campaign.mistake_match import is_probe, named_mistake, swapped_operands, upstream_probe
 from gradcheck.campaign.records import GraphRecord, record_of
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.torch_off import torch_off_finding
 from gradcheck.campaign.validation import campaign_forms, campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.value_class import NUMBER
 from gradcheck.graphs.generate import Sizes, random_graph
-from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.ir import Constant, Graph, OpNode
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.spellings import Forms, applicable, spelled, unspelled
@@ -54,13 +55,16 @@ class IsolationCase:
     an input as a second output, so that the op's backward gets an upstream gradient other than 1
     (the outputs are weighted by their cotangents with the engine's own ops), for a primitive the
     engine builds other ops from: a mul that forgets `out.grad` fails there, not alone.
-    `spelling`: a kink case in one of the adapter's spellings of the op (`graphs.spellings`)."""
+    `spelling`: a kink case in one of the adapter's spellings of the op (`graphs.spellings`).
+    `number_at`: the op's first one-op graph with `NUMBER` as operand 0 or 1 (`2 - x`, `x - 2`),
+    which the random draws may not give: a reflected method (`__rsub__`) has its check here."""
 
     op: str
     number: int
     kink: bool = False
     upstream: bool = False
     spelling: str | None = None
+    number_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,15 @@ def isolation_cases(
             cases += [
                 IsolationCase(op, k, True, spelling=f.name) for f in applicable(forms[op], graph.nodes[0])
             ]
+    cases += [IsolationCase(op, 0, number_at=at) for op in ops if _takes_numbers(op) for at in (0, 1)]
     return cases + [
         IsolationCase(op, k, upstream=True) for op in ops if op in primitives for k in range(UPSTREAM_GRAPHS)
     ]
+
+
+def _takes_numbers(op: str) -> bool:
+    spec = REGISTRY[op]
+    return spec.arity == 2 and spec.number_operands and spec.shape is None
 
 
 def case_graph(
@@ -113,6 +123,8 @@ def case_graph(
     graph = _one_op_graph(settings, list(ops).index(case.op), case.op, case.number, variants, forms)
     if not graph.nodes:
         return None
+    if case.number_at is not None:
+        return _with_number(graph, case.number_at, variants)
     if case.upstream:  # an input beside the result: the engine's weighting passes the cotangent on
         return replace(graph, outputs=[*graph.outputs, 0], cotangent=None)
     return graph
@@ -171,13 +183,17 @@ def _named(
     graph: Graph, adapter: EngineAdapter, case: IsolationCase, check: GraphCheck | None, found: list[Finding]
 ) -> list[Finding]:
     """`found` with the learner's mistake named (`mistake_match`): a one-op wrong gradient that
-    matches one entry of its op's table; where the graph passed, the finding of an upstream
+    matches one entry of its op's table, or a one-op wrong value that is the op of its operands
+    swapped (`2 - x` computing `x - 2`); where the graph passed, the finding of an upstream
     probe that shows the op's backward leaving out out.grad (the pass's own graphs start it at 1)."""
     if check is None or graph.is_tensor:
         return found
     if len(found) == 1 and found[0].kind is Kind.WRONG_GRADIENT and found[0].ops == (case.op,):
         named = named_mistake(graph, adapter, seed=case.number)
         return [replace(found[0], mistake=named.sentence, mistake_rules=named.rules)] if named else found
+    if len(found) == 1 and found[0].kind is Kind.WRONG_VALUE and found[0].ops == (case.op,):
+        swapped = swapped_operands(graph, adapter)
+        return [replace(found[0], mistake=swapped.sentence)] if swapped else found
     probed = upstream_probe(graph, adapter, seed=case.number) if check.passed and not found else None
     if probed is None:
         return found
@@ -189,6 +205,27 @@ def _named(
         for f in probe_found
         if f.kind is Kind.WRONG_GRADIENT
     ]
+
+
+def _with_number(graph: Graph, at: int, variants: frozenset[str]) -> Graph | None:
+    """A one-op graph's op on its first input and `NUMBER` as operand `at`, None where that is out
+    of the op's domain at a point, or of the surface `variants`."""
+    node = graph.nodes[0]
+    with_number = Graph(
+        [graph.inputs[0]],
+        [OpNode(node.op, (0,), node.attrs, (Constant(at, NUMBER),))],
+        [1],
+        None if graph.points is None else [graph.points[0]],
+        graph.cotangent,
+        dict(graph.meta),
+    )
+    if not graph_allowed(with_number, variants):
+        return None
+    points = np.asarray(with_number.points if with_number.points is not None else [[graph.inputs[0].value]])
+    operands = with_number.nodes[0].operands([points[0]])
+    with np.errstate(all="ignore"):
+        value = np.asarray(REGISTRY[node.op].numpy(operands, node.attr), dtype=np.float64)
+    return with_number if np.all(np.isfinite(value)) else None
 
 
 def _plainly_spelled(

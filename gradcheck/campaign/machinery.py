@@ -162,7 +162,9 @@ def reuse_graph(op: str, side: int, direct: bool = True) -> Graph:
 
 def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
     """`reuse_graph` against torch, for an op and a mul right alone: x0's gradient equal to the
-    one OP's path alone gives is an `=` where `+=` belongs for that operand of OP's backward."""
+    one OP's path alone gives is an `=` where `+=` belongs for that operand of OP's backward. Any
+    other difference is not this check's to tell (a mul that leaves out out.grad fails here too,
+    and `upstream_case` names it): the case is then not applicable."""
     name = f"{op} with its {'first' if side == 0 else 'second'} operand used again after it"
     graph = reuse_graph(op, side)
     at = (ACCUMULATION_AT, REUSE_OTHER) if side == 0 else (REUSE_OTHER, ACCUMULATION_AT)
@@ -195,6 +197,9 @@ def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
         return detail, ratio
 
     result = _repeat(name, ACCUMULATION, graph, 1, attempt, adapter)
+    if result.status == "failed" and not assigned:  # another mistake: the upstream checks tell which
+        detail = f"{result.detail}; not as an `=` would: left to the checks under an upstream gradient"
+        return replace(result, status="not applicable", detail=detail)
     return replace(result, assigns=bool(assigned)) if result.status == "failed" else result
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.engines.value_class import BINARY_OPERATORS
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.mistakes import DERIVATIVES, MISTAKES, OPERANDS, Mistake, entry_key
 from gradcheck.graphs.registry import REGISTRY
@@ -34,6 +35,8 @@ MATCH_ATOL = 1e-300
 # probe multiplies the op's result by: far from 1 and -1, so a lost upstream is neither.
 PROBE = "upstream-probe"
 PROBE_FACTOR = 1.75
+# The operators whose operands' order matters: a forward that swaps them is named.
+_ORDERED = frozenset({"sub", "div", "pow"})
 # The cotangents the matcher draws for its own run: magnitudes far from 1, either sign.
 _COTANGENT_RANGE = (1.5, 3.0)
 
@@ -92,6 +95,42 @@ def upstream_probe(graph: Graph, adapter: EngineAdapter, seed: int = 0) -> tuple
     probe = _times(graph, PROBE_FACTOR)
     probe.meta[PROBE] = True
     return probe, sentence
+
+
+def swapped_operands(graph: Graph, adapter: EngineAdapter) -> Named | None:
+    """A one-op graph of an operator whose operands' order matters (`-`, `/`, `**`) whose engine
+    value is the op of its operands swapped at every point (and not the op's own): named
+    ("`2 - x` computes `x - 2`: __rsub__ swaps its operands", the reflected method's mistake when
+    the number is on the left); None otherwise."""
+    if graph.is_tensor or len(graph.nodes) != 1 or graph.outputs != [graph.n_inputs]:
+        return None
+    node = graph.nodes[0]
+    if node.op not in _ORDERED or node.arity != 2:
+        return None
+    args = _operand_values(graph)
+    spec = REGISTRY[node.op]
+    n = graph.n_points
+    points = [graph.input_values(k) for k in range(n)]
+    try:
+        runs = list(adapter.run_points(graph, points, [[1.0]] * n))
+        engine = np.array([float(np.asarray(r[0][0])) for r in runs], dtype=np.float64)
+    except Exception:  # the engine cannot run it again: nothing to name
+        return None
+    with np.errstate(all="ignore"):
+        right = np.asarray(spec.numpy(args, node.attr), dtype=np.float64)
+        swapped = np.asarray(spec.numpy(args[::-1], node.attr), dtype=np.float64)
+    if not _matches(engine, swapped) or _matches(engine, right):
+        return None
+    symbol, _, reflected = BINARY_OPERATORS[node.op]
+    constant = {c.at: c for c in node.consts}
+    a, b = ("x", "y") if not constant else (_spelled(constant, j) for j in (0, 1))
+    whose = reflected if 0 in constant else f"{node.op}'s forward"
+    return Named(f"`{a} {symbol} {b}` computes `{b} {symbol} {a}`: {whose} swaps its operands", ())
+
+
+def _spelled(constants: dict[int, Constant], at: int) -> str:
+    """Operand `at` of a one-op graph with a number beside an input: the number, or "x"."""
+    return wording.short_number(float(constants[at].value)) if at in constants else "x"
 
 
 def is_probe(graph: dict[str, Any]) -> bool:

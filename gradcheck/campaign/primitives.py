@@ -118,6 +118,20 @@ def _absorbing(primitive: Finding, group: Sequence[Finding], built: frozenset[st
     elif variant:
         shared = set(variant).intersection(*(g.variant or () for g in group))
         variant = tuple(v for v in variant if v in shared)
-    said = f"{built_from_text(primitive.ops[0], sorted(built))}: their failures are counted here"
-    merged: Merged = replace(whole.merged, built_from=(said,))
+    merged: Merged = replace(whole.merged, built_from=(counted_here(primitive.ops[0], built),))
     return replace(whole, variant=variant, merged=merged)
+
+
+def counted_here(primitive: str, built: frozenset[str]) -> str:
+    """What a primitive's finding says of the ops built from it (`built`) whose failures it counts:
+    "div, neg and sub are built from mul in this engine: their failures are counted here"."""
+    return f"{built_from_text(primitive, sorted(built))}: their failures are counted here"
+
+
+def counting_built(finding: Finding, graph_ops: set[str], built_from: BuiltFrom) -> Finding:
+    """A primitive's finding counted for a graph of `graph_ops`, saying which ops are built from it
+    where the graph holds one of them (its nodes failed for the primitive's mistake)."""
+    built = built_on(finding.ops[0], built_from)
+    if not built & graph_ops:
+        return finding
+    return replace(finding, merged=replace(finding.merged, built_from=(counted_here(finding.ops[0], built),)))

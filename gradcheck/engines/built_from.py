@@ -62,7 +62,7 @@ def learn_built_from(adapter: Any) -> dict[str, frozenset[str]]:
 
 
 def built_from_text(primitive: str, ops: Sequence[str]) -> str:
-    """"neg, sub and div are built from mul in this engine"."""
+    """ "neg, sub and div are built from mul in this engine"."""
     names = list(ops)
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     verb = "is" if len(names) == 1 else "are"

@@ -380,3 +380,32 @@ def _escaped(ch: str) -> str:
     if ch in _KEPT or (unicodedata.category(ch) != "Cc" and ch not in _BIDI):
         return ch
     return repr(ch)[1:-1]  # Python's own escape: \\r, \\x1b, \\u202e
+
+
+_SPELL_OR_LEAVE = "spell it in `apply` or leave it out of `ops`"
+
+
+def adapter_fix(ops: Any, fault: Problem | None, op_has_findings: bool) -> str:
+    """What to change in an adapter whose spelling of `ops` failed (`fault`: the problem that
+    records where it raised, None when none does); `op_has_findings`: the op has findings of its
+    own, so leaving it out is no fix."""
+    op = "/".join(ops) or "this op"
+    if fault is None or fault.raised is None or fault.raised.frame is None:
+        return f"the adapter's spelling of {op} fails: {_SPELL_OR_LEAVE}"
+    raised = fault.raised
+    exception, message, where = raised.type, raised.message, raised.frame
+    if where.kind is FrameKind.DEFAULT_SPELLING:
+        if exception == "AttributeError" and raised.attribute:
+            what = f"no `.{raised.attribute}`"
+        else:
+            what = f"no spelling gradcheck's default takes ({exception}: {message})"
+        return f"the adapter lists {op} but the engine has {what}: {_SPELL_OR_LEAVE}"
+    if where.kind is FrameKind.DEFAULT_METHOD:
+        method = where.name.rpartition(".")[2]
+        return (
+            f"gradcheck's default `{method}` does not fit this engine ({exception}: {message}): "
+            f"override `{method}` in the adapter (docs/adapters.md)"
+        )
+    if op_has_findings:
+        return f"{frame(where)} raised {exception} for {op}: fix it there ({op} has findings of its own)"
+    return f"{frame(where)} raised {exception} for {op}: fix it there or leave {op} out of `ops`"

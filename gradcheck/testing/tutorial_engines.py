@@ -442,7 +442,8 @@ class Mistake:
     `tiers`: the tiers that finding may have; `kind`: what is wrong, in words; `named`: where the
     mistake is a standard wrong derivative, the phrase the finding should say it with: "like" and
     the local derivative the mistaken backward computes (x the input, t and s the output of tanh
-    and sigmoid, n the exponent), or "leaves out the upstream gradient"; else "".
+    and sigmoid, n the exponent), "leaves out the upstream gradient", or for a forward computing
+    its operands swapped "swaps its operands"; else "".
     """
 
     engine: str
@@ -477,7 +478,7 @@ def names_it(mistake: Mistake, finding: dict[str, Any]) -> str:
     when the table names none."""
     if not mistake.named:
         return "-"
-    said = _compact(" ".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
+    said = _compact("|".join([str(finding.get("title", "")), *map(str, finding.get("problems") or [])]))
     phrase = _compact(mistake.named)
     at = [m.end() for m in re.finditer(re.escape(phrase), said)]
     return "yes" if any(end == len(said) or not said[end].isalnum() for end in at) else "no"
@@ -513,5 +514,5 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("NoSeed", GRAPH_CODE, _MACHINERY, "the root's gradient never seeded with 1"),
     Mistake("SeedEveryNode", GRAPH_CODE, _MACHINERY, "every node's gradient set to 1"),
     Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError", "has no __rsub__"),
-    Mistake("RsubSwapped", "sub", _BUG, "wrong value: c - x computed as x - c"),
+    Mistake("RsubSwapped", "sub", _BUG, "wrong value: c - x computed as x - c", "swaps its operands"),
 )

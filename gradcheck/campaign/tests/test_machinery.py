@@ -66,8 +66,9 @@ def test_a_backward_that_leaves_out_the_upstream_gradient_is_the_ops_bug(engine,
 
 def test_an_op_wrong_under_an_upstream_gradient_is_not_built_on_by_the_graph_code_checks():
     # mul's missing out.grad would fail every shared-node check built on mul
+    # and (x0 * x1) * x0, the check for an `=` hidden by x * x, which it fails though it assigns nothing
     titles = [f.title for f in structure("MulNoUpstream").findings]
-    assert not [t for t in titles if "shared node" in t or "zero_grad" in t], titles
+    assert not [t for t in titles if "shared node" in t or "zero_grad" in t or "used again" in t], titles
 
 
 def test_the_ladder_has_two_distinct_parents_per_level():

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered, isolation_cases
-from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, upstream_probe
+from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, swapped_operands, upstream_probe
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.validation import campaign_variants
 from gradcheck.cli import main
@@ -191,3 +191,38 @@ def test_no_two_entries_of_one_op_coincide_at_generic_points(seed, cotangent, si
                 assert not (wrong and np.allclose(values[i], vb, rtol=MATCH_RTOL, atol=0)), (
                     f"{op}: {a.wrote!r} and {b.wrote!r} coincide at {args}, {attrs}"
                 )
+
+
+class SubSwapped(tutorial_engines.TutorialValue):
+    """ "x - y is y plus minus x." (Its `-` computes y - x.)"""
+
+    def __sub__(self, other):
+        return other + (-self)
+
+
+def test_a_forward_that_swaps_its_operands_is_named():
+    graph = one_op_graph("sub")
+    swapped = swapped_operands(graph, ValueClassAdapter(SubSwapped, "SubSwapped"))
+    assert swapped is not None
+    assert swapped.sentence == "`x - y` computes `y - x`: sub's forward swaps its operands"
+    assert swapped_operands(graph, ValueClassAdapter(tutorial_engines.TutorialValue, "TutorialValue")) is None
+
+
+def test_a_reflected_method_that_swaps_its_operands_is_named_from_the_number_on_the_left_case():
+    """The pass checks each operator op with a number on either side (`IsolationCase.number_at`),
+    which the random one-op draws may not give: `__rsub__` computing x - 2 for 2 - x fails there."""
+    adapter = load_engine(f"{tutorial_engines.__name__}:RsubSwapped")
+    run, ops = Settings(engine="RsubSwapped"), sorted(adapter.ops)
+    cases = [c for c in isolation_cases(ops) if c.op == "sub" and c.number_at is not None]
+    assert [c.number_at for c in cases] == [0, 1]
+    left, right = (check_case(c, run, ops, adapter).findings for c in cases)
+    assert [f.title for f in left] == ["`2 - x` computes `x - 2`: __rsub__ swaps its operands"]
+    assert right == []  # its x - 2 is right
+
+
+def test_a_correct_engine_passes_with_a_number_on_either_side():
+    adapter = load_engine(f"{tutorial_engines.__name__}:TutorialValue")
+    run, ops = Settings(engine="TutorialValue"), sorted(adapter.ops)
+    cases = [c for c in isolation_cases(ops) if c.number_at is not None]
+    assert {c.op for c in cases} == {"add", "sub", "mul", "div"}
+    assert [f.title for c in cases for f in check_case(c, run, ops, adapter).findings] == []

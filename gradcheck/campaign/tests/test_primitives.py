@@ -8,9 +8,13 @@ from __future__ import annotations
 import pytest
 
 from gradcheck.campaign import Settings, real_backend, run_campaign, unexplained
+from gradcheck.campaign.explain import Explaining, explain
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.primitives import covered_ops, fold_into_primitives
+from gradcheck.engines import load_engine
 from gradcheck.engines.adapter import EngineAdapter
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.classify import Difference
 from gradcheck.parity.kinds import Kind
 
 ENGINES = "gradcheck.testing.built_from_engines"
@@ -103,3 +107,18 @@ def test_a_primitives_finding_stands_for_the_nodes_of_the_ops_built_from_it():
     assert covered_ops(finding(["mul"]), BUILT) == {"mul", "neg", "sub", "div"}
     assert covered_ops(finding(["tanh"]), BUILT) == frozenset()
     assert covered_ops(finding(["mul"]), {}) == frozenset()
+
+
+def test_a_primitives_mistake_upstream_of_a_covered_output_is_the_primitives():
+    """x1 / exp(x0 / x1) at (0, 1) on a mul that forgets out.grad: the outer div's mul starts from
+    out.grad = 1, where the mistake is right, and freezing it leaves nothing computed; with the
+    inner div (no output) frozen the graph passes, so the failure is mul's."""
+    adapter = load_engine("gradcheck.testing.tutorial_engines:MulNoUpstream")
+    nodes = [OpNode("div", (0, 1)), OpNode("exp", (2,)), OpNode("div", (1, 3))]
+    failing = Graph([Input("x0", 0.0), Input("x1", 1.0)], nodes, [4], cotangent=[1.0])
+    mul = finding(["mul"], graphs=3, phase="isolation")
+    cause = Difference(Kind.WRONG_GRADIENT, "gradient")
+    explained = explain(failing, cause, Explaining((mul,)), adapter, index=7)
+    assert explained.finding is not None and explained.finding.ops == ("mul",)
+    assert explained.finding.graph_indices == (7,)
+    assert "div, neg and sub are built from mul in this engine" in explained.finding.covers
