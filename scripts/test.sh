@@ -32,7 +32,7 @@ run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor
 run_pytest --pyargs gradcheck.suite --gradcheck-engine minigrad-tensor --gradcheck-dtype float32 -k tensor
 echo "== unit tests and parity suite (engine minigrad)"
 if [ "$#" -eq 0 ]; then
-  run_pytest -m "not under_load"
+  run_pytest -m "not under_load" --durations=20  # the slowest tests named in the log: the CI budget is 15 min
   # alone: it saturates every core, which would slow the tests beside it past their graph timeouts;
   # only the files using the mark are collected (collecting the whole suite costs about 27 s CPU
   # per xdist worker), in one process (-n 0: no workers to start for one test)
