@@ -152,14 +152,21 @@ def test_an_engine_that_ends_or_hangs_its_process_on_a_worker_is_a_finding_and_t
 
 
 def _gradcheck(tmp_path: Path, *argv: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "gradcheck", "run", *argv, "--out", str(tmp_path / "signalled")],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    """`gradcheck run` started with Ctrl-C at its default, as a terminal's foreground job has it:
+    a shell's background job (`cmd &` without job control) inherits SIGINT ignored, and a Python
+    started so keeps ignoring it. A handler of ours becomes the default in the child (exec)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gradcheck", "run", *argv, "--out", str(tmp_path / "signalled")],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _when_running_on(client, proc: subprocess.Popen, seconds: float = 120) -> None:
