@@ -26,7 +26,7 @@ from gradcheck.campaign.torch_off import torch_off_finding
 from gradcheck.campaign.validation import campaign_forms, campaign_variants
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.value_class import NUMBER
-from gradcheck.graphs.generate import Sizes, random_graph
+from gradcheck.graphs.generate import Sizes, random_graph, with_constant
 from gradcheck.graphs.ir import Constant, Graph, OpNode
 from gradcheck.graphs.regions import ORDINARY
 from gradcheck.graphs.registry import REGISTRY
@@ -211,9 +211,10 @@ def _with_number(graph: Graph, at: int, variants: frozenset[str]) -> Graph | Non
     """A one-op graph's op on its first input and `NUMBER` as operand `at`, None where that is out
     of the op's domain at a point, or of the surface `variants`."""
     node = graph.nodes[0]
+    number = Constant(at, NUMBER)
     with_number = Graph(
         [graph.inputs[0]],
-        [OpNode(node.op, (0,), node.attrs, (Constant(at, NUMBER),))],
+        [OpNode(node.op, (0,), node.attrs, (number,))],
         [1],
         None if graph.points is None else [graph.points[0]],
         graph.cotangent,
@@ -221,11 +222,9 @@ def _with_number(graph: Graph, at: int, variants: frozenset[str]) -> Graph | Non
     )
     if not graph_allowed(with_number, variants):
         return None
-    points = np.asarray(with_number.points if with_number.points is not None else [[graph.inputs[0].value]])
-    operands = with_number.nodes[0].operands([points[0]])
-    with np.errstate(all="ignore"):
-        value = np.asarray(REGISTRY[node.op].numpy(operands, node.attr), dtype=np.float64)
-    return with_number if np.all(np.isfinite(value)) else None
+    values = graph.points[0] if graph.points is not None else [graph.inputs[0].value]
+    row = np.asarray(values, dtype=np.float64).reshape(1, -1)
+    return with_number if with_constant(REGISTRY[node.op], row, number, node.attr) is not None else None
 
 
 def _plainly_spelled(

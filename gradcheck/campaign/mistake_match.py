@@ -124,8 +124,7 @@ def swapped_operands(graph: Graph, adapter: EngineAdapter) -> Named | None:
     symbol, _, reflected = BINARY_OPERATORS[node.op]
     constant = {c.at: c for c in node.consts}
     a, b = ("x", "y") if not constant else (_spelled(constant, j) for j in (0, 1))
-    whose = reflected if 0 in constant else f"{node.op}'s forward"
-    return Named(f"`{a} {symbol} {b}` computes `{b} {symbol} {a}`: {whose} swaps its operands", ())
+    return Named(wording.swapped(a, symbol, b, reflected if 0 in constant else f"{node.op}'s forward"), ())
 
 
 def _spelled(constants: dict[int, Constant], at: int) -> str:

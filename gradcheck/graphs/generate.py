@@ -139,7 +139,7 @@ def build_graph(
                 left = chooser.integer(0, 1) == 0  # is the chosen node the left operand?
                 if spec.number_operands and chooser.integer(1, CONSTANT_EVERY) == CONSTANT_EVERY:
                     c = Constant(1 if left else 0, chooser.choice(CONSTANTS))
-                    made = _with_constant(spec, row, c, attr)
+                    made = with_constant(spec, row, c, attr)
                     if made is None:
                         continue
                     nodes.append(draw_form(chooser, forms, OpNode(spec.name, (first,), attrs, (c,))))
@@ -187,8 +187,9 @@ def build_graph(
 _NO_ATTRS: dict[str, Any] = {}
 
 
-def _with_constant(spec: Any, row: np.ndarray, c: Constant, attr: dict[str, Any]) -> np.ndarray | None:
-    """The op on a (1, K) argument row and constant `c` (values (K,)), None when out of domain."""
+def with_constant(spec: Any, row: np.ndarray, c: Constant, attr: dict[str, Any]) -> np.ndarray | None:
+    """The op on a (1, K) argument row and constant `c` (values (K,)), None when out of domain
+    (as the random graphs judge it: also the isolation pass's cases with a number)."""
     pair = [row, c.value] if c.at == 1 else [c.value, row]
     out = spec.numpy(pair, attr)
     if np.shape(out) != row.shape:

@@ -334,6 +334,12 @@ def mistake(op: str, parts: Any) -> str:
     return f"{op}'s backward behaves like {wrote}; {derivative} {right}"
 
 
+def swapped(a: str, symbol: str, b: str, whose: str) -> str:
+    """A forward computing its operands swapped (`campaign.mistake_match.swapped_operands`):
+    "`2 - x` computes `x - 2`: __rsub__ swaps its operands"."""
+    return f"`{a} {symbol} {b}` computes `{b} {symbol} {a}`: {whose} swaps its operands"
+
+
 def short_number(value: float) -> str:
     """A number as Python spells it shortest, a whole one without ".0": "0", "-1", "5e-324", "inf"."""
     return repr(float(value)).removesuffix(".0")
