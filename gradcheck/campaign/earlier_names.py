@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 
-from gradcheck.campaign.structure import RECURSION_LIMIT
+from gradcheck.campaign.structure import BUILD_ORDER, RECURSION_LIMIT
 
 _EARLIER_NAMES = (
     (re.compile(r"^recursion limit at depth \d+$"), RECURSION_LIMIT),
     (re.compile(r"^(backward\(\) twice does not accumulate like torch) \(.*\)$"), r"\1"),
     (re.compile(r"^a chain \d+ deep: engine raised ([A-Za-z_][\w.]*).*$"), r"a deep chain raises \1"),
     (re.compile(r"^a chain \d+ deep: .*$"), "a deep chain differs from torch"),
+    (re.compile(r"^a shared node's gradient depends on the build \(.*\)$"), BUILD_ORDER),
 )
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 

@@ -8,14 +8,16 @@ leaves every gradient 1; an `=` where `+=` belongs in one op's `_backward` loses
 of a node (`x + x` gives 1, not 2); a `_backward` that leaves out `out.grad` is right only where
 the gradient from above is 1, so a one-op graph (whose root is seeded with 1) never shows it.
 Each check here is built so that a right op elsewhere cannot make it fail, and its finding says
-what the mistake is; `gradcheck.campaign.structure_findings` runs them with the other structural
-checks, and the campaign lets their findings explain the graphs they make fail
-(`gradcheck.campaign.explain`, `gradcheck.campaign.settling`).
+what the mistake is. Each is built `MACHINERY_REBUILDS` times at other addresses: a check that an
+order following object ids fails on some builds only is no mistake of the op it names.
+`gradcheck.campaign.structure_findings` runs them with the other structural checks, and the
+campaign lets their findings explain the graphs they make fail (`gradcheck.campaign.explain`,
+`gradcheck.campaign.settling`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -26,6 +28,7 @@ from gradcheck.campaign.structure import (
     _graph,
     _repeat,
     object_style,
+    retaining,
     right_alone,
     tree_graph,
 )
@@ -46,6 +49,8 @@ ACCUMULATION_AT = 1.5
 UPSTREAM_WEIGHT = 2.0  # the gradient that reaches the op from above in the upstream checks
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 _CLOSE = 1e-9
+# The builds of each check: ids rising, then falling (`structure.spare_leaves`), twice over.
+MACHINERY_REBUILDS = 4
 
 
 def _ratios(engine: np.ndarray, torch: np.ndarray) -> np.ndarray | None:
@@ -57,6 +62,35 @@ def _ratios(engine: np.ndarray, torch: np.ndarray) -> np.ndarray | None:
     if not nonzero.any() or np.any(engine[~nonzero] != 0):
         return None
     return engine[nonzero] / torch[nonzero]
+
+
+def _on_rebuilds(
+    name: str,
+    cause: str,
+    graph: Graph,
+    adapter: EngineAdapter,
+    attempt: Callable[[EngineAdapter], tuple[str, float | None]],
+) -> CaseResult:
+    """`attempt` on `MACHINERY_REBUILDS` builds by a twin of `adapter` that keeps each one alive,
+    so that the next one's nodes sit at other addresses (`structure.retaining`)."""
+    twin, kept = retaining(adapter)
+
+    def once() -> tuple[str, float | None]:
+        try:
+            return attempt(twin)
+        finally:
+            kept.rebuild += 1
+
+    try:
+        return _repeat(name, cause, graph, MACHINERY_REBUILDS, once, adapter)
+    finally:
+        kept.clear()
+
+
+def on_every_build(case: CaseResult) -> bool:
+    """Whether a failed check failed on every build: a mistake of the op or of backward(), not an
+    order that depends on the build."""
+    return case.status == "failed" and case.failures == case.runs
 
 
 # --- the root's seed --------------------------------------------------------------------------------
@@ -75,8 +109,8 @@ def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
     values = graph.input_values(0)
     torch = torch_at(graph, values, [1.0]).grads[:, 0]
 
-    def attempt() -> tuple[str, float | None]:
-        _, grads = adapter.run(graph, values, [1.0])
+    def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
+        _, grads = twin.run(graph, values, [1.0])
         engine = flat_vector(grads)
         if engine.shape != torch.shape:
             return "", None
@@ -91,7 +125,7 @@ def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
             return f"every gradient is {k:g} times torch's: backward() seeds the root with {k:g}, not 1", k
         return "", None  # another difference is another check's to name
 
-    return _repeat(name, SEED, graph, 1, attempt, adapter)
+    return _on_rebuilds(name, SEED, graph, adapter, attempt)
 
 
 # --- one node on both sides of a binary op ----------------------------------------------------------
@@ -116,8 +150,8 @@ def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
 
     one_partial: list[bool] = []
 
-    def attempt() -> tuple[str, float | None]:
-        _, grads = adapter.run(graph, [ACCUMULATION_AT], [1.0])
+    def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
+        _, grads = twin.run(graph, [ACCUMULATION_AT], [1.0])
         engine = flat_vector(grads)
         detail, ratio = _difference(engine, torch, ["gradient of x0"])
         if not detail:
@@ -131,7 +165,7 @@ def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
             )
         return detail, ratio
 
-    result = _repeat(name, ACCUMULATION, graph, 1, attempt, adapter)
+    result = _on_rebuilds(name, ACCUMULATION, graph, adapter, attempt)
     if result.status == "passed":  # `x OP x` hides an `=` for one operand that runs second
         result = next(
             (r for r in (reuse_case(adapter, op, side) for side in (0, 1)) if r.status == "failed"), result
@@ -178,8 +212,8 @@ def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
     op_path_only = float(torch_at(apart, apart.input_values(0), [1.0]).grads[0, 0])
     assigned: list[bool] = []
 
-    def attempt() -> tuple[str, float | None]:
-        _, grads = adapter.run(graph, values, [1.0])
+    def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
+        _, grads = twin.run(graph, values, [1.0])
         engine = flat_vector(grads)
         detail, ratio = _difference(engine, torch, ["gradient of x0", "gradient of x1"])
         if (
@@ -196,16 +230,16 @@ def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
             )
         return detail, ratio
 
-    result = _repeat(name, ACCUMULATION, graph, 1, attempt, adapter)
-    if result.status == "failed" and not assigned:  # another mistake: the upstream checks tell which
+    result = _on_rebuilds(name, ACCUMULATION, graph, adapter, attempt)
+    if on_every_build(result) and not assigned:  # another mistake: the upstream checks tell which
         detail = f"{result.detail}; not as an `=` would: left to the checks under an upstream gradient"
         return replace(result, status="not applicable", detail=detail)
     return replace(result, assigns=bool(assigned)) if result.status == "failed" else result
 
 
 def assigning(case: CaseResult) -> bool:
-    """Whether a failed accumulation case showed an `=` where `+=` belongs."""
-    return case.status == "failed" and case.assigns
+    """Whether a failed accumulation case showed an `=` where `+=` belongs, on every build."""
+    return on_every_build(case) and case.assigns
 
 
 def _symbol(op: str) -> str:
@@ -249,8 +283,8 @@ def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
     torch = torch_at(graph, values, [1.0]).grads[:, 0]
     labels = [f"gradient of {i.name}" for i in graph.inputs]
 
-    def attempt() -> tuple[str, float | None]:
-        _, grads = adapter.run(graph, values, [1.0])
+    def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
+        _, grads = twin.run(graph, values, [1.0])
         engine = flat_vector(grads)
         detail, ratio = _difference(engine, torch, labels)
         if not detail:
@@ -265,7 +299,7 @@ def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
             detail = f"{detail}: {op}'s backward is right only where the gradient from above is 1"
         return detail, ratio
 
-    return _repeat(name, UPSTREAM, graph, 1, attempt, adapter)
+    return _on_rebuilds(name, UPSTREAM, graph, adapter, attempt)
 
 
 def _right(adapter: EngineAdapter, graph: Graph) -> bool:

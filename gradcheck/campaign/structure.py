@@ -49,6 +49,9 @@ DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the fir
 # The name of the recursion-limit finding: its identity, the same whatever depth it was met at
 # (the depth, in its problems and `GraphCode.depth`, depends on the Python and the engine).
 RECURSION_LIMIT = "recursion limit in backward() of deep chains"
+# The name of the finding of gradients that change from build to build of one graph: whichever
+# checks showed it (the shared-node graphs, or backward() itself on a chain of two ops).
+BUILD_ORDER = "gradients depend on the build (backward()'s order follows object ids or sets)"
 # The name of the finding of a backward that follows every path from the output (2^depth on a
 # ladder of shared nodes) instead of every node once.
 EVERY_PATH = "backward() follows every path, not every node: its time doubles with each shared level"

@@ -7,7 +7,7 @@ import numpy as np
 
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.records import METRICS, GraphRecord, aggregate, faulted_ops
-from gradcheck.campaign.structure import RECURSION_LIMIT
+from gradcheck.campaign.structure import BUILD_ORDER, RECURSION_LIMIT
 from gradcheck.campaign.verdict import accepted_faults, compare, finding_identity
 from gradcheck.graphs.ir import Graph, Input, OpNode
 
@@ -95,6 +95,9 @@ def test_a_structural_finding_is_one_identity_whatever_depth_or_values_it_was_me
     chain = "a chain 1000 deep: engine raised MemoryError: no room at 12345"
     assert finding_identity(named(chain)) == finding_identity(named("a deep chain raises MemoryError"))
     assert finding_identity(named(RECURSION_LIMIT)) != finding_identity(named(twice))
+    shared = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
+    build_order = finding_identity(["nondeterministic", [], "gradient", BUILD_ORDER])
+    assert finding_identity(["nondeterministic", [], "gradient", shared]) == build_order, "its earlier name"
     op = ["wrong-gradient", ["tanh"], "gradient", "ordinary"]
     assert finding_identity(op) == finding_identity(tuple(op))
 

@@ -28,6 +28,7 @@ from gradcheck.campaign.settling import (
     without_reuse,
 )
 from gradcheck.campaign.structure import (
+    BUILD_ORDER,
     EVERY_PATH,
     REBUILDS,
     RECURSION_LIMIT,
@@ -54,7 +55,7 @@ BUGS = {
     "OverwriteAdapter": "gradients are assigned, not accumulated (`=` where `+=` belongs)",
     "LeafZeroGradAdapter": "zero_grad leaves interior gradients, which the next backward() adds again",
     "RecursiveSortAdapter": RECURSION_LIMIT,
-    "IdOrderAdapter": "a shared node's gradient",
+    "IdOrderAdapter": BUILD_ORDER,
 }
 
 
@@ -205,6 +206,40 @@ def test_a_finding_that_only_some_rebuilds_show_is_nondeterministic_with_its_rat
     assert steady.kind is Kind.WRONG_GRADIENT
 
 
+class _OrderFlippingValue(se.Value):
+    """backward() from every other new root in a right order, and from the others leaves first,
+    as an order following ids is on builds whose ids fall: which root is which depends on the
+    roots before it."""
+
+    roots = 0
+
+    def order(self):
+        if not hasattr(self, "leaves_first"):
+            _OrderFlippingValue.roots += 1
+            self.leaves_first = _OrderFlippingValue.roots % 2 == 0
+        order = super().order()
+        return order[::-1] if self.leaves_first else order
+
+
+class _OrderFlipping(se.CorrectAdapter):
+    value_class = _OrderFlippingValue
+
+
+@pytest.mark.parametrize("roots_before", [0, 1])
+def test_backward_itself_failing_on_some_builds_only_is_the_build_orders_finding(roots_before):
+    # every rebuilt check fails on some of its builds only: one finding of the build order, no op
+    # wrong under a gradient from above whichever build came first, and the shared-node checks run
+    _OrderFlippingValue.roots = roots_before
+    report = run_structure(_OrderFlipping())
+    order = next(f for f in report.findings if f.where == BUILD_ORDER)
+    assert order.kind is Kind.NONDETERMINISTIC and order.ops == ()
+    # a deep chain is built once (the campaign judges it on shorter chains rebuilt: `settling`)
+    assert {f.where for f in report.findings} <= {BUILD_ORDER, "a deep chain differs from torch"}
+    upstream = [c for c in report.cases if c.cause == "upstream"]
+    assert upstream and all(0 < c.failures < c.runs for c in upstream), "seen failing on some builds"
+    assert any(c.cause == "sharing" and c.status == "failed" for c in report.cases)
+
+
 FRESH_PROCESS_IDS = """
 from itertools import pairwise
 from gradcheck.campaign.structure import spare_leaves
@@ -253,8 +288,9 @@ def test_a_random_finding_whose_verdict_changes_with_the_nodes_order_is_the_buil
     adapter = FirstNodeMulWrong()
     assert rebuild_failures(graph, adapter) == REBUILDS, "the same on every plain rebuild"
     assert verdict_changes_with_build(graph, adapter, BUILD_ORDER_REBUILDS), "not when tanh is created first"
-    name = "a shared node's gradient depends on the build (an order that follows object ids or sets)"
-    order = Finding(Kind.NONDETERMINISTIC, (), "gradient", graph.to_dict(), phase="structure", where=name)
+    order = Finding(
+        Kind.NONDETERMINISTIC, (), "gradient", graph.to_dict(), phase="structure", where=BUILD_ORDER
+    )
     random = Finding(Kind.WRONG_GRADIENT, ("mul", "tanh"), "gradient", graph.to_dict(), graph_indices=(3,))
     (folded,) = fold_into_build_order([order, random], adapter)
     assert folded.kind is Kind.NONDETERMINISTIC and 3 in folded.graph_indices
