@@ -119,15 +119,26 @@ class Pow(Binary):
     domain = ("positive", "real")
 
     @staticmethod
-    def gradients(g, out, a, b):
-        slope_a = b * e.power(a, b - 1.0)
-        # a ** (b - 1) overflows where the slope does not (a = b = 5e-324: the slope is 1): b / a * a ** b
-        # there, and a divisor of 1 elsewhere, so that no inf of b / a reaches a second derivative
-        overflowed = e.nonfinite(slope_a) & e.finite(a) & e.finite(b) & (data(a) != 0)
+    def slope_a(out, a, b):
+        """b * a ** (b - 1). Where a ** (b - 1) overflows and the slope does not (a = b = 5e-324:
+        the slope is 1), b / a * a ** b, with a divisor of 1 elsewhere, so that no inf of b / a
+        reaches a second derivative."""
+        slope = b * e.power(a, b - 1.0)
+        overflowed = e.nonfinite(slope) & e.finite(a) & e.finite(b) & (data(a) != 0)
         if np.any(overflowed):
             rescaled = div(b, where(overflowed, a, 1.0)) * out
-            slope_a = where(overflowed & e.finite(rescaled), rescaled, slope_a)
+            slope = where(overflowed & e.finite(rescaled), rescaled, slope)
+        return slope
+
+    @staticmethod
+    def gradients(g, out, a, b):
+        slope_a = Pow.slope_a(out, a, b)
         masked_a = (data(b) == 0) & (e.nonfinite(a) | e.nonfinite(slope_a))
+        if np.any(masked_a) and not getattr(b, "requires_grad", False):
+            # a constant exponent (x ** np.asarray(0)): x ** 0 is 1, whose second derivatives are 0,
+            # so the dropped slope is taken at a base of 1, where its rule has no 0 × inf (at a == 0);
+            # along an exponent that varies, d/db of the slope at a == 0 is no number (nan, as torch's)
+            slope_a = Pow.slope_a(out, where(masked_a, 1.0, a), b)
         grad_a = where(masked_a, 0.0, g * slope_a)
         grad_b = where((data(a) == 0) & (data(b) >= 0), 0.0, g * (out * e.log(a)))
         return grad_a, grad_b

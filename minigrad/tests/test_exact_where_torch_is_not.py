@@ -151,3 +151,14 @@ def test_pows_slope_along_its_base_where_a_to_the_b_minus_1_alone_overflows_is_t
     a, b = Value(2.0), Value(3.0)
     (a**b).backward()
     assert a.grad == 12.0, "elsewhere the usual b * a ** (b - 1)"
+
+
+@pytest.mark.parametrize("exponent", [np.asarray(0), np.asarray([0, 0, 0, 0])], ids=["0-d", "1-d"])
+def test_a_tensor_to_an_integer_array_power_of_0_has_second_derivatives_0_even_at_base_0(exponent) -> None:
+    # x ** 0 is 1: its slope is dropped at x == 0 and inf, and the dropped slope's own rule (0 × inf
+    # at x == 0) must not reach the second derivative, as it does in torch's x ** tensor(0)
+    x = minigrad.Tensor([0.0, -0.0, 0.5, math.inf], requires_grad=True, dtype=minigrad.float64)
+    (slope,) = minigrad.grad([x**exponent], [x], [minigrad.Tensor(np.ones(4))], create_graph=True)
+    (second,) = minigrad.grad(slope.sum(), [x], allow_unused=True)
+    assert slope.data.tolist() == [0.0] * 4
+    assert second is not None and second.data.tolist() == [0.0] * 4
