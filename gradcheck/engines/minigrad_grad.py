@@ -17,6 +17,7 @@ from gradcheck.engines.minigrad_names import registry_name
 from gradcheck.engines.minigrad_nn import MinigradNetwork
 from gradcheck.engines.snippets import graph_snippet, own_code_repro
 from gradcheck.graphs.ir import Graph
+from gradcheck.graphs.spellings import spelled_code
 from gradcheck.graphs.surface import LATEST
 from minigrad import Tensor, Value
 
@@ -45,7 +46,8 @@ class MinigradGradAdapter(EngineAdapter):
         elsewhere (a changed rule) gets the repro that runs the graph through itself instead."""
         if not builtin(self):
             return super().snippet(graph, second_order)
-        return own_code_repro(graph, graph_snippet(graph, "minigrad", second_order), second_order)
+        code = graph_snippet(graph, "minigrad", second_order, spelled_code(self))
+        return own_code_repro(graph, code, second_order)
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         seeds = [self.constant(c) for c in cotangent]

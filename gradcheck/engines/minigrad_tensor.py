@@ -9,22 +9,24 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_grad import MinigradGradAdapter, builtin
+from gradcheck.engines.minigrad_value import BUILTIN_ABS, INT_EXPONENT
 from gradcheck.engines.snippets import backward_snippet, own_code_repro
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import TENSOR_OPS
-from gradcheck.graphs.spellings import Spelling
+from gradcheck.graphs.spellings import Spelling, spelled_code
 from minigrad import Tensor, functional
 
 # The other spellings minigrad's Tensor documents: the built-in abs(), and `**` with an integer
 # exponent, a Python int (the scalar-exponent rule) or an integer array (the two-operand rule).
 TENSOR_SPELLINGS = (
-    Spelling("abs", "abs(x)", lambda a, k: abs(a[0])),
-    Spelling("pow_const", "x ** int", lambda a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    BUILTIN_ABS,
+    INT_EXPONENT,
     Spelling(
         "pow_const",
         "x ** int array",
         lambda a, k: a[0] ** np.asarray(int(k["exponent"])),
         integer_exponent=True,
+        code=lambda a, k: f"{a[0]} ** np.asarray({int(k['exponent'])})",
     ),
 )
 
@@ -67,7 +69,7 @@ class MinigradTensor(MinigradGradAdapter):
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
         if second_order or not graph.is_tensor or not builtin(self):
             return super().snippet(graph, second_order)
-        return own_code_repro(graph, backward_snippet(graph))
+        return own_code_repro(graph, backward_snippet(graph, spelled_code(self)))
 
     def gradients(self, outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
         """One `backward()` of the cotangent-weighted outputs; each input's `.grad`."""

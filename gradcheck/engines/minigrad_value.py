@@ -9,11 +9,26 @@ from gradcheck.graphs.registry import SCALAR_OPS
 from gradcheck.graphs.spellings import Spelling
 from minigrad import Value
 
-# The other spellings minigrad documents: the built-in abs(), and `**` with a Python int exponent.
+# The other spellings minigrad documents, on Value and Tensor: the built-in abs(), and `**` with a
+# Python int exponent.
+BUILTIN_ABS = Spelling("abs", "abs(x)", lambda a, k: abs(a[0]), code=lambda a, k: f"abs({a[0]})")
+INT_EXPONENT = Spelling(
+    "pow_const",
+    "x ** int",
+    lambda a, k: a[0] ** int(k["exponent"]),
+    integer_exponent=True,
+    code=lambda a, k: f"{a[0]} ** {int(k['exponent'])}",
+)
 VALUE_SPELLINGS = (
-    Spelling("abs", "abs(x)", lambda a, k: abs(a[0])),
-    Spelling("pow", "x ** int", lambda a, k: a[0] ** int(a[1]), integer_exponent=True),
-    Spelling("pow_const", "x ** int", lambda a, k: a[0] ** int(k["exponent"]), integer_exponent=True),
+    BUILTIN_ABS,
+    Spelling(
+        "pow",
+        "x ** int",
+        lambda a, k: a[0] ** int(a[1]),
+        integer_exponent=True,
+        code=lambda a, k: f"{a[0]} ** int({a[1]})",
+    ),
+    INT_EXPONENT,
 )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.graphs.ir import Constant, Graph, constant_code, literal
+from gradcheck.graphs.ir import Constant, Graph, SpelledCodes, constant_code, literal
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes
 
@@ -29,8 +29,13 @@ _BACKWARD = (
 _SECOND_ORDER = {
     "torch": (
         "grads = torch.autograd.grad(outputs, inputs, cotangent, create_graph=True, materialize_grads=True)\n"
-        "# Hessian-vector product along a direction of ones\n"
-        "hvp = torch.autograd.grad(sum(g.sum() for g in grads), inputs, allow_unused=True)"
+        "# Hessian-vector product along a direction of ones (zeros where no gradient depends on the inputs)\n"
+        "total = sum(g.sum() for g in grads)\n"
+        "hvp = (\n"
+        "    torch.autograd.grad(total, inputs, allow_unused=True, materialize_grads=True)\n"
+        "    if total.requires_grad\n"
+        "    else [torch.zeros_like(x) for x in inputs]\n"
+        ")"
     ),
     "minigrad": (
         "grads = minigrad.grad(outputs, inputs, cotangent, create_graph=True, materialize_grads=True)\n"
@@ -40,9 +45,12 @@ _SECOND_ORDER = {
 }
 
 
-def graph_snippet(graph: Graph, target: str, second_order: bool = False) -> str:
-    """`graph.to_python(target)` ('minigrad' or 'torch'), differentiating twice when `second_order`."""
-    code = graph.to_python(target)
+def graph_snippet(
+    graph: Graph, target: str, second_order: bool = False, spelled: SpelledCodes | None = None
+) -> str:
+    """`graph.to_python(target, spelled)` ('minigrad' or 'torch'), differentiating twice when
+    `second_order`."""
+    code = graph.to_python(target, spelled)
     if not second_order:
         return code
     total = "sum(grads)" if target == "minigrad" and not graph.is_tensor else "sum(g.sum() for g in grads)"
@@ -340,7 +348,7 @@ def _adapter_constant(c: Constant) -> str:
     return f"engine.scalar_tensor({literal(c.value)})" if c.tensor else literal(c.value)
 
 
-def backward_snippet(graph: Graph) -> str:
+def backward_snippet(graph: Graph, spelled: SpelledCodes | None = None) -> str:
     """minigrad Tensor code for a tensor graph whose gradients come from one `backward()` (the
     path where a pass owns its gradient buffers), as the minigrad-tensor adapter takes them."""
-    return graph.to_python("minigrad").replace(_FIRST_ORDER["minigrad"], _BACKWARD)
+    return graph.to_python("minigrad", spelled).replace(_FIRST_ORDER["minigrad"], _BACKWARD)

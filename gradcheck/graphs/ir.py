@@ -34,6 +34,9 @@ SPELLING = "spelling"
 VERSION = 2  # the version written for graphs with constants; VERSION_1 for the others
 VERSION_1 = 1
 READABLE_VERSIONS = (VERSION_1, VERSION)
+# A spelling's code: its operands' code and the op's attributes to the expression (`Spelling.code`).
+SpelledCode = Callable[[Sequence[str], dict[str, Any]], str]
+SpelledCodes = Mapping[tuple[str, str], SpelledCode]  # by the spelling's op and name
 
 
 class GraphFormatError(ValueError):
@@ -301,11 +304,13 @@ class Graph:
 
     # --- snippets --------------------------------------------------------------------------------
 
-    def to_python(self, target: str = "minigrad") -> str:
+    def to_python(self, target: str = "minigrad", spelled: SpelledCodes | None = None) -> str:
         """A self-contained Python snippet computing this graph and its gradients with `target`.
 
         target: 'minigrad' (Value, or Tensor for tensor graphs) or 'torch' (float64). Paste it into
-        a bug report: it prints the outputs and the gradient of each input.
+        a bug report: it prints the outputs and the gradient of each input. `spelled`: the code of
+        each spelling a node may record (`graphs.spellings`), by its op and name; a node in another is
+        written in the registry's.
         """
         if target not in ("minigrad", "torch"):
             raise ValueError(f"to_python: target must be 'minigrad' or 'torch', got {target!r}")
@@ -325,7 +330,11 @@ class Graph:
         for i, node in enumerate(self.nodes):
             spec = REGISTRY[node.op]
             args = node.operands([self.name_of(k) for k in range(self.n_inputs + i)], constant_code(target))
-            lines.append(f"v{self.n_inputs + i} = {spec.snippet(args, node.attr, target)}")
+            write = (spelled or {}).get((node.op, dict(node.attrs).get(SPELLING)))
+            code = spec.snippet(args, node.attr, target) if write is None else write(args, node.attr)
+            lines.append(f"v{self.n_inputs + i} = {code}")
+            if write is not None and "np." in code and "import numpy as np" not in lines:
+                lines.insert(0, "import numpy as np")
         outs = ", ".join(self.name_of(o) for o in self.outputs)
         names = ", ".join(inp.name for inp in self.inputs)
         lines.append(f"outputs = [{outs}]")

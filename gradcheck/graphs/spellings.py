@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gradcheck.graphs.ir import SPELLING, OpNode
+from gradcheck.graphs.ir import SPELLING, OpNode, SpelledCode
 
 # The ops whose exponent an `integer_exponent` spelling passes as an integer.
 EXPONENT_OPS = frozenset({"pow_const", "pow"})
@@ -29,13 +29,16 @@ class Spelling:
     written: (operands, attrs) for an object-style adapter, (xp, operands, attrs) for a
     function-style one. `integer_exponent`: drawn only for an integer-valued exponent (the rule
     makes it an int, an integer array or tensor). `differs_at_nan`: it gives another answer
-    where an operand is nan (jnp.fmax), so no edge case with a nan operand is checked in it."""
+    where an operand is nan (jnp.fmax), so no edge case with a nan operand is checked in it.
+    `code`: the spelling as the engine's code on its operands' code, for a repro in the engine's
+    own terms (`Graph.to_python`); None where the repro runs the graph through the adapter."""
 
     op: str
     name: str
     rule: Callable[..., Any]
     integer_exponent: bool = False
     differs_at_nan: bool = False
+    code: SpelledCode | None = None
 
     @property
     def form(self) -> Form:
@@ -174,3 +177,8 @@ def draw_form(chooser: Any, forms: Forms | None, node: OpNode) -> OpNode:
         return node
     k = chooser.integer(0, len(options))
     return spelled(node, options[k - 1] if k else None)
+
+
+def spelled_code(adapter: Any) -> dict[tuple[str, str], SpelledCode]:
+    """The code of each spelling `adapter` lists that has one, by its op and name (`Graph.to_python`)."""
+    return {(s.op, s.name): s.code for s in adapter_spellings(adapter) if s.code is not None}

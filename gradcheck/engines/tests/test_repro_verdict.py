@@ -72,3 +72,10 @@ def test_a_repro_without_rounding_bounds_judges_gradients_as_classify_does():
     # with_allowances gives them to differences of numbers): it falls back to the tolerance
     # `classify` tells a gross difference by
     assert (TORCH_TOLERANCE.rtol, TORCH_TOLERANCE.atol) == (REPRO_RTOL, REPRO_ATOL)
+
+
+def test_a_second_order_repro_runs_where_torchs_gradient_does_not_depend_on_the_inputs():
+    # torch's gradient of x ** 0.0 is a constant 0 with no graph: its Hessian-vector product is 0
+    done = run(load_engine("minigrad").snippet(one_op("pow_const", 0.0, exponent=0.0), second_order=True))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: ok, the engine agrees with torch" in done.stdout
