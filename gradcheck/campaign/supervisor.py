@@ -7,7 +7,9 @@ tasks over units (`Work`: a chunk of graph indices, a list of isolation cases...
 writes the unit it begins and the op it applies into shared memory (`gradcheck.engines.tracing`),
 so when it dies, calls `sys.exit`, raises through the harness or gives no sign of progress for
 `timeout` seconds (then it is killed; loading the engine, torch and a checker is the worker's
-start, with `START_LIMIT`), the supervisor knows which unit and which op it was on.
+start, with `START_LIMIT`), the supervisor knows which unit and which op it was on. The timeout
+counts the seconds the worker could run: those it waited for a CPU on a loaded machine are left
+out (`cpu_wait`), so a busy machine makes no timeout a quiet one would not.
 That unit's outcome is the caller's `on_death(unit, death)` (a finding, in the campaign), the rest
 of its task is sent again, and a fresh worker takes over. An op that ended a worker is quarantined:
 later units that apply it are reported without running it (a crash costs a new process, a hang
@@ -40,6 +42,7 @@ from multiprocessing import current_process, get_context
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from gradcheck.campaign.cpu_wait import queued_seconds
 from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.workers import Job, Reply, forked_worker_main, worker_main
 from gradcheck.choices import DEFAULT_TIMEOUT
@@ -112,6 +115,7 @@ class _Worker:
     work: Work | None = None
     seen: int = 0  # the beacon's progress when last looked at
     since: float = 0.0  # when the progress last moved (or the job was taken)
+    queued: float = 0.0  # the seconds it had waited for a CPU then (`cpu_wait`)
     taken: bool = False  # the worker has begun the job (its clock runs)
     sent: float = 0.0  # when the job was sent
 
@@ -185,6 +189,15 @@ def _kill_all() -> None:  # pragma: no cover - only when `close` was skipped
         supervisor.close(grace=0)
     while _READY:
         _discard(_READY.pop())
+
+
+def _restart_clock(worker: _Worker, now: float) -> None:
+    worker.since, worker.queued = now, queued_seconds(worker.process.pid)
+
+
+def _could_run(worker: _Worker, now: float) -> float:
+    """Seconds since the worker's clock started, less those it spent waiting for a CPU."""
+    return now - worker.since - (queued_seconds(worker.process.pid) - worker.queued)
 
 
 class Supervisor:
@@ -315,18 +328,20 @@ class Supervisor:
         for w in busy:
             if not w.taken:
                 if w.beacon.job == w.job:  # it took the job: its clock starts
-                    w.taken, w.seen, w.since = True, w.beacon.progress, now
+                    w.taken, w.seen = True, w.beacon.progress
+                    _restart_clock(w, now)
                     self.failed_starts = 0
                 elif now - w.sent > START_LIMIT:
                     stalled.append(w)
                 continue
             if w.beacon.stage == b"load":  # loading the engine (and torch) is its start, not a graph
-                w.since = now
+                _restart_clock(w, now)
                 if now - w.sent > START_LIMIT:
                     stalled.append(w)
             elif w.beacon.progress != w.seen:
-                w.seen, w.since = w.beacon.progress, now
-            elif self.timeout is not None and now - w.since > self.timeout:
+                w.seen = w.beacon.progress
+                _restart_clock(w, now)
+            elif self.timeout is not None and _could_run(w, now) > self.timeout:
                 stalled.append(w)
         return stalled
 

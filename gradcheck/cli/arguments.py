@@ -204,8 +204,8 @@ def graph_timeout_option(parser: Options) -> None:
         type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"the longest one graph (or case) may run in the engine before it is a timeout finding "
-        f"(default {DEFAULT_TIMEOUT:g})",
+        help=f"the longest one graph (or case) may run in the engine before it is a timeout finding, "
+        f"not counting time spent waiting for a CPU on a busy machine (default {DEFAULT_TIMEOUT:g})",
     )
 
 

@@ -171,6 +171,19 @@ def hangs_on(state: Any, units: Sequence[Any], extra: Any) -> list[Any]:
     return _each(units, extra, HangsInRelu().misbehave)
 
 
+def starved_on(state: Any, units: Sequence[Any], extra: tuple[Any, float]) -> list[Any]:
+    """Each unit as it is; unit `extra[0]` runs at the lowest priority and computes for `extra[1]`
+    seconds of its own CPU time: on a loaded machine it waits for a CPU far longer than that."""
+
+    def compute() -> None:
+        os.nice(19)
+        start = time.process_time()
+        while time.process_time() - start < extra[1]:
+            pass
+
+    return _each(units, extra[0], compute)
+
+
 def _each(units: Sequence[Any], bad: Any, misbehave: Any) -> list[Any]:
     out = []
     for position, u in enumerate(units):

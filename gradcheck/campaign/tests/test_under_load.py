@@ -4,8 +4,9 @@ counted in work (candidate checks), not in seconds (`Settings.shrink_budget`); a
 gate's baseline figures of that campaign, so a baseline recorded on an idle machine gates a build
 on a loaded CI runner with nothing changed.
 
-The test starts its own load (a busy-looping process for each core) and stops it; it runs in
-CI's suite, and `-m "not under_load"` leaves it out where a saturated machine is unwelcome.
+The same holds of the graph timeout: a worker waiting for a CPU is no hang (`campaign.cpu_wait`).
+The tests start their own load (a busy-looping process for each core) and stop it; they run in
+CI's suite, and `-m "not under_load"` leaves them out where a saturated machine is unwelcome.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,7 +23,10 @@ import pytest
 
 from gradcheck.campaign import Settings, real_backend, regression_gate
 from gradcheck.campaign.phases import run_campaign
+from gradcheck.campaign.pool import ordered
 from gradcheck.campaign.report_json import build_report
+from gradcheck.campaign.supervisor import Death, Supervisor, Work
+from gradcheck.testing.hostile_engines import NoEngine, hangs_on, starved_on
 
 # The flaky comparison of issue 50 (25 graphs, seed 3, 2 points): its failing graphs take about as
 # long to shrink on an idle 2-core machine as the seconds shrinking used to have, so under load it
@@ -80,3 +85,21 @@ def test_a_campaign_reports_the_same_bytes_idle_and_with_every_core_saturated():
     assert report["findings"] and report["settings"]["shrink_budget"] == 1050, "found, by the default budget"
     recorded = json.loads(idle_baseline)["parts"]["scalar"]
     assert recorded["findings"], "the baseline records the findings the gate compares"
+
+
+def dead(unit, death: Death):
+    return ("dead", unit, death.kind, death.reason)
+
+
+@pytest.mark.under_load
+def test_a_unit_waiting_for_a_cpu_past_the_graph_timeout_is_no_timeout_and_a_hang_still_is():
+    # the unit needs 0.1 s of CPU at the lowest priority beside a spinner per core: seconds of wall
+    # time in the run queue, past the 1 s timeout, and no sign of a hang
+    with saturated(), Supervisor(jobs=1, timeout=1.0) as workers:
+        started = time.monotonic()
+        starved = ordered(workers.map(starved_on, NoEngine(), [Work((0, 1, 2), extra=(1, 0.1))], dead))
+        waited = time.monotonic() - started
+        hung = ordered(workers.map(hangs_on, NoEngine(), [Work((0, 1), extra=1)], dead))
+    assert starved == [0, 1, 2], f"after {waited:.1f} s"
+    assert waited > 1.0, "the load made the unit wait longer than the timeout"
+    assert hung[1] == ("dead", 1, "timeout", "gave no answer within 1 s (--graph-timeout)")
