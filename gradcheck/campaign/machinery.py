@@ -17,7 +17,7 @@ campaign lets their findings explain the graphs they make fail (`gradcheck.campa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -26,9 +26,8 @@ from gradcheck.campaign.structure import (
     CaseResult,
     _difference,
     _graph,
-    _repeat,
     object_style,
-    retaining,
+    on_rebuilds,
     right_alone,
     tree_graph,
 )
@@ -62,29 +61,6 @@ def _ratios(engine: np.ndarray, torch: np.ndarray) -> np.ndarray | None:
     if not nonzero.any() or np.any(engine[~nonzero] != 0):
         return None
     return engine[nonzero] / torch[nonzero]
-
-
-def _on_rebuilds(
-    name: str,
-    cause: str,
-    graph: Graph,
-    adapter: EngineAdapter,
-    attempt: Callable[[EngineAdapter], tuple[str, float | None]],
-) -> CaseResult:
-    """`attempt` on `MACHINERY_REBUILDS` builds by a twin of `adapter` that keeps each one alive,
-    so that the next one's nodes sit at other addresses (`structure.retaining`)."""
-    twin, kept = retaining(adapter)
-
-    def once() -> tuple[str, float | None]:
-        try:
-            return attempt(twin)
-        finally:
-            kept.rebuild += 1
-
-    try:
-        return _repeat(name, cause, graph, MACHINERY_REBUILDS, once, adapter)
-    finally:
-        kept.clear()
 
 
 def on_every_build(case: CaseResult) -> bool:
@@ -125,7 +101,7 @@ def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
             return f"every gradient is {k:g} times torch's: backward() seeds the root with {k:g}, not 1", k
         return "", None  # another difference is another check's to name
 
-    return _on_rebuilds(name, SEED, graph, adapter, attempt)
+    return on_rebuilds(name, SEED, graph, adapter, MACHINERY_REBUILDS, attempt)
 
 
 # --- one node on both sides of a binary op ----------------------------------------------------------
@@ -165,7 +141,7 @@ def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
             )
         return detail, ratio
 
-    result = _on_rebuilds(name, ACCUMULATION, graph, adapter, attempt)
+    result = on_rebuilds(name, ACCUMULATION, graph, adapter, MACHINERY_REBUILDS, attempt)
     if result.status == "passed":  # `x OP x` hides an `=` for one operand that runs second
         result = next(
             (r for r in (reuse_case(adapter, op, side) for side in (0, 1)) if r.status == "failed"), result
@@ -230,7 +206,7 @@ def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
             )
         return detail, ratio
 
-    result = _on_rebuilds(name, ACCUMULATION, graph, adapter, attempt)
+    result = on_rebuilds(name, ACCUMULATION, graph, adapter, MACHINERY_REBUILDS, attempt)
     if on_every_build(result) and not assigned:  # another mistake: the upstream checks tell which
         detail = f"{result.detail}; not as an `=` would: left to the checks under an upstream gradient"
         return replace(result, status="not applicable", detail=detail)
@@ -299,7 +275,7 @@ def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
             detail = f"{detail}: {op}'s backward is right only where the gradient from above is 1"
         return detail, ratio
 
-    return _on_rebuilds(name, UPSTREAM, graph, adapter, attempt)
+    return on_rebuilds(name, UPSTREAM, graph, adapter, MACHINERY_REBUILDS, attempt)
 
 
 def _right(adapter: EngineAdapter, graph: Graph) -> bool:

@@ -272,22 +272,42 @@ def _repeat(
     return CaseResult(name, cause, status, runs, failures, first, ratio, graph, raised=first_raised)
 
 
+def on_rebuilds(
+    name: str,
+    cause: str,
+    graph: Graph,
+    adapter: EngineAdapter,
+    runs: int,
+    attempt: Callable[[EngineAdapter], tuple[str, float | None]],
+) -> CaseResult:
+    """`attempt` (`_repeat`'s) on `runs` builds by a twin of `adapter` that keeps each one alive,
+    so that the next one's nodes sit at other addresses (`retaining`)."""
+    twin, kept = retaining(adapter)
+
+    def once() -> tuple[str, float | None]:
+        try:
+            return attempt(twin)
+        finally:
+            kept.rebuild += 1
+
+    try:
+        return _repeat(name, cause, graph, runs, once, adapter)
+    finally:
+        kept.clear()
+
+
 def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PHASE_REBUILDS) -> CaseResult:
     """A shared-node graph's gradients against torch's, rebuilt `runs` times."""
-    twin, kept = retaining(adapter)
     values = graph.input_values(0)
     cotangent = list(graph.cotangent or [1.0])
     torch = torch_at(graph, values, cotangent).grads[:, 0]
     labels = [f"gradient of {i.name}" for i in graph.inputs]
 
-    def attempt() -> tuple[str, float | None]:
+    def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, cotangent)
-        kept.rebuild += 1
         return _difference(flat_vector(grads), torch, labels)
 
-    result = _repeat(name, "sharing", graph, runs, attempt, adapter)
-    kept.clear()
-    return result
+    return on_rebuilds(name, "sharing", graph, adapter, runs, attempt)
 
 
 def object_style(adapter: EngineAdapter) -> str:
