@@ -48,7 +48,7 @@ ACCUMULATION_AT = 1.5
 UPSTREAM_WEIGHT = 2.0  # the gradient that reaches the op from above in the upstream checks
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 _CLOSE = 1e-9
-# The builds of each check: ids rising, then falling (`structure.spare_leaves`), twice over.
+# The builds of each check: ids rising, then falling (`rebuilding.spare_leaves`), twice over.
 MACHINERY_REBUILDS = 4
 
 

@@ -27,6 +27,7 @@ from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.machinery import ACCUMULATION, SEED
+from gradcheck.campaign.rebuilding import rebuilds, retaining
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
@@ -35,8 +36,6 @@ from gradcheck.campaign.structure import (
     RECURSION_LIMIT,
     chain_graph,
     object_case,
-    rebuilds,
-    retaining,
     sharing_case,
     sharing_graphs,
     simplest_ops,

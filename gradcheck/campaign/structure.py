@@ -21,10 +21,9 @@ about shared nodes by `gradcheck.campaign.settling`, which builds on `retaining`
 
 from __future__ import annotations
 
-import copy
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.campaign.findings import Finding
+from gradcheck.campaign.rebuilding import Kept, retaining, spare_leaves
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
@@ -43,7 +43,6 @@ from gradcheck.parity.classify import torch_at
 from gradcheck.parity.wording import exception, frame
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
-SPARES = 32  # leaves made between two builds (`spare_leaves`)
 PHASE_REBUILDS = 32  # how many times the structural phase builds each shared-node graph afresh
 DEPTHS = (1_000, 10_000, 100_000)  # the chain depths tried, stopping at the first that fails
 # The name of the recursion-limit finding: its identity, the same whatever depth it was met at
@@ -182,53 +181,6 @@ def chain_graph(combine: str, depth: int) -> Graph:
 # --- running them -----------------------------------------------------------------------------------
 
 
-class Kept(list):
-    """What a retaining twin keeps alive (each graph it differentiated, the spare leaves between
-    builds), and the rebuild it is on: a rebuild may build its graph once per point, and every
-    build of one rebuild is preceded by the same kind of spare leaves (`spare_leaves`)."""
-
-    rebuild = 0
-
-
-def rebuilds(kept: Kept, runs: int) -> Iterator[int]:
-    """0, 1, ..., `runs` - 1, each set as `kept`'s rebuild before its turn."""
-    for run in range(runs):
-        kept.rebuild = run
-        yield run
-
-
-def retaining(adapter: EngineAdapter) -> tuple[EngineAdapter, Kept]:
-    """A twin of `adapter` that keeps every graph it differentiates alive in the returned list, so
-    that each rebuild's nodes get fresh ids (a freed graph's memory, and ids, would be reused)."""
-    kept = Kept()
-    if isinstance(adapter, FunctionAdapter):
-        return adapter, kept
-    twin = copy.copy(adapter)
-    original = adapter.gradients
-
-    def gradients(outputs: Sequence[Any], inputs: Sequence[Any], cotangent: Sequence[Any]) -> list[Any]:
-        kept.append((list(outputs), list(inputs)))
-        grads = original(outputs, inputs, cotangent)
-        kept.append(spare_leaves(adapter, kept.rebuild))
-        return grads
-
-    twin.gradients = gradients  # type: ignore[method-assign]
-    return twin, kept
-
-
-def spare_leaves(adapter: EngineAdapter, count: int) -> list[Any]:
-    """Leaves made before a build of rebuild `count`, so its nodes sit at other addresses: their
-    ids, and the order of sets of them, change from rebuild to rebuild. In odd rebuilds they are
-    freed at once in the order they were made, so the build reuses their addresses highest first
-    and its nodes' ids fall as they are made; in even ones they are kept, taking up what the last
-    release left, so the build's ids rise as in a fresh process."""
-    spares = [adapter.leaf(0.0) for _ in range(SPARES + count % 7)]
-    if count % 2:
-        spares.reverse()  # a list frees its items last first: the first made is freed first
-        spares.clear()
-    return spares
-
-
 def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) -> tuple[str, float | None]:
     """The first entry where the engine differs from torch, as text and ratio ("" when none)."""
     close = np.isclose(engine, torch, rtol=1e-9, atol=1e-12) | (np.isnan(engine) & np.isnan(torch))
@@ -281,7 +233,7 @@ def on_rebuilds(
     attempt: Callable[[EngineAdapter], tuple[str, float | None]],
 ) -> CaseResult:
     """`attempt` (`_repeat`'s) on `runs` builds by a twin of `adapter` that keeps each one alive,
-    so that the next one's nodes sit at other addresses (`retaining`)."""
+    so that the next one's nodes sit at other addresses (`rebuilding.retaining`)."""
     twin, kept = retaining(adapter)
 
     def once() -> tuple[str, float | None]:

@@ -191,8 +191,9 @@ def replay(
     numbers side by side; the exit status. In this process: `command` runs it in a worker."""
     from rich.text import Text
 
+    from gradcheck.campaign.rebuilding import rebuilds, retaining
     from gradcheck.campaign.settings import CampaignError
-    from gradcheck.campaign.structure import REBUILDS, rebuilds, retaining
+    from gradcheck.campaign.structure import REBUILDS
     from gradcheck.campaign.validation import load_adapter
     from gradcheck.engines.adapter import EngineAdapter
     from gradcheck.parity.classify import classify_check

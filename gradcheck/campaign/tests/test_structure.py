@@ -242,7 +242,7 @@ def test_backward_itself_failing_on_some_builds_only_is_the_build_orders_finding
 
 FRESH_PROCESS_IDS = """
 from itertools import pairwise
-from gradcheck.campaign.structure import spare_leaves
+from gradcheck.campaign.rebuilding import spare_leaves
 from gradcheck.testing.structural_engines import CorrectAdapter
 adapter = CorrectAdapter()
 kept = [adapter.leaf(0.0) for _ in range(4000)]  # what follows comes from fresh memory
