@@ -25,22 +25,28 @@ def notebook(*cells: str) -> Any:
 def execute(nb: Any, cwd: Path, timeout: float = 300) -> Any:
     """`nb` executed cell by cell in a fresh kernel of this Python, started in `cwd`; the
     executed notebook (its outputs filled in). A cell that raises raises `CellExecutionError`."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     with tempfile.TemporaryDirectory() as kernels:
-        spec = Path(kernels) / KERNEL
-        spec.mkdir()
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        (spec / "kernel.json").write_text(
-            json.dumps({"argv": argv, "display_name": KERNEL, "language": "python"})
-        )
-        specs = KernelSpecManager(kernel_dirs=[kernels], ensure_native_kernel=False)
-        manager = KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
+        manager = kernel_manager(Path(kernels))
         client = NotebookClient(nb, km=manager, timeout=timeout, resources={"metadata": {"path": str(cwd)}})
         client.execute()
     return nb
+
+
+def kernel_manager(kernels: Path) -> Any:
+    """A jupyter_client KernelManager (not started) of a kernel of this Python, its kernelspec
+    written into the directory `kernels` (which must outlive the kernel's start)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    spec = kernels / KERNEL
+    spec.mkdir()
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": KERNEL, "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel))
+    specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
+    return KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
 
 
 def outputs(cell: Any) -> Iterator[dict[str, Any]]:
