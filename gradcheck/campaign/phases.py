@@ -63,7 +63,7 @@ from gradcheck.campaign.records import CampaignResult, GraphRecord, aggregate
 from gradcheck.campaign.regression_corpus import Corpus, save_failures, save_findings
 from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, fold_into_seed, with_rates
-from gradcheck.campaign.structure import EVERY_PATH, StructureReport
+from gradcheck.campaign.structure import PATH_FINDINGS, StructureReport
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
@@ -207,7 +207,7 @@ def structure_of(runner: Runner, engine: Campaign) -> StructureReport:
 
 def following_paths(settings: Settings, structure: StructureReport, timeout: float | None) -> Settings:
     """`settings` for an engine whose backward follows every path (the structural phase's
-    `EVERY_PATH` finding): its gradients judged by the rounding of a sum over paths
+    `PATH_FINDINGS`): its gradients judged by the rounding of a sum over paths
     (`parity.any_order`), and, with a graph `timeout`, no graph run that has more paths than
     `PATH_BUDGET` (each is counted in the finding instead)."""
     if not any(c.seconds_per_path for c in structure.cases):
@@ -216,7 +216,7 @@ def following_paths(settings: Settings, structure: StructureReport, timeout: flo
     if timeout is not None:
         max_paths = PATH_BUDGET
         for f in structure.findings:
-            if f.where == EVERY_PATH:
+            if f.where in PATH_FINDINGS:
                 note = f"graphs of more than {PATH_BUDGET} paths are not run: each is counted here"
                 problem = Problem(What.STRUCTURAL, case="a ladder of shared nodes", note=note)
                 structure.findings[structure.findings.index(f)] = replace(f, problems=(*f.problems, problem))

@@ -31,6 +31,7 @@ from gradcheck.campaign.rebuilding import rebuilds, retaining
 from gradcheck.campaign.structure import (
     EVERY_PATH,
     OBJECT_CHECKS,
+    PATH_FINDINGS,
     PHASE_REBUILDS,
     REBUILDS,
     RECURSION_LIMIT,
@@ -362,9 +363,11 @@ def fold_into_seed(findings: Sequence[Finding]) -> list[Finding]:
 
 def fold_into_every_path(findings: Sequence[Finding]) -> list[Finding]:
     """The findings, with every timeout folded into the structural finding that the engine's
-    backward follows every path (`structure.EVERY_PATH`), when there is one: a graph with many
-    paths runs out of time whatever its ops, so no op is to blame. Without it, unchanged."""
-    target = next((f for f in findings if f.phase == "structure" and f.where == EVERY_PATH), None)
+    backward follows every path (`structure.PATH_FINDINGS`), when there is one: a graph with many
+    paths runs out of time whatever its ops, so no op is to blame; so are the graphs not run for
+    their paths when that finding is the missing visited set's. Without it, unchanged."""
+    target = next((f for f in findings if f.phase == "structure" and f.where in PATH_FINDINGS), None)
     if target is None:
         return list(findings)
-    return _folded_into(target, [f for f in findings if f.kind is Kind.TIMEOUT], findings)
+    uncounted = [f for f in findings if f is not target and (f.kind is Kind.TIMEOUT or f.where == EVERY_PATH)]
+    return _folded_into(target, uncounted, findings)

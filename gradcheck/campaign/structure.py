@@ -54,6 +54,14 @@ BUILD_ORDER = "gradients depend on the build (backward()'s order follows object 
 # The name of the finding of a backward that follows every path from the output (2^depth on a
 # ladder of shared nodes) instead of every node once.
 EVERY_PATH = "backward() follows every path, not every node: its time doubles with each shared level"
+# The one finding of a backward that visits a node once per path to it (a topological sort without
+# its visited set, the tutorials' typical slip): shared nodes counted once per path, and the time
+# of following every path; the shared-node and ladder checks each show a half of it.
+NO_VISITED = (
+    "backward() visits a node once per path to it (a topological sort without its visited set): "
+    "a shared node's gradient counted once per path, the time doubling with each shared level"
+)
+PATH_FINDINGS = (EVERY_PATH, NO_VISITED)  # the findings of a backward that follows every path
 # The ladder's depths, tried in turn until one backward() takes `LADDER_SECONDS` (a backward that
 # visits each node once takes microseconds at any of them), and how much slower 4 levels more
 # must make it to count as following paths (2^4 = 16 times the paths; twice the nodes at most).

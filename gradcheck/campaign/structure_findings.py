@@ -23,6 +23,7 @@ from gradcheck.campaign.machinery import (
 from gradcheck.campaign.structure import (
     BUILD_ORDER,
     EVERY_PATH,
+    NO_VISITED,
     OBJECT_CHECKS,
     RECURSION_LIMIT,
     CaseResult,
@@ -130,6 +131,7 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     on_some = [c for c in cases if c.cause in _REBUILT and c.status == "failed" and not on_every_build(c)]
     cases = [c for c in cases if c not in on_some]
     shared, twice = _failed(cases, "sharing"), _failed(cases, "backward-twice")
+    paths = _failed(cases, "paths")
     reset, interior = _failed(cases, "reset"), _failed(cases, "interior")
     for case in _failed(cases, SEED):
         findings.append(_structural_finding(_seed_name(case), [case], cause=SEED))
@@ -164,6 +166,10 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
             name = "gradients are assigned, not accumulated (`=` where `+=` belongs)"
             findings.append(_structural_finding(name, shared + twice))
             twice = []
+        elif first.ratio is not None and first.ratio > 1 and paths:  # one slip, both its signs
+            echoes = [c for c in twice if c.ratio is not None and c.ratio > 1]
+            findings.append(_structural_finding(NO_VISITED, [*shared, *paths, *echoes], cause="sharing"))
+            paths, twice = [], [c for c in twice if c not in echoes]
         elif first.ratio is not None and first.ratio > 1:
             twice_word = "twice" if _near(first.ratio, 2) else "more than once"
             findings.append(_structural_finding(f"a shared node's gradient is counted {twice_word}", shared))
@@ -184,7 +190,7 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
         findings.append(_structural_finding("interior nodes' gradients differ from torch's", interior))
     for case in _failed(cases, "depth"):
         findings.append(_structural_finding(_depth_name(case), [case], depth=case.depth))
-    for case in _failed(cases, "paths"):
+    for case in paths:
         findings.append(_structural_finding(EVERY_PATH, [case]))
     return findings
 

@@ -443,7 +443,8 @@ class Mistake:
     mistake is a standard wrong derivative, the phrase the finding should say it with: "like" and
     the local derivative the mistaken backward computes (x the input, t and s the output of tanh
     and sigmoid, n the exponent), "leaves out the upstream gradient", or for a forward computing
-    its operands swapped "swaps its operands"; else "".
+    its operands swapped "swaps its operands"; for a topological sort's missing visited set,
+    "without its visited set"; else "".
     """
 
     engine: str
@@ -510,7 +511,13 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("ReluFlipped", "relu", _BUG, "wrong gradient", "like (x < 0)"),
     Mistake("ReluTimesOutput", "relu", _BUG, "wrong gradient", "like relu(x)"),
     Mistake("SigmoidIsS", "sigmoid", _BUG, "wrong gradient", "like s"),
-    Mistake("NoVisited", GRAPH_CODE, _MACHINERY, "a shared node's gradient counted once per path"),
+    Mistake(
+        "NoVisited",
+        GRAPH_CODE,
+        _MACHINERY,
+        "a shared node's gradient counted once per path",
+        "without its visited set",
+    ),
     Mistake("NoSeed", GRAPH_CODE, _MACHINERY, "the root's gradient never seeded with 1"),
     Mistake("SeedEveryNode", GRAPH_CODE, _MACHINERY, "every node's gradient set to 1"),
     Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError", "has no __rsub__"),

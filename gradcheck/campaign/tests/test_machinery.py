@@ -9,11 +9,12 @@ from gradcheck.campaign import Settings, real_backend, run_campaign, tiers, unex
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.machinery import ACCUMULATION, SEED, UPSTREAM
-from gradcheck.campaign.structure import EVERY_PATH, ladder_graph
+from gradcheck.campaign.structure import EVERY_PATH, NO_VISITED, RECURSION_LIMIT, ladder_graph
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.engines import load_engine
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity.kinds import Kind
+from gradcheck.testing.reordered_engines import PathSum
 
 TUTORIAL = "gradcheck.testing.tutorial_engines"
 
@@ -78,8 +79,17 @@ def test_the_ladder_has_two_distinct_parents_per_level():
     assert len(combining) == 3 and all(a != b for a, b in (n.args for n in combining))
 
 
-def test_a_build_topo_without_its_visited_set_is_found_following_every_path():
-    assert EVERY_PATH in [f.where for f in structure("NoVisited").findings]
+def test_a_build_topo_without_its_visited_set_is_one_finding_naming_the_visited_set():
+    # the shared nodes counted once per path, the ladder's time and backward() twice: one slip
+    (finding,) = [f for f in structure("NoVisited").findings if f.where != RECURSION_LIMIT]
+    assert finding.where == NO_VISITED and "without its visited set" in finding.where
+    checks = finding.graph_code.checks
+    assert "a ladder of shared nodes" in checks and "a diamond" in checks and "backward() twice" in checks
+
+
+def test_a_backward_down_every_path_with_right_gradients_is_only_its_time():
+    wheres = [f.where for f in run_structure(PathSum()).findings if f.where != RECURSION_LIMIT]
+    assert wheres == [EVERY_PATH]
 
 
 def campaign(engine: str, graphs: int = 40):
