@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 
 from gradcheck.campaign import Settings, real_backend, run_campaign, tiers, unexplained
+from gradcheck.campaign.checking import too_many_paths
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
 from gradcheck.campaign.machinery import ACCUMULATION, SEED, UPSTREAM
+from gradcheck.campaign.phases import PATH_BUDGET
+from gradcheck.campaign.settling import fold_into_every_path
 from gradcheck.campaign.structure import EVERY_PATH, NO_VISITED, RECURSION_LIMIT, ladder_graph
 from gradcheck.campaign.structure_findings import run_structure
 from gradcheck.engines import load_engine
@@ -112,3 +115,12 @@ def test_bugs_and_graph_code_rank_together_by_the_graphs_each_explains():
     code = Finding(Kind.STRUCTURAL, (), "gradient", one, where="a shared node", phase="structure", graphs=800)
     bug = Finding(Kind.WRONG_GRADIENT, ("tanh",), "gradient", one, graphs=28, tier=tiers.BUG)
     assert [f.tier for f in group_findings([bug, code])] == [tiers.GRAPH_CODE, tiers.BUG]
+
+
+def test_the_graphs_not_run_for_their_paths_count_in_the_visited_sets_finding():
+    (target,) = [f for f in structure("NoVisited").findings if f.where == NO_VISITED]
+    ladder = ladder_graph("add", 13)
+    not_run = [too_many_paths(i, ladder, PATH_BUDGET).failure.finding for i in (3, 7)]
+    (folded,) = fold_into_every_path([target, *group_findings(not_run)])
+    assert folded.where == NO_VISITED and set(folded.graph_indices) >= {3, 7}
+    assert folded.graphs == target.graphs + 2
