@@ -168,7 +168,7 @@ def _overview(report: dict) -> str:
         )
         parts.append(
             '<div class="scroll"><table class="overview"><thead><tr><th>#</th><th>tier</th><th>finding</th>'
-            f"<th>what happened</th><th>graphs</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f"<th>what happened</th><th>cases</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
     elif not view.edges and not view.notes:
         parts.append("<p>Nothing: every check agrees with torch.</p>")
@@ -190,7 +190,7 @@ def _overview(report: dict) -> str:
         )
         parts.append(
             f"<h3>{escape(EDGE_HEADING)}</h3>"
-            f'<div class="scroll"><table class="edges"><thead><tr><th class="op">op</th>{head}<th>graphs</th>'
+            f'<div class="scroll"><table class="edges"><thead><tr><th class="op">op</th>{head}<th>cases</th>'
             f"<th>#</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
     if view.notes:

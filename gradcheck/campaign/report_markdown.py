@@ -98,7 +98,7 @@ def _overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None
     view = overview(findings, unexplained)
     lines: list[str] = []
     if view.rows:
-        lines += ["| # | tier | finding | kind | graphs |", "|---:|---|---|---|---:|"]
+        lines += ["| # | tier | finding | kind | cases |", "|---:|---|---|---|---:|"]
         for r in view.rows:
             lines.append(
                 f"| {r.number} | {r.tier} | {_cell(r.finding.title)} | {r.finding.kind.value} | {r.graphs} |"
@@ -112,7 +112,7 @@ def _overview(findings: Sequence[Finding], unexplained: Mapping[str, Any] | None
     if view.edges:
         regions = view.regions
         lines += [f"**{EDGE_HEADING}**:", ""]
-        lines.append("| op | " + " | ".join(EDGE_REGIONS[r] for r in regions) + " | graphs | findings |")
+        lines.append("| op | " + " | ".join(EDGE_REGIONS[r] for r in regions) + " | cases | findings |")
         lines.append("|---|" + "---|" * len(regions) + "---:|---|")
         for row in view.edges:
             cells = " | ".join(_cell(row.cells.get(r, "")) for r in regions)

@@ -269,12 +269,13 @@ def verdict_line(result: CampaignResult, view: Overview) -> str:
 
 
 def rows_table(rows: Sequence[Row], width: int) -> Table:
-    """One line per finding: its number, tier, what it is about, what happened, its graphs; titles
-    too long for `width` are cut with "…" (in full in the details)."""
+    """One line per finding: its number, tier, what it is about, what happened, its cases (the
+    graphs, checks and edge-value cases of every phase that show it); titles too long for `width`
+    are cut with "…" (in full in the details)."""
     number_w = max(1, *(len(str(r.number)) for r in rows))
     tier_w = max(len("tier"), *(len(r.tier) for r in rows))
-    graphs_w = max(len("graphs"), *(len(str(r.graphs)) for r in rows))
-    free = width - number_w - tier_w - graphs_w - _GAP * 4
+    cases_w = max(len("cases"), *(len(str(r.graphs)) for r in rows))
+    free = width - number_w - tier_w - cases_w - _GAP * 4
     # what a finding is about first: the outcome gets what is left, at least `_OUTCOME_WIDTH`
     outcome_natural = max(len("what happened"), *(len(r.outcome) for r in rows))
     cause_w = max(10, min(max(len(r.cause) for r in rows), free - min(outcome_natural, _OUTCOME_WIDTH)))
@@ -286,7 +287,7 @@ def rows_table(rows: Sequence[Row], width: int) -> Table:
     table.add_column("tier", width=tier_w, no_wrap=True)
     table.add_column("finding", max_width=cause_w, no_wrap=True, overflow="ellipsis")
     table.add_column("what happened", max_width=outcome_w, no_wrap=True, overflow="ellipsis")
-    table.add_column("graphs", justify="right", width=graphs_w, no_wrap=True)
+    table.add_column("cases", justify="right", width=cases_w, no_wrap=True)
     for r in rows:
         style = _TIER_STYLES.get(r.tier, "")
         outcome = _shortened(r.outcome, outcome_w)
@@ -312,19 +313,19 @@ def edge_table(view: Overview, width: int) -> list[RenderableType]:
     with "…", when the columns must share too few)."""
     regions = view.regions
     op_w = min(16, max(len("op"), *(len(r.op) for r in view.edges)))
-    graphs_w = max(len("graphs"), *(len(str(r.graphs)) for r in view.edges))
+    cases_w = max(len("cases"), *(len(str(r.graphs)) for r in view.edges))
     natural = [
         max(len(EDGE_REGIONS[region]), *(len(r.cells.get(region, "")) for r in view.edges))
         for region in regions
     ]
-    widths = _shared(natural, width - op_w - graphs_w - _GAP * (len(regions) + 1))
+    widths = _shared(natural, width - op_w - cases_w - _GAP * (len(regions) + 1))
     table = Table(
         box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True, header_style="bold"
     )
     table.add_column("op", max_width=op_w, no_wrap=True, overflow="ellipsis")
     for region, cell_w in zip(regions, widths):
         table.add_column(EDGE_REGIONS[region], max_width=cell_w, no_wrap=True, overflow="ellipsis")
-    table.add_column("graphs", justify="right", width=graphs_w, no_wrap=True)
+    table.add_column("cases", justify="right", width=cases_w, no_wrap=True)
     for row in view.edges:
         cells = (_fitted(row.cells.get(region, ""), w) for region, w in zip(regions, widths))
         table.add_row(row.op, *cells, str(row.graphs))

@@ -22,7 +22,7 @@ def test_the_markdown_summary_leads_with_a_table_of_bugs_then_graph_code_then_th
     lines = text.splitlines()
     assert lines[0] == "## gradcheck parity campaign: FAIL"
     assert "**10 bugs, 2 graph-code findings, 1 adapter fault, 24 edge behaviours, 4 conventions**" in lines
-    header = lines.index("| # | tier | finding | kind | graphs |")
+    header = lines.index("| # | tier | finding | kind | cases |")
     rows = [line.split(" | ")[1] for line in lines[header + 2 : header + 15]]
     assert rows == ["bug"] * 10 + ["graph-code"] * 2 + ["adapter"]
     assert lines[header + 2] == "| 0 | bug | tanh — wrong gradient | wrong-gradient | 112 |"
