@@ -174,3 +174,12 @@ def test_the_unexplained_graphs_are_one_line_under_the_table(campaign):
         and "7 failing graph(s) no finding explains; the smallest, graph 9 (exp, mul)" in text
     )
     assert "4 conventions, 7 unexplained graph(s)" in text
+
+
+def test_the_tables_count_cases_not_graphs_since_a_finding_counts_every_phases_cases(campaign):
+    # a seed finding counts its structural check, isolation and edge cases beside its graphs:
+    # more than the graphs drawn, so the column cannot say "graphs"
+    lines = shown(print_summary, campaign)
+    header = next(line for line in lines if line.startswith("#  tier"))
+    edge_header = next(line for line in lines if line.startswith("op "))
+    assert header.split()[-1] == edge_header.split()[-1] == "cases"
