@@ -180,6 +180,6 @@ def test_the_tables_count_cases_not_graphs_since_a_finding_counts_every_phases_c
     # a seed finding counts its structural check, isolation and edge cases beside its graphs:
     # more than the graphs drawn, so the column cannot say "graphs"
     lines = shown(print_summary, campaign)
-    header = next(line for line in lines if line.startswith("#  tier"))
+    header = next(line for line in lines if line.split()[:2] == ["#", "tier"])
     edge_header = next(line for line in lines if line.startswith("op "))
     assert header.split()[-1] == edge_header.split()[-1] == "cases"
