@@ -93,7 +93,7 @@ def worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
     warmed = False
     while True:
         if not warmed and not conn.poll(0):
-            _warm_up()
+            warm_up()
             warmed = True
         try:
             job = conn.recv()
@@ -104,7 +104,7 @@ def worker_main(conn: Any, beacon: tracing.Beacon, parent: int) -> None:
         beacon.unit, beacon.op, beacon.stage = -1, b"", b"load"
         beacon.job = job.id
         if not warmed:  # a job was waiting (a worker started for it): warmed up as part of loading
-            _warm_up()  # (`supervisor`: no graph's time), not in its first unit
+            warm_up()  # (`supervisor`: no graph's time), not in its first unit
             warmed = True
         tracing.quarantine(job.quarantined)
         reply = _run(job, states, beacon)
@@ -161,8 +161,9 @@ def _where(exc: BaseException) -> str:
     return f" (at {last.filename}:{last.lineno}, in {last.name})"
 
 
-def _warm_up() -> None:
-    """Import what checking needs (torch: seconds) while no job waits, outside any job's clock."""
+def warm_up() -> None:
+    """Import what checking needs (torch: seconds) while no job waits, outside any job's clock; in
+    a process about to fork workers (`gradcheck.check_engine` in a notebook), once for them all."""
     try:
         # the checks every phase's task runs: the registry, parity, torch (the tasks and the pool
         # that import them are small, and importing them here would make an import circle)

@@ -159,6 +159,9 @@ def engine_runner(spec: str, jobs: int, timeout: float | None) -> tuple[object, 
     if not _needs_this_process(spec):
         return Supervisor(jobs, timeout), None
     if fork_is_safe():
+        from gradcheck.campaign.workers import warm_up
+
+        warm_up()  # torch and the checks imported here once, not again in each forked worker
         return Supervisor(jobs, timeout, start_method="fork"), None
     return Inline(), IN_PROCESS.format(why=NO_FORK)
 

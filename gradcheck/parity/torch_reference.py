@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,6 @@ from gradcheck.graphs.ir import Constant, Graph
 from gradcheck.graphs.program import Apply, Program
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad, unpad
-
-# The reference works on tiny tensors: intra-op threads only add overhead, and under load their
-# spin-waiting made one 24-element softmax take 16 ms instead of 2 us (measured here).
-torch.set_num_threads(1)
 
 
 @dataclass
@@ -111,25 +108,30 @@ def batched_reference_rule(op: str) -> Apply:
     return REFERENCE_RULES.get(op) or REGISTRY[op].apply_torch_batched
 
 
-class _Abs(torch.autograd.Function):
+@cache
+def _abs() -> Any:
     """|x| with torch's derivative sgn(x) (0 at 0), whose own derivative is 0: torch's abs gives the
     same numbers, but differentiating its backward again runs sgn's derivative through one of
-    torch's Python decompositions, many times slower than a kernel."""
+    torch's Python decompositions, many times slower than a kernel. Made on first use, as torch
+    is imported (`torch_engine`)."""
 
-    @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return x.abs()
+    class Abs(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x.abs()
 
-    @staticmethod
-    def backward(ctx: Any, grad: Any) -> Any:
-        (x,) = ctx.saved_tensors
-        return grad * x.sgn().detach()
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return grad * x.sgn().detach()
+
+    return Abs
 
 
 # Ops the reference (and the rounding bound's passes) spell their own way, each giving torch's
 # numbers to the bit.
-REFERENCE_RULES: dict[str, Apply] = {"abs": lambda args, attrs: _Abs.apply(args[0])}
+REFERENCE_RULES: dict[str, Apply] = {"abs": lambda args, attrs: _abs().apply(args[0])}
 
 
 def run_torch_tensor_batch(

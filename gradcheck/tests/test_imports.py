@@ -65,3 +65,32 @@ def test_the_command_lines_help_and_argument_errors_import_neither_torch_nor_num
     assert "gradcheck.cli.parser" in imported, "the parser was built in this process"
     heavy = sorted(m for m in imported if m.split(".")[0] in {"torch", "numpy", "mpmath", "rich"})
     assert not heavy, f"gradcheck {' '.join(argv)} imported {heavy[:5]}"
+
+
+@pytest.mark.slow
+@pytest.mark.supervised
+def test_the_command_that_writes_the_reports_leaves_torch_to_its_workers(tmp_path):
+    # a failing campaign with every phase: shrinking, blame, settling and the reports. torch's own
+    # code (torch._C) runs only in the workers, so the command pays its start-up once, not twice
+    code = f"""
+import sys
+from gradcheck.cli import main
+status = main(["run", "--engine", "gradcheck.testing.tutorial_engines:TanhOneMinusT", "--graphs", "30",
+               "--out", {str(tmp_path)!r}, "--no-save"])
+print(status, "torch._C" in sys.modules)
+"""
+    run = _fresh(code)
+    assert run.stdout.strip().splitlines()[-1] == "1 False", run.stdout[-2000:] + run.stderr[-2000:]
+    assert (tmp_path / "report.json").exists() and (tmp_path / "report.html").exists()
+
+
+def test_torch_runs_on_first_use_and_is_set_to_one_thread_then():
+    code = """
+import sys
+from gradcheck.engines.torch_engine import torch
+before = "torch._C" in sys.modules
+x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+print(before, "torch._C" in sys.modules, torch.get_num_threads(), float(x.sum()))
+"""
+    run = _fresh(code)
+    assert run.stdout.strip() == "False True 1 3.0", run.stderr
