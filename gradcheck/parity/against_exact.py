@@ -62,8 +62,8 @@ from gradcheck.parity.errors import (
 )
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.exact_errors import ExactErrors, Precision, distance, in_float32
-from gradcheck.parity.float32 import torch_dtypes
-from gradcheck.parity.problem import FORWARD, SECOND, BoundKind, Off, Problem, What, raised_problem
+from gradcheck.parity.float32 import dtype_problems, round32, torch_dtypes
+from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck, record_torch_off
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
@@ -124,10 +124,10 @@ def check_float32_against_exact(
     rng = np.random.default_rng(seed)
     hvp = second_order and adapter.create_graph
     run = TensorRun(graph, k, rng, hvp)
-    run.batch = [_round32(b) for b in run.batch]
-    run.cot = [_round32(c) for c in run.cot]
+    run.batch = [round32(b) for b in run.batch]
+    run.cot = [round32(c) for c in run.cot]
     if run.direction is not None:
-        run.direction = [_round32(d) for d in run.direction]
+        run.direction = [round32(d) for d in run.direction]
     started = time.perf_counter()
     torch = torch_reference.run_torch_tensor_batch(graph, run.batch, run.cot, run.direction, dtype="float32")
     exact, checkable = _exact_at(graph, run, list(range(k)), k)
@@ -140,9 +140,9 @@ def check_float32_against_exact(
     results, crash = evaluate(engine.run_points(graph, points, cotangents), len(points), engine)
     dtypes = torch_dtypes(graph, [b[0] for b in run.batch])
     for i, (fwd, _) in enumerate(results):  # an output of another dtype than torch's fails its point
-        wrong = _dtype_problem(fwd, dtypes)
-        if wrong is not None:
-            results, crash = results[:i], wrong
+        wrong = dtype_problems(fwd, dtypes)
+        if wrong:
+            results, crash = results[:i], wrong[0]
             break
     errors = partial(ExactErrors, torch=torch, precision=precision)
     blocks, crash = error_blocks(
@@ -428,19 +428,3 @@ def _keep_torch_off(
     else:
         return
     record_torch_off(result, graph, checkable[place], cotangents[place], *problems)
-
-
-def _dtype_problem(forward: list[Any], dtypes: list[str] | None) -> Problem | None:
-    """The first output whose dtype is not torch's, as a record (None: all are, or torch defines none)."""
-    if dtypes is None:
-        return None
-    for j, (out, want) in enumerate(zip(forward, dtypes)):
-        got = str(np.asarray(out).dtype)
-        if got != want:
-            return Problem(What.DTYPE, FORWARD, output=j, engine=got, reference=want)
-    return None
-
-
-def _round32(x: np.ndarray) -> np.ndarray:
-    """`x` rounded to float32, held in float64."""
-    return np.asarray(x, dtype=np.float32).astype(np.float64)

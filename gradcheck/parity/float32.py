@@ -48,8 +48,8 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
     """Fill `result` with the float32 check of tensor graph `graph` at its first `k` points."""
     rng = np.random.default_rng(seed)
     run = TensorRun(graph, k, rng, hvp=False)
-    batch = [_round32(b) for b in run.batch]
-    cot = [_round32(c) for c in run.cot]
+    batch = [round32(b) for b in run.batch]
+    cot = [round32(c) for c in run.cot]
     t0 = time.perf_counter()
     truth = torch_reference.run_torch_tensor_batch(graph, batch, cot, adjoints=True)
     torch32 = torch_reference.run_torch_tensor_batch(graph, batch, cot, dtype="float32")
@@ -75,7 +75,7 @@ def check_float32(graph: Graph, adapter: EngineAdapter, result: GraphCheck, k: i
         except Exception as e:  # an engine that raises is a finding, not a crash of the harness
             record_failure(result, graph, p, list(cotangent), raised_problem(Raised.of(e, engine)))
             break
-        problems = _dtype_problems(fwd, dtypes)
+        problems = dtype_problems(fwd, dtypes)
         problems += _compare(
             result,
             "forward",
@@ -118,12 +118,13 @@ def torch_dtypes(graph: Graph, values: list[np.ndarray]) -> list[str] | None:
     return [str(nodes[o].dtype).removeprefix("torch.") for o in graph.outputs]
 
 
-def _round32(x: np.ndarray) -> np.ndarray:
+def round32(x: np.ndarray) -> np.ndarray:
     """`x` rounded to float32, held in float64 (what both float32 computations start from)."""
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
-def _dtype_problems(forward: list[Any], torch_dtypes: list[str] | None) -> list[Problem]:
+def dtype_problems(forward: list[Any], torch_dtypes: list[str] | None) -> list[Problem]:
+    """Each output whose dtype is not torch's, as a record (none when all are, or torch defines none)."""
     problems: list[Problem] = []
     if torch_dtypes is None:
         return problems
