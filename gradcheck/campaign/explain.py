@@ -39,7 +39,7 @@ from gradcheck.campaign.alike import first_passing, passing
 from gradcheck.campaign.blame import Diagnosed, finding_of, node_values, nodes_alone
 from gradcheck.campaign.findings import Finding, Merged
 from gradcheck.campaign.grouping import example_rank, excess
-from gradcheck.campaign.machinery import ACCUMULATION, SEED
+from gradcheck.campaign.machinery import ACCUMULATION, EVERY_GRADIENT
 from gradcheck.campaign.primitives import counting_built, covered_ops
 from gradcheck.campaign.settling import (
     BUILD_ORDER_REBUILDS,
@@ -382,7 +382,9 @@ def _by_machinery(
     for f in findings:
         if f.phase != "structure":
             continue
-        if f.structural_cause == SEED and (cause is None or cause.check != "forward"):
+        if f.structural_cause in EVERY_GRADIENT and (
+            cause is None or (cause.check != "forward" and cause.kind is not Kind.EXCEPTION)
+        ):
             return f
         if f.structural_cause in (ACCUMULATION, "sharing") and reuses(failing):
             tree = without_reuse(failing)

@@ -41,6 +41,16 @@ from gradcheck.parity.classify import torch_at
 SEED = "seed"  # the cause of the root's-seed check and its findings
 ACCUMULATION = "accumulation"  # the cause of the one-node-on-both-sides checks
 UPSTREAM = "upstream"  # the cause of the under-an-upstream-gradient checks
+# The cause of the finding that backward() calls a node's `_backward` before the gradient from above
+# has reached it (its topological order not reversed): every op's upstream check gets nothing through.
+ORDER = "order"
+UNREVERSED = (
+    "backward() calls a node's _backward before the gradient from above has reached it (is the "
+    "topological order reversed?): gradients stop at the first interior node"
+)
+# The causes of the findings about backward() itself that explain every wrong gradient, whatever
+# the ops: the root's seed, and an order that runs a node before its gradient is in.
+EVERY_GRADIENT = (SEED, ORDER)
 # The binary ops whose `x OP x` is smooth where x = ACCUMULATION_AT (no tie, kink or pole), so that
 # the sum of the two partials is the whole derivative.
 SMOOTH_ON_ONE_NODE = ("add", "sub", "mul", "div", "pow", "atan2")
@@ -308,3 +318,15 @@ def machinery_cases(adapter: EngineAdapter, ops: Sequence[str]) -> list[CaseResu
         scalar = [op for op in scalar if tried or op in ("add", "mul")]
         cases += [upstream_case(adapter, op) for op in scalar]
     return cases
+
+
+def unreached(cases: Sequence[CaseResult]) -> list[CaseResult]:
+    """The upstream checks, when backward() itself is what fails them: at least two ops applicable,
+    and through every one of them nothing of the gradient from above reached its inputs (each
+    input's gradient 0, on every build), as when the nodes run in topological order, not reversed.
+    Else []."""
+    applicable = [c for c in cases if c.cause == UPSTREAM and c.status != "not applicable"]
+    if len(applicable) < 2:
+        return []
+    starved = [c for c in applicable if c.status == "failed" and on_every_build(c) and c.ratio == 0]
+    return starved if len(starved) == len(applicable) else []

@@ -26,7 +26,7 @@ import numpy as np
 from gradcheck.campaign.blame import node_values, one_op_graph
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
-from gradcheck.campaign.machinery import ACCUMULATION, SEED
+from gradcheck.campaign.machinery import ACCUMULATION, EVERY_GRADIENT
 from gradcheck.campaign.rebuilding import rebuilds, retaining
 from gradcheck.campaign.structure import (
     EVERY_PATH,
@@ -351,13 +351,20 @@ def settle_findings(
 
 def fold_into_seed(findings: Sequence[Finding]) -> list[Finding]:
     """The findings, with every other phase's finding about a gradient or second derivative folded
-    into the structural finding that backward() seeds its root wrong (`machinery.SEED`), when there
-    is one: every gradient the engine gives is off by its seed, whatever the ops. Without it,
-    unchanged."""
-    target = next((f for f in findings if f.phase == "structure" and f.structural_cause == SEED), None)
+    into the structural finding that backward() seeds its root wrong (`machinery.SEED`), or runs
+    nodes before their gradient is in (`machinery.ORDER`), when there is one: every gradient the
+    engine gives is off by it, whatever the ops (an exception stays its op's). Without it, unchanged."""
+    target = next(
+        (f for f in findings if f.phase == "structure" and f.structural_cause in EVERY_GRADIENT), None
+    )
     if target is None:
         return list(findings)
-    folded = [f for f in findings if f.phase != "structure" and f.check != "forward"]
+    # an exception is no number off: the op raises whatever backward() does around it
+    folded = [
+        f
+        for f in findings
+        if f.phase != "structure" and f.check != "forward" and f.kind is not Kind.EXCEPTION
+    ]
     return _folded_into(target, folded, findings)
 
 

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gradcheck.campaign import tiers
 from gradcheck.campaign.explain import every_variant
 from gradcheck.campaign.findings import Finding, GraphCode
 from gradcheck.campaign.machinery import (
     ACCUMULATION,
+    ORDER,
     SEED,
+    UNREVERSED,
     UPSTREAM,
     assigning,
     machinery_cases,
     on_every_build,
+    unreached,
 )
 from gradcheck.campaign.structure import (
     BUILD_ORDER,
@@ -53,7 +57,8 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
     ops = sorted(adapter.ops) if ops is None else ops
     stage("backward() itself")
     machinery = machinery_cases(adapter, ops)
-    if any(c.cause == SEED and on_every_build(c) for c in machinery):  # every other check would fail
+    if any(c.cause == SEED and on_every_build(c) for c in machinery) or unreached(machinery):
+        # the root's seed, or an order that runs nodes before their gradient: every other check would fail
         findings = [with_engine_repro(f, adapter) for f in diagnose(machinery)]
         return StructureReport(machinery, findings, time.perf_counter() - started)
     # an op whose backward is wrong under a gradient from above would fail every check built on it
@@ -128,6 +133,11 @@ def diagnose(cases: Sequence[CaseResult]) -> list[Finding]:
     rebuilt check that fails on some builds only names no mistake of its own: with the shared-node
     checks that do so, it is one finding, of an order that depends on the build."""
     findings: list[Finding] = []
+    starved = unreached(cases)
+    if starved:  # backward() itself: each op's upstream failure, and the machinery's others, its echoes
+        order = _structural_finding(UNREVERSED, starved, cause=ORDER)
+        note = "an input's gradient is 0 where torch's is not, though the op alone is right"
+        return [replace(order, problems=tuple(replace(p, note=note) for p in order.problems))]
     on_some = [c for c in cases if c.cause in _REBUILT and c.status == "failed" and not on_every_build(c)]
     cases = [c for c in cases if c not in on_some]
     shared, twice = _failed(cases, "sharing"), _failed(cases, "backward-twice")

@@ -140,20 +140,27 @@ class _TutorialCore:
         return out
 
     def backward(self) -> None:
-        order: list[Any] = []
-        seen: set[Any] = set()
-
-        def build_topo(node: Any) -> None:
-            if node not in seen:
-                seen.add(node)
-                for child in node._prev:
-                    build_topo(child)
-                order.append(node)
-
-        build_topo(self)
+        order = topological_order(self)  # the recursive sort with its visited set
         self.grad = 1.0
         for node in reversed(order):
             node._backward()
+
+
+def topological_order(root: Any) -> list[Any]:
+    """The nodes below `root` (itself last), each after its operands, as the tutorial's
+    `backward()` sorts them: for the variants whose mistake is in what `backward()` does next."""
+    order: list[Any] = []
+    seen: set[Any] = set()
+
+    def build_topo(node: Any) -> None:
+        if node not in seen:
+            seen.add(node)
+            for child in node._prev:
+                build_topo(child)
+            order.append(node)
+
+    build_topo(root)
+    return order
 
 
 class TutorialValue(_TutorialCore):
@@ -385,17 +392,7 @@ class NoSeed(TutorialValue):
     so every gradient stays 0.)"""
 
     def backward(self) -> None:
-        order: list[Any] = []
-        seen: set[Any] = set()
-
-        def build_topo(node: Any) -> None:
-            if node not in seen:
-                seen.add(node)
-                for child in node._prev:
-                    build_topo(child)
-                order.append(node)
-
-        build_topo(self)
+        order = topological_order(self)
         for node in reversed(order):
             node._backward()
 
@@ -405,19 +402,20 @@ class SeedEveryNode(TutorialValue):
     only the root.)"""
 
     def backward(self) -> None:
-        order: list[Any] = []
-        seen: set[Any] = set()
-
-        def build_topo(node: Any) -> None:
-            if node not in seen:
-                seen.add(node)
-                for child in node._prev:
-                    build_topo(child)
-                order.append(node)
-
-        build_topo(self)
+        order = topological_order(self)
         for node in reversed(order):
             node.grad = 1.0
+            node._backward()
+
+
+class NotReversed(TutorialValue):
+    """ "backward() sorts the nodes and runs them in that order." (`reversed` left out: each node's
+    `_backward` runs before the nodes above it have sent it their gradient.)"""
+
+    def backward(self) -> None:
+        order = topological_order(self)
+        self.grad = 1.0
+        for node in order:
             node._backward()
 
 
@@ -520,6 +518,13 @@ MISTAKES: tuple[Mistake, ...] = (
     ),
     Mistake("NoSeed", GRAPH_CODE, _MACHINERY, "the root's gradient never seeded with 1"),
     Mistake("SeedEveryNode", GRAPH_CODE, _MACHINERY, "every node's gradient set to 1"),
+    Mistake(
+        "NotReversed",
+        GRAPH_CODE,
+        _MACHINERY,
+        "the nodes run in topological order, not reversed",
+        "is the topological order reversed?",
+    ),
     Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError", "has no __rsub__"),
     Mistake("RsubSwapped", "sub", _BUG, "wrong value: c - x computed as x - c", "swaps its operands"),
 )

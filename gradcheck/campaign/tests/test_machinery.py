@@ -9,7 +9,7 @@ from gradcheck.campaign import Settings, real_backend, run_campaign, tiers, unex
 from gradcheck.campaign.checking import too_many_paths
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
-from gradcheck.campaign.machinery import ACCUMULATION, SEED, UPSTREAM
+from gradcheck.campaign.machinery import ACCUMULATION, ORDER, SEED, UNREVERSED, UPSTREAM
 from gradcheck.campaign.phases import PATH_BUDGET
 from gradcheck.campaign.settling import fold_into_every_path
 from gradcheck.campaign.structure import EVERY_PATH, NO_VISITED, RECURSION_LIMIT, ladder_graph
@@ -124,3 +124,21 @@ def test_the_graphs_not_run_for_their_paths_count_in_the_visited_sets_finding():
     (folded,) = fold_into_every_path([target, *group_findings(not_run)])
     assert folded.where == NO_VISITED and set(folded.graph_indices) >= {3, 7}
     assert folded.graphs == target.graphs + 2
+
+
+def test_a_topological_order_left_unreversed_is_one_graph_code_finding_not_every_op_wrong():
+    # each op's backward runs before the gradient from above reaches it: every op "fails" under
+    # a gradient from above, so the op findings are echoes of backward() itself
+    (finding,) = structure("NotReversed").findings
+    assert finding.where == UNREVERSED and finding.structural_cause == ORDER
+    assert finding.graph_code.checks and all("from above" in name for name in finding.graph_code.checks)
+    # an op whose backward alone leaves out the gradient from above keeps its own finding
+    assert not [f for f in structure("MulNoUpstream").findings if f.structural_cause == ORDER]
+
+
+def test_the_unreversed_order_explains_every_wrong_gradient_but_no_exception():
+    result = campaign("NotReversed")
+    assert result.findings[0].where == UNREVERSED
+    assert unexplained(result.records) is None
+    bugs = [f for f in result.findings if f.tier == tiers.BUG]
+    assert all(f.kind is Kind.EXCEPTION for f in bugs), [f.title for f in bugs]
