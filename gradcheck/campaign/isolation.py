@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -170,13 +171,21 @@ def check_case(
 def gathered(outcomes: Sequence[CaseOutcome]) -> tuple[list[Finding], list[GraphRecord]]:
     """The cases' findings, and the records of their one-op graphs at random points, indexed from
     -1 down (they are no random graph of the campaign), but for those failing at a special
-    region, and none in a float32 campaign (the pass checks in float64). An upstream probe's
-    finding on another op is dropped where mul has findings: the probe multiplies by mul."""
+    region, and none in a float32 campaign (the pass checks in float64). The finding of an upstream
+    probe, or of a graph with an input beside its result (both weighted by the engine's mul), on
+    another op is dropped where mul has findings of its own: it is mul's."""
     findings = [f for outcome in outcomes for f in outcome.findings]
-    if any(f.ops == ("mul",) and not is_probe(f.graph) for f in findings):
-        findings = [f for f in findings if not is_probe(f.graph) or f.ops == ("mul",)]
+    if any(f.ops == ("mul",) and not _weighted_by_mul(f.graph) for f in findings):
+        findings = [f for f in findings if not _weighted_by_mul(f.graph) or f.ops == ("mul",)]
     evidence = [outcome.record for outcome in outcomes if outcome.record is not None]
     return findings, [replace(record, index=-1 - k) for k, record in enumerate(evidence)]
+
+
+def _weighted_by_mul(graph: dict[str, Any]) -> bool:
+    """Whether a finding's one-op graph (as JSON) reaches its gradients through the engine's mul:
+    an upstream probe's, or one whose outputs are several (the adapter weights them with the
+    engine's mul and add: `EngineAdapter.gradients`)."""
+    return is_probe(graph) or len(graph.get("outputs", ())) > 1
 
 
 def _named(

@@ -408,6 +408,22 @@ class SeedEveryNode(TutorialValue):
             node._backward()
 
 
+class MulOwnOperand(TutorialValue):
+    """ "Each side of a product gets its own value times out.grad." (`self.data` for self and
+    `other.data` for other, where each needs the other's.)"""
+
+    def __mul__(self, other: Any) -> Any:
+        other = other if isinstance(other, _TutorialCore) else type(self)(other)
+        out = type(self)(self.data * other.data, (self, other), "*")
+
+        def _backward() -> None:
+            self.grad += self.data * out.grad
+            other.grad += other.data * out.grad
+
+        out._backward = _backward
+        return out
+
+
 class NotReversed(TutorialValue):
     """ "backward() sorts the nodes and runs them in that order." (`reversed` left out: each node's
     `_backward` runs before the nodes above it have sent it their gradient.)"""
@@ -498,6 +514,13 @@ MISTAKES: tuple[Mistake, ...] = (
     Mistake("AddAssigns", "add", _EITHER, "wrong gradient"),
     Mistake("AddAssignsFirst", "add", _EITHER, "wrong gradient"),
     Mistake("MulAssigns", "mul", _EITHER, "wrong gradient"),
+    Mistake(
+        "MulOwnOperand",
+        "mul",
+        _BUG,
+        "each operand's gradient uses its own value",
+        "like x · out.grad for x and y · out.grad for y",
+    ),
     Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "like (1 - t)"),

@@ -33,14 +33,19 @@ TANH = "tanh's backward behaves like (1 - t) · out.grad, where t = tanh(x); the
 ENTRIES = [(op, m) for op, table in MISTAKES.items() for m in table]
 
 
-def isolation(cls: type, op: str) -> list[Finding]:
-    """The op-isolation pass's findings for `op` on the value class `cls` (inspected, no adapter)."""
+def isolation(cls: type, *checked: str) -> list[Finding]:
+    """The op-isolation pass's findings for the `checked` ops on the value class `cls` (inspected,
+    no adapter), gathered as the pass gathers them."""
     adapter = ValueClassAdapter(cls, cls.__name__)
-    assert op in adapter.ops, f"{cls.__name__} has no {op}"
+    assert set(checked) <= set(adapter.ops), f"{cls.__name__} lacks some of {checked}"
     run = Settings(engine=cls.__name__)
     ops = sorted(adapter.ops)
     variants = campaign_variants(run, adapter)
-    outcomes = [check_case(IsolationCase(op, k), run, ops, adapter, variants) for k in range(GRAPHS_PER_OP)]
+    outcomes = [
+        check_case(IsolationCase(op, k), run, ops, adapter, variants)
+        for op in checked
+        for k in range(GRAPHS_PER_OP)
+    ]
     return gathered(outcomes)[0]
 
 
@@ -226,3 +231,19 @@ def test_a_correct_engine_passes_with_a_number_on_either_side():
     cases = [c for c in isolation_cases(ops) if c.number_at is not None]
     assert {c.op for c in cases} == {"add", "sub", "mul", "div"}
     assert [f.title for c in cases for f in check_case(c, run, ops, adapter).findings] == []
+
+
+def test_a_failure_through_the_engines_weighting_of_its_outputs_is_muls_where_mul_is_wrong():
+    # add's and pow_const's cases with an input beside the result are weighted by the engine's mul:
+    # a mul that gives each operand its own value makes them fail, and they are mul's
+    def wrong(cls: type) -> list[Finding]:  # every case of the pass; the tutorial's own `x ** 0` aside
+        adapter = ValueClassAdapter(cls, cls.__name__)
+        run, ops = Settings(engine=cls.__name__), sorted(adapter.ops)
+        primitives = {p for built in adapter.built_from.values() for p in built}
+        cases = isolation_cases(["add", "pow_const", "mul"], primitives)
+        outcomes = [check_case(case, run, ops, adapter) for case in cases]
+        return [f for f in gathered(outcomes)[0] if f.kind is Kind.WRONG_GRADIENT]
+
+    findings = wrong(tutorial_engines.MulOwnOperand)
+    assert findings and {f.ops for f in findings} == {("mul",)}, [f.title for f in findings]
+    assert not wrong(tutorial_engines.TutorialValue)
