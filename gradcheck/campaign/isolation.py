@@ -41,6 +41,8 @@ from gradcheck.parity.result import GraphCheck
 GRAPHS_PER_OP = 4
 POINTS = 8
 REDRAWS = 8  # further draws of a one-op graph when a draw holds no node
+ALL_INPUTS = GRAPHS_PER_OP  # the number of the one-op graph whose operands are all inputs
+ALL_INPUTS_REDRAWS = 64  # its draws until one has no number among its operands (most have one)
 _ONE_OP = Sizes(inputs=(1, 2), nodes=(1, 1), outputs=(1, 1), deep_every=0)
 
 
@@ -90,6 +92,7 @@ def isolation_cases(
             cases += [
                 IsolationCase(op, k, True, spelling=f.name) for f in applicable(forms[op], graph.nodes[0])
             ]
+    cases += [IsolationCase(op, ALL_INPUTS) for op in ops if _takes_numbers(op)]
     cases += [IsolationCase(op, 0, number_at=at) for op in ops if _takes_numbers(op) for at in (0, 1)]
     return cases + [
         IsolationCase(op, k, upstream=True) for op in ops if op in primitives for k in range(UPSTREAM_GRAPHS)
@@ -254,11 +257,15 @@ def _one_op_graph(
 ) -> Graph:
     """One-op graph `k` of `op` within the surface `variants`, drawn again (up to REDRAWS times)
     when the draw found no operands the op takes (mse_loss needs two of one shape): an op whose
-    adapter spelling fails must meet it here, before the random graphs, to be left out of them."""
-    graph = Graph([], [], [0])
+    adapter spelling fails must meet it here, before the random graphs, to be left out of them.
+    Graph `ALL_INPUTS` (after the pass's own `GRAPHS_PER_OP`) is drawn again, too, while a scalar
+    op has a number or one input twice among its operands: every operand's partial is checked
+    (and a mistaken one named) on one graph at least, however the draws before it fell."""
+    graph = first = Graph([], [], [0])
     # then, for an op whose domain is x > 0 (log, sqrt: an input of either sign is in it at all
     # POINTS points once in 256 draws), the same draws with the inputs' magnitudes
-    tries = [(attempt, positive) for positive in (False, True) for attempt in range(REDRAWS + 1)]
+    redraws = ALL_INPUTS_REDRAWS if k == ALL_INPUTS else REDRAWS
+    tries = [(attempt, positive) for positive in (False, True) for attempt in range(redraws + 1)]
     for attempt, positive in tries:
         seed = [settings.seed, 0x150, index, k] + ([attempt] if attempt else [])
         rng = np.random.default_rng(seed)
@@ -272,9 +279,13 @@ def _one_op_graph(
             positive=positive,
             forms=forms,
         )
-        if graph.nodes:
-            break
-    return graph
+        if not graph.nodes:
+            continue
+        first = first if first.nodes else graph
+        node = graph.nodes[0]
+        if k != ALL_INPUTS or settings.tensor or (not node.consts and len(set(node.args)) == len(node.args)):
+            return graph
+    return first if first.nodes else graph
 
 
 def _check(

@@ -154,6 +154,7 @@ MISTAKES: dict[str, tuple[Mistake, ...]] = {
         ("sign_flipped", 0, "(1 + t²)", lambda a, k, out: 1.0 + out * out),
         ("sigmoid_derivative", 0, "t · (1 - t)", lambda a, k, out: out * (1.0 - out)),
         ("negated", 0, "(t² - 1)", lambda a, k, out: out * out - 1.0),
+        ("one_lost", 0, "t²", lambda a, k, out: out * out),
     ),
     "sigmoid": _entries(
         "sigmoid",
@@ -161,6 +162,7 @@ MISTAKES: dict[str, tuple[Mistake, ...]] = {
         ("tanh_derivative", 0, "(1 - s²)", lambda a, k, out: 1.0 - out * out),
         ("input_for_output", 0, "x · (1 - x)", lambda a, k, out: a[0] * (1.0 - a[0])),
         ("negated", 0, "-s · (1 - s)", lambda a, k, out: -out * (1.0 - out)),
+        ("input_in_factor", 0, "s · (1 - x)", lambda a, k, out: out * (1.0 - a[0])),
     ),
     "exp": _entries(
         "exp",

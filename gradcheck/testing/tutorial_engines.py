@@ -424,6 +424,21 @@ class MulOwnOperand(TutorialValue):
         return out
 
 
+class DivSquareLost(TutorialValue):
+    """ "Division gets its own backward: 1/y for x, -x/y for y." (The square of y lost in -x/y².)"""
+
+    def __truediv__(self, other: Any) -> Any:
+        other = other if isinstance(other, _TutorialCore) else type(self)(other)
+        out = type(self)(self.data / other.data, (self, other), "/")
+
+        def _backward() -> None:
+            self.grad += (1 / other.data) * out.grad
+            other.grad += (-self.data / other.data) * out.grad
+
+        out._backward = _backward
+        return out
+
+
 class NotReversed(TutorialValue):
     """ "backward() sorts the nodes and runs them in that order." (`reversed` left out: each node's
     `_backward` runs before the nodes above it have sent it their gradient.)"""
@@ -521,6 +536,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "each operand's gradient uses its own value",
         "like x · out.grad for x and y · out.grad for y",
     ),
+    Mistake("DivSquareLost", "div", _BUG, "d/dy of x/y written -x/y", "like -x/y · out.grad for y"),
     Mistake("MulNoUpstream", "mul", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhNoUpstream", "tanh", _BUG, "wrong gradient", "leaves out the upstream gradient"),
     Mistake("TanhOneMinusT", "tanh", _BUG, "wrong gradient", "like (1 - t)"),

@@ -44,7 +44,7 @@ def isolation(cls: type, *checked: str) -> list[Finding]:
     outcomes = [
         check_case(IsolationCase(op, k), run, ops, adapter, variants)
         for op in checked
-        for k in range(GRAPHS_PER_OP)
+        for k in range(GRAPHS_PER_OP + 1)  # the pass's draws, and its graph of inputs only
     ]
     return gathered(outcomes)[0]
 
@@ -247,3 +247,10 @@ def test_a_failure_through_the_engines_weighting_of_its_outputs_is_muls_where_mu
     findings = wrong(tutorial_engines.MulOwnOperand)
     assert findings and {f.ops for f in findings} == {("mul",)}, [f.title for f in findings]
     assert not wrong(tutorial_engines.TutorialValue)
+
+
+def test_a_binary_ops_second_partial_is_named_though_the_pass_draws_a_number_there_mostly():
+    # div's draws mostly hold a number as y: the pass's graph with every operand an input is
+    # where d/dy is checked, and a y-partial without its square named
+    (found,) = [f for f in isolation(tutorial_engines.DivSquareLost, "div") if f.kind is Kind.WRONG_GRADIENT]
+    assert found.mistake.startswith("div's backward behaves like -x/y · out.grad for y"), found.title

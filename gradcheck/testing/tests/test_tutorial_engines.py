@@ -81,6 +81,8 @@ def probes(cls: type) -> dict[str, tuple[Any, ...]]:
         "exp": local_rule(cls, lambda a: a.exp(), 0.7) + local_rule(cls, lambda a: a.exp(), -2.0),
         "log": local_rule(cls, lambda a: a.log(), 0.7) + local_rule(cls, lambda a: a.log(), 3.0),
         "sub": local_rule(cls, lambda a: 2.0 - a, 0.7),  # only __rsub__ is sub's own code
+        # div is mul and pow in the tutorial: its own code only where a variant writes it
+        "div": local_rule(cls, lambda a, b: a / b, 0.7, -1.3) if "__truediv__" in vars(cls) else (),
         GRAPH_CODE: hand_built_backward(cls),
     }
 
