@@ -22,18 +22,24 @@ def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = No
     default every op the adapter has); none for an adapter not built by inspection."""
     if not isinstance(adapter, ValueClassAdapter):
         return []
+    cls = adapter.value_class.__name__
     found = []
-    for refused in adapter.refused_numbers:
-        if ops is not None and refused.op not in ops:
+    refusals = [r for r in adapter.refused_numbers if ops is None or r.op in ops]
+    for refused in refusals:
+        # a number refused on both sides with the same error: one mistake, said once
+        both = [r for r in refusals if r.op == refused.op and r.raised.type == refused.raised.type]
+        if len(both) == 2 and refused is both[1]:
             continue
         number = Constant(refused.side, 2.0)
         graph = Graph([Input("x0", SAMPLE[1])], [OpNode(refused.op, (0,), consts=(number,))], [1])
-        cls = adapter.value_class.__name__
-        why = (
-            f"{cls} has no {refused.missing}"
-            if refused.missing
-            else f"{cls} refuses a number on the {'left' if refused.side == 0 else 'right'}"
-        )
+        code = " and ".join(f"`{r.code}`" for r in both) if len(both) == 2 else f"`{refused.code}`"
+        if refused.missing:
+            why = f"{cls} has no {refused.missing}"
+        else:
+            side = "either side" if len(both) == 2 else "the left" if refused.side == 0 else "the right"
+            why = f"{cls} refuses a number on {side}"
+            if refused.raised.attribute is not None:  # `other.data` on a float: never wrapped
+                why += f" (it reads the number's .{refused.raised.attribute}: wrap it first, as {cls}(2.0))"
         problem = Problem(
             What.INSPECTION,
             inputs=(("x0", SAMPLE[1]),),
@@ -41,6 +47,7 @@ def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = No
             note=f"{refused.code}: {why}",
             answer=cls,
         )
+        raises = "raise" if len(both) == 2 else "raises"
         found.append(
             Finding(
                 kind=Kind.EXCEPTION,
@@ -51,7 +58,7 @@ def inspection_findings(adapter: EngineAdapter, ops: tuple[str, ...] | None = No
                 problems=(problem,),
                 snippet=adapter.written_snippet(graph),
                 region="ordinary",
-                mistake=f"`{refused.code}` raises {refused.raised.type}: {why}; torch takes the number",
+                mistake=f"{code} {raises} {refused.raised.type}: {why}; torch takes the number",
             )
         )
     return found

@@ -439,6 +439,21 @@ class DivSquareLost(TutorialValue):
         return out
 
 
+class AddNoWrap(TutorialValue):
+    """ "`__add__` adds the two `.data`s." (A number is never wrapped in a Value first: `x + 2.0`
+    and, through `__radd__`, `2.0 + x` raise AttributeError.)"""
+
+    def __add__(self, other: Any) -> Any:
+        out = type(self)(self.data + other.data, (self, other), "+")
+
+        def _backward() -> None:
+            self.grad += out.grad
+            other.grad += out.grad
+
+        out._backward = _backward
+        return out
+
+
 class NotReversed(TutorialValue):
     """ "backward() sorts the nodes and runs them in that order." (`reversed` left out: each node's
     `_backward` runs before the nodes above it have sent it their gradient.)"""
@@ -564,6 +579,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "the nodes run in topological order, not reversed",
         "is the topological order reversed?",
     ),
+    Mistake("AddNoWrap", "add", _BUG, "a number beside a Value raises AttributeError", "wrap it first"),
     Mistake("NoRsub", "sub", _BUG, "a number minus a Value raises TypeError", "has no __rsub__"),
     Mistake("RsubSwapped", "sub", _BUG, "wrong value: c - x computed as x - c", "swaps its operands"),
 )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.grouping import group_findings
+from gradcheck.campaign.inspection import inspection_findings
 from gradcheck.campaign.isolation import GRAPHS_PER_OP, IsolationCase, check_case, gathered, isolation_cases
 from gradcheck.campaign.mistake_match import MATCH_RTOL, named_mistake, swapped_operands, upstream_probe
 from gradcheck.campaign.settings import Settings
@@ -254,3 +255,13 @@ def test_a_binary_ops_second_partial_is_named_though_the_pass_draws_a_number_the
     # where d/dy is checked, and a y-partial without its square named
     (found,) = [f for f in isolation(tutorial_engines.DivSquareLost, "div") if f.kind is Kind.WRONG_GRADIENT]
     assert found.mistake.startswith("div's backward behaves like -x/y · out.grad for y"), found.title
+
+
+def test_a_number_refused_on_both_sides_of_an_operator_is_one_mistake_that_says_wrap_it():
+    adapter = ValueClassAdapter(tutorial_engines.AddNoWrap, "AddNoWrap")
+    (add,) = [f for f in inspection_findings(adapter) if f.ops == ("add",)]
+    assert add.mistake.startswith("`2.0 + x` and `x + 2.0` raise AttributeError: AddNoWrap refuses a number")
+    assert "wrap it first, as AddNoWrap(2.0)" in add.mistake
+    # one side only, or a method missing: said of that side
+    (rsub,) = inspection_findings(ValueClassAdapter(tutorial_engines.NoRsub, "NoRsub"))
+    assert rsub.mistake == "`2.0 - x` raises TypeError: NoRsub has no __rsub__; torch takes the number"

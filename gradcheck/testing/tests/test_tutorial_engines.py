@@ -29,7 +29,7 @@ def local_rule(cls: type, build: Callable[..., Any], *inputs: float, prior: floa
         out = build(*leaves)
         out.grad = UPSTREAM
         out._backward()
-    except (ArithmeticError, TypeError, ValueError) as error:
+    except (ArithmeticError, AttributeError, TypeError, ValueError) as error:
         return (type(error).__name__,)
     return (out.data, *(leaf.grad for leaf in leaves))
 
@@ -72,7 +72,8 @@ def probes(cls: type) -> dict[str, tuple[Any, ...]]:
     return {
         "add": local_rule(cls, lambda a, b: a + b, 0.7, -1.3)
         + local_rule(cls, lambda a: a + a, 0.7)
-        + local_rule(cls, lambda a, b: a + b, 0.7, -1.3, prior=0.25),
+        + local_rule(cls, lambda a, b: a + b, 0.7, -1.3, prior=0.25)
+        + local_rule(cls, lambda a: a + 2.0, 0.7),
         "mul": local_rule(cls, lambda a, b: a * b, 0.7, -1.3) + local_rule(cls, lambda a: a * a, 0.7),
         "pow_const": sum((local_rule(cls, lambda a, n=n: a**n, 0.7) for n in (3, -1, 0.5, 2.0)), ()),
         "relu": local_rule(cls, lambda a: a.relu(), 1.5) + local_rule(cls, lambda a: a.relu(), -0.5),
@@ -144,6 +145,8 @@ def test_the_probes_see_the_correct_engine_right():
         0.7 - 1.3,
         0.25 + UPSTREAM,
         0.25 + UPSTREAM,
+        0.7 + 2.0,
+        UPSTREAM,
     )
     assert seen["tanh"][:2] == (math.tanh(0.7), (1 - math.tanh(0.7) ** 2) * UPSTREAM)
     assert seen["sub"] == (2.0 - 0.7, 0.0)  # the probe runs only the last node's backward
