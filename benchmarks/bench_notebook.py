@@ -11,8 +11,10 @@ bars or any output) and to the verdict (the command's exit; the cell's result). 
 timed twice: in a kernel that has already run `import gradcheck` and the class's cell (the
 learner's loop: edit the class, run its cell, run the check again), and from a fresh kernel's
 first cell (`import gradcheck`, the class, the check: the first time of a session). Each
-kernel is started untimed, as a learner's is before they type. Not a pytest-benchmark benchmark:
-each figure is a whole process or kernel and its worker processes.
+kernel is started untimed, as a learner's is before they type.
+
+Not a pytest-benchmark benchmark: each figure is a whole process or kernel and its worker
+processes, which the fixture (a call inside one process) cannot time.
 """
 
 from __future__ import annotations

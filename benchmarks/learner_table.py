@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gradcheck.testing.tutorial_engines import MISTAKES, Mistake, is_expected, names_it
+from gradcheck.testing.tutorial_mistakes import MISTAKES, Mistake, is_expected, names_it
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = (

@@ -25,7 +25,7 @@ from gradcheck.testing.broken_engines import (
     ZeroPowerRaises,
 )
 from gradcheck.testing.catching import hypothesis_examples_until_caught, stream_graphs_until_caught
-from gradcheck.testing.tutorial_engines import MISTAKES, is_expected, names_it
+from gradcheck.testing.tutorial_mistakes import MISTAKES, is_expected, names_it
 from parity_tests.conftest import EXAMPLES
 
 MICROGRAD_FIXED = "gradcheck.engines.micrograd:MicrogradFixedAdapter"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bench_scripts import script
 
-from gradcheck.testing.tutorial_engines import MISTAKES
+from gradcheck.testing.tutorial_mistakes import MISTAKES
 
 learner_table = script("learner_table")
 BY_ENGINE = {m.engine: m for m in MISTAKES}

@@ -115,7 +115,7 @@ def _abs() -> Any:
     torch's Python decompositions, many times slower than a kernel. Made on first use, as torch
     is imported (`torch_engine`)."""
 
-    class Abs(torch.autograd.Function):
+    class ReferenceAbs(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, x: Any) -> Any:
             ctx.save_for_backward(x)
@@ -126,7 +126,7 @@ def _abs() -> Any:
             (x,) = ctx.saved_tensors
             return grad * x.sgn().detach()
 
-    return Abs
+    return ReferenceAbs
 
 
 # Ops the reference (and the rounding bound's passes) spell their own way, each giving torch's

@@ -19,7 +19,8 @@ from gradcheck.cli import main
 from gradcheck.engines.loading import UnknownEngineError, load_engine, spec_of
 from gradcheck.notebook import check
 from gradcheck.testing.broken_engines import TinyAdapter
-from gradcheck.testing.tutorial_engines import MISTAKES, TanhOneMinusT, TutorialValue
+from gradcheck.testing.tutorial_engines import TanhOneMinusT, TutorialValue
+from gradcheck.testing.tutorial_mistakes import MISTAKES
 
 MISTAKE = next(m for m in MISTAKES if m.engine == "TanhOneMinusT")
 SMALL = {"graphs": 40, "edges": False, "progress": False}

@@ -14,7 +14,7 @@ import pytest
 
 from gradcheck.testing import tutorial_engines
 from gradcheck.testing.notebooks import execute, html_of, notebook, text_of
-from gradcheck.testing.tutorial_engines import MISTAKES
+from gradcheck.testing.tutorial_mistakes import MISTAKES
 
 pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")

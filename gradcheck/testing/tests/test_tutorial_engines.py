@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from gradcheck.testing import tutorial_engines
-from gradcheck.testing.tutorial_engines import GRAPH_CODE, MISTAKES, TutorialValue
+from gradcheck.testing.tutorial_engines import TutorialValue
+from gradcheck.testing.tutorial_mistakes import GRAPH_CODE, MISTAKES
 
 UPSTREAM = 1.5  # the out.grad each op's `_backward` is run with, so that a missing factor shows
 
