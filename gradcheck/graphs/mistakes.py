@@ -139,6 +139,8 @@ MISTAKES: dict[str, tuple[Mistake, ...]] = {
         ("power_reduced_wrong_way", 0, "n · x^(n+1)", lambda a, k, out: _n(k) * a[0] ** (_n(k) + 1.0)),
         # (no -n · x^(n-1): at n = -1 it is x^(n-1), the lost factor, and naming would be ambiguous)
         ("factor_lost", 0, "x^(n-1)", lambda a, k, out: a[0] ** (_n(k) - 1.0)),
+        # `n * x ** n-1` without brackets round n-1: Python's precedence makes it n · x^n - 1
+        ("precedence", 0, "(n · x^n - 1)", lambda a, k, out: _n(k) * a[0] ** _n(k) - 1.0),
     ),
     "neg": _entries("neg", ("sign_lost", 0, "1", lambda a, k, out: 1.0 + 0.0 * a[0])),
     "relu": _entries(
