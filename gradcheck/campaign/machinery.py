@@ -31,12 +31,12 @@ from gradcheck.campaign.structure import (
     right_alone,
     tree_graph,
 )
+from gradcheck.campaign.structure_reference import TORCH, Reference
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
 from gradcheck.graphs.registry import REGISTRY
-from gradcheck.parity.classify import torch_at
 
 SEED = "seed"  # the cause of the root's-seed check and its findings
 ACCUMULATION = "accumulation"  # the cause of the one-node-on-both-sides checks
@@ -82,10 +82,10 @@ def on_every_build(case: CaseResult) -> bool:
 # --- the root's seed --------------------------------------------------------------------------------
 
 
-def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
+def seed_case(adapter: EngineAdapter, ops: Sequence[str], reference: Reference = TORCH) -> CaseResult:
     """backward() of a small tree, its root differentiated as it is: the leaves' gradients against
-    torch's. Its detail names the seed the engine behaves as if it used: every gradient 0 (never
-    seeded), every gradient 1 (every node set to 1), or k times torch's (seeded with k)."""
+    the reference's. Its detail names the seed the engine behaves as if it used: every gradient 0
+    (never seeded), every gradient 1 (every node set to 1), or k times the reference's (seeded with k)."""
     name = "the root's seed"
     base = "mul" if "mul" in ops else "add" if "add" in ops else None
     combine = "add" if "add" in ops else base
@@ -93,7 +93,7 @@ def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
         return CaseResult(name, SEED, "not applicable", detail="the engine has neither add nor mul")
     graph = tree_graph(base, combine)
     values = graph.input_values(0)
-    torch = torch_at(graph, values, [1.0]).grads[:, 0]
+    torch = reference.gradients(graph, values, [1.0])
 
     def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, [1.0])
@@ -108,7 +108,11 @@ def seed_case(adapter: EngineAdapter, ops: Sequence[str]) -> CaseResult:
         uniform = ratios is not None and np.allclose(ratios, ratios[0], rtol=_CLOSE)
         if ratios is not None and uniform and abs(ratios[0] - 1) > _CLOSE:
             k = float(ratios[0])
-            return f"every gradient is {k:g} times torch's: backward() seeds the root with {k:g}, not 1", k
+            return (
+                f"every gradient is {k:g} times {reference.theirs}: "
+                f"backward() seeds the root with {k:g}, not 1",
+                k,
+            )
         return "", None  # another difference is another check's to name
 
     return on_rebuilds(name, SEED, graph, adapter, MACHINERY_REBUILDS, attempt)
@@ -122,30 +126,30 @@ def accumulation_graph(op: str) -> Graph:
     return Graph([Input("x0", ACCUMULATION_AT)], [OpNode(op, (0, 0))], [1], cotangent=[1.0])
 
 
-def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
-    """`x OP x` against torch, for an op right with two inputs: a gradient equal to one of the two
+def accumulation_case(adapter: EngineAdapter, op: str, reference: Reference = TORCH) -> CaseResult:
+    """`x OP x` against the reference, for an op right with two inputs: a gradient equal to one of the two
     partials is an `=` where `+=` belongs in the op's backward (the last use overwrites the other)."""
     name = f"{op} with one node on both sides"
     graph = accumulation_graph(op)
-    if not right_alone(adapter, op, at=(ACCUMULATION_AT, ACCUMULATION_AT)):
-        detail = f"the engine's {op} differs from torch alone"
+    if not right_alone(adapter, op, at=(ACCUMULATION_AT, ACCUMULATION_AT), reference=reference):
+        detail = f"the engine's {op} differs from {reference.alone} alone"
         return CaseResult(name, ACCUMULATION, "not applicable", detail=detail)
-    torch = torch_at(graph, [ACCUMULATION_AT], [1.0]).grads[:, 0]
+    torch = reference.gradients(graph, [ACCUMULATION_AT], [1.0])
     two = _graph(2, [(op, 0, 1)], [2])
-    partials = torch_at(two, [ACCUMULATION_AT, ACCUMULATION_AT], [1.0]).grads[:, 0]
+    partials = reference.gradients(two, [ACCUMULATION_AT, ACCUMULATION_AT], [1.0])
 
     one_partial: list[bool] = []
 
     def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, [ACCUMULATION_AT], [1.0])
         engine = flat_vector(grads)
-        detail, ratio = _difference(engine, torch, ["gradient of x0"])
+        detail, ratio = _difference(engine, torch, ["gradient of x0"], reference)
         if not detail:
             return "", None
         if engine.shape == (1,) and any(np.isclose(engine[0], p, rtol=_CLOSE, atol=0) for p in partials):
             one_partial.append(True)
             detail = (
-                f"x {_symbol(op)} x gives x.grad {float(engine[0])!r}, torch {float(torch[0])!r}: "
+                f"x {_symbol(op)} x gives x.grad {float(engine[0])!r}, {reference.name} {float(torch[0])!r}: "
                 f"{op}'s backward assigns its gradients (`=` where `+=` belongs), "
                 "so one use overwrites the other"
             )
@@ -154,7 +158,12 @@ def accumulation_case(adapter: EngineAdapter, op: str) -> CaseResult:
     result = on_rebuilds(name, ACCUMULATION, graph, adapter, MACHINERY_REBUILDS, attempt)
     if result.status == "passed":  # `x OP x` hides an `=` for one operand that runs second
         result = next(
-            (r for r in (reuse_case(adapter, op, side) for side in (0, 1)) if r.status == "failed"), result
+            (
+                r
+                for r in (reuse_case(adapter, op, side, reference) for side in (0, 1))
+                if r.status == "failed"
+            ),
+            result,
         )
         return result
     return replace(result, assigns=bool(one_partial)) if result.status == "failed" else result
@@ -180,28 +189,30 @@ def reuse_graph(op: str, side: int, direct: bool = True) -> Graph:
     )
 
 
-def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
-    """`reuse_graph` against torch, for an op and a mul right alone: x0's gradient equal to the
+def reuse_case(adapter: EngineAdapter, op: str, side: int, reference: Reference = TORCH) -> CaseResult:
+    """`reuse_graph` against the reference, for an op and a mul right alone: x0's gradient equal to the
     one OP's path alone gives is an `=` where `+=` belongs for that operand of OP's backward. Any
     other difference is not this check's to tell (a mul that leaves out out.grad fails here too,
     and `upstream_case` names it): the case is then not applicable."""
     name = f"{op} with its {'first' if side == 0 else 'second'} operand used again after it"
     graph = reuse_graph(op, side)
     at = (ACCUMULATION_AT, REUSE_OTHER) if side == 0 else (REUSE_OTHER, ACCUMULATION_AT)
-    if not (right_alone(adapter, op, at=at) and right_alone(adapter, "mul")):
-        return CaseResult(
-            name, ACCUMULATION, "not applicable", detail=f"the engine's {op} or mul differs from torch alone"
-        )
+    if not (
+        right_alone(adapter, op, at=at, reference=reference)
+        and right_alone(adapter, "mul", reference=reference)
+    ):
+        detail = f"the engine's {op} or mul differs from {reference.alone} alone"
+        return CaseResult(name, ACCUMULATION, "not applicable", detail=detail)
     values = graph.input_values(0)
-    torch = torch_at(graph, values, [1.0]).grads[:, 0]
+    torch = reference.gradients(graph, values, [1.0])
     apart = reuse_graph(op, side, direct=False)
-    op_path_only = float(torch_at(apart, apart.input_values(0), [1.0]).grads[0, 0])
+    op_path_only = float(reference.gradients(apart, apart.input_values(0), [1.0])[0])
     assigned: list[bool] = []
 
     def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, [1.0])
         engine = flat_vector(grads)
-        detail, ratio = _difference(engine, torch, ["gradient of x0", "gradient of x1"])
+        detail, ratio = _difference(engine, torch, ["gradient of x0", "gradient of x1"], reference)
         if (
             detail
             and engine.shape == torch.shape
@@ -210,7 +221,8 @@ def reuse_case(adapter: EngineAdapter, op: str, side: int) -> CaseResult:
             assigned.append(True)
             written = f"(x0 {_symbol(op)} x1) * x0" if side == 0 else f"(x1 {_symbol(op)} x0) * x0"
             detail = (
-                f"{written} gives x0.grad {float(engine[0])!r}, torch {float(torch[0])!r}: {op}'s backward "
+                f"{written} gives x0.grad {float(engine[0])!r}, {reference.name} {float(torch[0])!r}: "
+                f"{op}'s backward "
                 f"assigns its {'first' if side == 0 else 'second'} operand's gradient (`=` where `+=` "
                 "belongs), so it overwrites what the mul gave x0 before it"
             )
@@ -248,7 +260,7 @@ def upstream_graph(op: str, seed: int = 0) -> Graph | None:
     return Graph(one.inputs, [*one.nodes, weight], [one.n_inputs + 1], cotangent=[1.0])
 
 
-def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
+def upstream_case(adapter: EngineAdapter, op: str, reference: Reference = TORCH) -> CaseResult:
     """`op` under a gradient of 2 from above, for an op right alone (seeded with 1) and a mul by a
     constant right at the root: gradients half torch's are a backward that leaves out `out.grad`."""
     name = f"{op} under a gradient of {UPSTREAM_WEIGHT:g} from above"
@@ -259,20 +271,20 @@ def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
     weight = OpNode("mul", (0,), consts=(Constant(1, UPSTREAM_WEIGHT),))
     weight_alone = Graph([Input("x0", 1.25)], [weight], [1], cotangent=[1.0])
     parts = (
-        (alone, f"the engine's {op} differs from torch alone"),
-        (weight_alone, "the engine's mul by a number differs from torch alone"),
+        (alone, f"the engine's {op} differs from {reference.alone} alone"),
+        (weight_alone, f"the engine's mul by a number differs from {reference.alone} alone"),
     )
     for part, why in parts:
-        if not _right(adapter, part):
+        if not _right(adapter, part, reference):
             return CaseResult(name, UPSTREAM, "not applicable", detail=why)
     values = graph.input_values(0)
-    torch = torch_at(graph, values, [1.0]).grads[:, 0]
+    torch = reference.gradients(graph, values, [1.0])
     labels = [f"gradient of {i.name}" for i in graph.inputs]
 
     def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, [1.0])
         engine = flat_vector(grads)
-        detail, ratio = _difference(engine, torch, labels)
+        detail, ratio = _difference(engine, torch, labels, reference)
         if not detail:
             return "", None
         ratios = _ratios(engine, torch)
@@ -288,35 +300,36 @@ def upstream_case(adapter: EngineAdapter, op: str) -> CaseResult:
     return on_rebuilds(name, UPSTREAM, graph, adapter, MACHINERY_REBUILDS, attempt)
 
 
-def _right(adapter: EngineAdapter, graph: Graph) -> bool:
-    """Whether the engine gives torch's value and gradients of one-point `graph`."""
+def _right(adapter: EngineAdapter, graph: Graph, reference: Reference = TORCH) -> bool:
+    """Whether the engine gives the reference's value and gradients of one-point `graph`."""
     values = graph.input_values(0)
     try:
         forward, grads = adapter.run(graph, values, [1.0])
     except Exception:
         return False
-    reference = torch_at(graph, values, [1.0])
     engine = flat_vector([*forward, *grads])
-    torch = np.concatenate([reference.forward[:, 0], reference.grads[:, 0]])
-    labels = [str(k) for k in range(len(torch))]
-    return engine.shape == torch.shape and not _difference(engine, torch, labels)[0]
+    expected = reference.answers(graph, values, [1.0])
+    labels = [str(k) for k in range(len(expected))]
+    return engine.shape == expected.shape and not _difference(engine, expected, labels)[0]
 
 
-def machinery_cases(adapter: EngineAdapter, ops: Sequence[str]) -> list[CaseResult]:
+def machinery_cases(
+    adapter: EngineAdapter, ops: Sequence[str], reference: Reference = TORCH
+) -> list[CaseResult]:
     """The root's seed, then each smooth binary op on one node, then each scalar op under a gradient
     from above (object-style engines: a function-style engine has no backward() of its own)."""
     reason = object_style(adapter)
     if reason:
         return [CaseResult("backward() itself", SEED, "not applicable", detail=reason)]
-    cases = [seed_case(adapter, ops)]
+    cases = [seed_case(adapter, ops, reference)]
     if cases[0].status == "failed":  # every gradient is off by the seed: nothing else can be told
         return cases
-    cases += [accumulation_case(adapter, op) for op in SMOOTH_ON_ONE_NODE if op in ops]
+    cases += [accumulation_case(adapter, op, reference) for op in SMOOTH_ON_ONE_NODE if op in ops]
     if "mul" in ops:  # every op where each was run once already, else the phase's own ops
         tried = adapter.ops_tried_at_load
         scalar = [op for op in ops if op in REGISTRY and not REGISTRY[op].tensor_only]
         scalar = [op for op in scalar if tried or op in ("add", "mul")]
-        cases += [upstream_case(adapter, op) for op in scalar]
+        cases += [upstream_case(adapter, op, reference) for op in scalar]
     return cases
 
 

@@ -65,6 +65,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.campaign.settling import fold_into_build_order, fold_into_seed, with_rates
 from gradcheck.campaign.structure import PATH_FINDINGS, StructureReport
 from gradcheck.campaign.structure_findings import run_structure
+from gradcheck.campaign.structure_reference import TORCH, Reference
 from gradcheck.campaign.supervisor import DEFAULT_TIMEOUT, Death, Supervisor, Work, works_of
 from gradcheck.campaign.tasks import EngineFacts
 from gradcheck.campaign.tiers import ADAPTER, TORCH_OFF
@@ -190,10 +191,13 @@ def _phases(
 # --- 1. structure -------------------------------------------------------------------------------
 
 
-def structure_phase(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
+def structure_phase(
+    adapter: EngineAdapter, ops: Sequence[str] | None = None, reference: Reference = TORCH
+) -> StructureReport:
     """The engine's graph code checked apart from its ops (shared nodes, backward twice, resets,
-    interior gradients, deep chains) on its simplest ops, or on those of `ops`; in this process."""
-    return run_structure(adapter, ops)
+    interior gradients, deep chains) on its simplest ops, or on those of `ops`, judged by
+    `reference`; in this process."""
+    return run_structure(adapter, ops, reference)
 
 
 def structure_of(runner: Runner, engine: Campaign) -> StructureReport:

@@ -3,10 +3,11 @@
 Deterministic graphs on the simplest ops the engine has (`mul` for a node that matters, `add` to
 reuse it; either one alone when the engine has only one, or when the other differs from torch
 alone: that is an op's bug, not the graph code's) exercise what no op rule decides: a node
-used twice and eight times, a diamond, a node shared between two outputs (compared with torch,
+used twice and eight times, a diamond, a node shared between two outputs (compared with the
+reference's answers, `structure_reference`: torch's, or the exact values with `--reference exact`;
 each rebuilt `REBUILDS` times while the earlier builds stay alive, so ids and set orders change),
 `backward()` twice, gradients reset and taken again and interior nodes' gradients (object-style
-adapters, against torch with retained gradients), chains 10^3, 10^4 and 10^5 deep, bisected
+adapters), chains 10^3, 10^4 and 10^5 deep, bisected
 down to the deepest the engine takes when one fails, and backward() timed on ladders of shared
 nodes of growing depth: a backward that recurses down every path (2^depth of them) instead of
 visiting each node once is named, and tells the campaign to judge its gradients by the rounding
@@ -32,14 +33,13 @@ import numpy as np
 
 from gradcheck.campaign.findings import Finding
 from gradcheck.campaign.rebuilding import Kept, retaining, spare_leaves
+from gradcheck.campaign.structure_reference import TORCH, Reference
 from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.functional import FunctionAdapter
 from gradcheck.engines.origin import Raised, adapter_frame
-from gradcheck.engines.torch_engine import TorchRetaining
 from gradcheck.engines.tracing import applying
 from gradcheck.graphs.ir import Constant, Graph, Input, OpNode
-from gradcheck.parity.classify import torch_at
 from gradcheck.parity.wording import exception, frame
 
 REBUILDS = 8  # how many times a finding's graph is rebuilt and re-checked before it is named
@@ -76,8 +76,8 @@ class CaseResult:
     """One structural check: its name, what it exercises (`cause`), the outcome and the evidence.
 
     status: "passed", "failed" or "not applicable"; failures of `runs` rebuilds differed from
-    torch; detail: the first difference (or why the check does not apply); ratio: the engine's
-    first differing gradient over torch's.
+    the reference; detail: the first difference (or why the check does not apply); ratio: the
+    engine's first differing gradient over the reference's.
     """
 
     name: str
@@ -189,14 +189,17 @@ def chain_graph(combine: str, depth: int) -> Graph:
 # --- running them -----------------------------------------------------------------------------------
 
 
-def _difference(engine: np.ndarray, torch: np.ndarray, labels: Sequence[str]) -> tuple[str, float | None]:
-    """The first entry where the engine differs from torch, as text and ratio ("" when none)."""
-    close = np.isclose(engine, torch, rtol=1e-9, atol=1e-12) | (np.isnan(engine) & np.isnan(torch))
+def _difference(
+    engine: np.ndarray, expected: np.ndarray, labels: Sequence[str], reference: Reference = TORCH
+) -> tuple[str, float | None]:
+    """The first entry where the engine differs from the reference's answer, as text and ratio
+    ("" when none)."""
+    close = np.isclose(engine, expected, rtol=1e-9, atol=1e-12) | (np.isnan(engine) & np.isnan(expected))
     if close.all():
         return "", None
     k = int(np.flatnonzero(~close)[0])
-    ratio = float(engine[k] / torch[k]) if torch[k] != 0 else None
-    return f"{labels[k]}: engine {float(engine[k])!r}, torch {float(torch[k])!r}", ratio
+    ratio = float(engine[k] / expected[k]) if expected[k] != 0 else None
+    return f"{labels[k]}: engine {float(engine[k])!r}, {reference.name} {float(expected[k])!r}", ratio
 
 
 def _repeat(
@@ -256,16 +259,22 @@ def on_rebuilds(
         kept.clear()
 
 
-def sharing_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = PHASE_REBUILDS) -> CaseResult:
-    """A shared-node graph's gradients against torch's, rebuilt `runs` times."""
+def sharing_case(
+    adapter: EngineAdapter,
+    name: str,
+    graph: Graph,
+    runs: int = PHASE_REBUILDS,
+    reference: Reference = TORCH,
+) -> CaseResult:
+    """A shared-node graph's gradients against the reference's, rebuilt `runs` times."""
     values = graph.input_values(0)
     cotangent = list(graph.cotangent or [1.0])
-    torch = torch_at(graph, values, cotangent).grads[:, 0]
+    expected = reference.gradients(graph, values, cotangent)
     labels = [f"gradient of {i.name}" for i in graph.inputs]
 
     def attempt(twin: EngineAdapter) -> tuple[str, float | None]:
         _, grads = twin.run(graph, values, cotangent)
-        return _difference(flat_vector(grads), torch, labels)
+        return _difference(flat_vector(grads), expected, labels, reference)
 
     return on_rebuilds(name, "sharing", graph, adapter, runs, attempt)
 
@@ -332,14 +341,16 @@ def _observe(adapter: EngineAdapter, graph: Graph, observe: Observe, kept: Kept)
     return observe(adapter, list(nodes), graph.n_inputs)
 
 
-def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS) -> CaseResult:
-    """One of `OBJECT_CHECKS` on `graph`, against torch (interior gradients retained)."""
+def object_case(
+    adapter: EngineAdapter, name: str, graph: Graph, runs: int = REBUILDS, reference: Reference = TORCH
+) -> CaseResult:
+    """One of `OBJECT_CHECKS` on `graph`, against what the reference observes (torch's, with its
+    interior gradients retained, or the exact values)."""
     cause, observe = OBJECT_CHECKS[name]
     reason = object_style(adapter)
     if reason:
         return CaseResult(name, cause, "not applicable", detail=reason, graph=graph)
-    reference = TorchRetaining()
-    torch = flat_vector([reference.plain(g) for g in _observe(reference, graph, observe, Kept())])
+    expected = reference.observed(graph, cause)
     labels = [f"gradient of {graph.name_of(i)}" for i in range(graph.n_inputs + len(graph.nodes))]
     labels = labels[: graph.n_inputs] if cause != "interior" else labels[graph.n_inputs : -1]
     kept = Kept()
@@ -354,7 +365,7 @@ def object_case(adapter: EngineAdapter, name: str, graph: Graph, runs: int = REB
         if any(g is None for g in grads):
             unkept.append("the engine keeps no gradient on interior nodes")
             return "", None
-        return _difference(flat_vector([adapter.plain(g) for g in grads]), torch, labels)
+        return _difference(flat_vector([adapter.plain(g) for g in grads]), expected, labels, reference)
 
     result = _repeat(name, cause, graph, runs, attempt, adapter)
     if unkept and result.status == "passed":
@@ -485,20 +496,21 @@ class NotApplicable(str):
     """Why a check cannot run through this adapter (its own code or a default it relies on raised)."""
 
 
-def right_alone(adapter: EngineAdapter, op: str, at: Sequence[float] = _VALUES[:2]) -> bool:
-    """Whether the engine's `op` of two inputs gives torch's value and gradients at the checks'
-    inputs (or `at`): the structural checks build on it, so that a difference there is the graph
-    code's."""
+def right_alone(
+    adapter: EngineAdapter, op: str, at: Sequence[float] = _VALUES[:2], reference: Reference = TORCH
+) -> bool:
+    """Whether the engine's `op` of two inputs gives the reference's value and gradients at the
+    checks' inputs (or `at`): the structural checks build on it, so that a difference there is the
+    graph code's."""
     graph = _graph(2, [(op, 0, 1)], [2])
     values, cotangent = list(at), list(graph.cotangent or ())
     try:
         forward, grads = adapter.run(graph, values, cotangent)
     except Exception:
         return False
-    reference = torch_at(graph, values, cotangent)
     engine = flat_vector([*forward, *grads])
-    torch = np.concatenate([reference.forward[:, 0], reference.grads[:, 0]])
-    return engine.shape == torch.shape and not _difference(engine, torch, ["output", "x0", "x1"])[0]
+    expected = reference.answers(graph, values, cotangent)
+    return engine.shape == expected.shape and not _difference(engine, expected, ["output", "x0", "x1"])[0]
 
 
 def _try_chain(adapter: EngineAdapter, combine: str, depth: int) -> Any:

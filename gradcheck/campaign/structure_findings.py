@@ -41,6 +41,7 @@ from gradcheck.campaign.structure import (
     simplest_ops,
     tree_graph,
 )
+from gradcheck.campaign.structure_reference import TORCH, Reference
 from gradcheck.campaign.structure_repro import with_engine_repro
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.tracing import stage
@@ -51,24 +52,34 @@ from gradcheck.parity.problem import Problem, What
 # --- the phase --------------------------------------------------------------------------------------
 
 
-def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> StructureReport:
-    """Every structural check of `adapter` on its simplest ops, and the findings they show."""
+def run_structure(
+    adapter: EngineAdapter, ops: Sequence[str] | None = None, reference: Reference = TORCH
+) -> StructureReport:
+    """Every structural check of `adapter` on its simplest ops, and the findings they show, the
+    engine's numbers judged by `reference` (torch's answers, or the exact values)."""
     started = time.perf_counter()
     ops = sorted(adapter.ops) if ops is None else ops
     stage("backward() itself")
-    machinery = machinery_cases(adapter, ops)
+    machinery = machinery_cases(adapter, ops, reference)
     if any(c.cause == SEED and on_every_build(c) for c in machinery) or unreached(machinery):
         # the root's seed, or an order that runs nodes before their gradient: every other check would fail
         findings = [with_engine_repro(f, adapter) for f in diagnose(machinery)]
         return StructureReport(machinery, findings, time.perf_counter() - started)
     # an op whose backward is wrong under a gradient from above would fail every check built on it
     upstream = {c.graph.nodes[0].op for c in _failed(machinery, UPSTREAM) if c.graph and on_every_build(c)}
-    wrong = [op for op in ("add", "mul") if op in ops and (op in upstream or not right_alone(adapter, op))]
+    wrong = [
+        op
+        for op in ("add", "mul")
+        if op in ops and (op in upstream or not right_alone(adapter, op, reference=reference))
+    ]
     simplest = simplest_ops([op for op in ops if op not in wrong])
     if simplest is None:
         detail = "the engine has neither add nor mul"
         if wrong:
-            detail = f"the engine's {' and '.join(wrong)} differ from torch alone: every check would fail"
+            detail = (
+                f"the engine's {' and '.join(wrong)} differ from {reference.alone} alone: "
+                "every check would fail"
+            )
         case = CaseResult("every structural check", "all", "not applicable", detail=detail)
         cases = [*machinery, case]
         findings = [with_engine_repro(f, adapter) for f in diagnose(_own_failures(cases, adapter))]
@@ -78,14 +89,17 @@ def run_structure(adapter: EngineAdapter, ops: Sequence[str] | None = None) -> S
     for name, graph in sharing_graphs(base, combine).items():
         stage(name)  # each check is progress for a watching supervisor
         if len(graph.outputs) > 1 and "mul" in wrong:
-            detail = "the adapter weights two outputs with the engine's mul, which differs from torch alone"
+            detail = (
+                "the adapter weights two outputs with the engine's mul, "
+                f"which differs from {reference.alone} alone"
+            )
             cases.append(CaseResult(name, "sharing", "not applicable", detail=detail))
             continue
-        cases.append(sharing_case(adapter, name, graph))
+        cases.append(sharing_case(adapter, name, graph, reference=reference))
     tree = tree_graph(base, combine)
     for name in OBJECT_CHECKS:
         stage(name)
-        cases.append(object_case(adapter, name, tree))
+        cases.append(object_case(adapter, name, tree, reference=reference))
     stage("deep chains")
     cases.append(depth_case(adapter, combine))
     stage("a ladder of shared nodes")

@@ -22,6 +22,7 @@ from gradcheck.campaign.settings import CampaignError
 from gradcheck.campaign.settling import settle_findings, with_rates
 from gradcheck.campaign.structure import StructureReport
 from gradcheck.campaign.structure_findings import run_structure
+from gradcheck.campaign.structure_reference import reference_named
 from gradcheck.campaign.validation import (
     campaign_forms,
     campaign_ops,
@@ -114,7 +115,8 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
 
 def structure(state: EngineState, units: Sequence[Any], extra: Any = None) -> list[StructureReport]:
     """The structural phase (one unit: the ops to use, None for the engine's simplest)."""
-    return [run_structure(state.adapter, ops) for ops in marked(units)]
+    reference = reference_named(state.settings.reference)
+    return [run_structure(state.adapter, ops, reference) for ops in marked(units)]
 
 
 def isolation(state: EngineState, cases: Sequence[IsolationCase], extra: Any = None) -> list[CaseOutcome]:

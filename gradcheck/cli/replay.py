@@ -273,19 +273,24 @@ def _replay_structure(saved: Saved, adapter: EngineAdapter, console: Console) ->
     from rich.text import Text
 
     from gradcheck.campaign.phases import structure_phase
+    from gradcheck.campaign.structure_reference import reference_named
     from gradcheck.parity.wording import printable
 
+    reference = reference_named(saved.reference or "torch")
     console.print(
         Text(f"replaying {printable(saved.label)} with engine {adapter.name}: the structural phase")
     )
-    report = structure_phase(adapter)
+    report = structure_phase(adapter, reference=reference)
     for case in report.cases:
         console.print(
             Text(f"  {case.name}: {case.status}" + (f" ({printable(case.detail)})" if case.detail else ""))
         )
     same = [f for f in report.findings if f.structural_cause == saved.structural_cause]
     if not same:
-        console.print(Text("agrees: the structural checks of this cause match torch (fixed)", style="green"))
+        judge = "torch" if reference.name == "torch" else "the exact values"
+        console.print(
+            Text(f"agrees: the structural checks of this cause match {judge} (fixed)", style="green")
+        )
         return 0
     console.print(Text(f"still fails: {same[0].kind}: {printable(same[0].where)}", style="red bold"))
     return 1

@@ -180,15 +180,3 @@ class TorchAdapter(EngineAdapter):
 
     def source_imports(self, nodes: Sequence[Any]) -> list[str]:
         return ["import torch"]
-
-
-class TorchRetaining(TorchAdapter):
-    """torch with every interior tensor's gradient retained: the reference for interior gradients."""
-
-    name = "torch-retaining"
-
-    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        out = super().apply(op, args, attrs)
-        if out.requires_grad:
-            out.retain_grad()
-        return out
