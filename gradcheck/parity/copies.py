@@ -23,7 +23,7 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Graph, plain_constant
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad
-from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, torch_constant
+from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, torch_constant, weighted
 
 
 @dataclass
@@ -92,7 +92,8 @@ class Copies:
             ids = node.operands(ids_of, lambda _: None)
             target = None
             if self.tensor and spec.shape is None:  # elementwise: read each operand broadcast
-                target = torch.broadcast_shapes(*[a.shape for a in args if isinstance(a, torch.Tensor)])
+                # numpy's, not torch's: torch.broadcast_shapes imports sympy on first use
+                target = np.broadcast_shapes(*[tuple(a.shape) for a in args if isinstance(a, torch.Tensor)])
             operands = []
             for position, (arg, node_id) in enumerate(zip(args, ids)):
                 if node_id is not None and arg.requires_grad:
@@ -123,9 +124,8 @@ class Copies:
         self.aliases = [u.alias for u in self.uses]
         self.raw_live = [self.raw[i] for i in self.live]
         first = torch.autograd.grad(
-            outputs + self.raw_live[: len(self.seeds)],
+            weighted(outputs + self.raw_live[: len(self.seeds)], self.cot + self.seeds),
             self.leaves + self.aliases + self.raw_live,
-            self.cot + self.seeds,
             create_graph=self.differentiable,
             allow_unused=True,
         )

@@ -51,7 +51,7 @@ def run_torch_batch(
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
-    grads = torch.autograd.grad(outputs, leaves, cot, allow_unused=True, create_graph=want_hvp)
+    grads = torch.autograd.grad(weighted(outputs, cot), leaves, allow_unused=True, create_graph=want_hvp)
     k = len(points[0])
     forward = np.stack([o.detach().numpy() for o in outputs])
     g = np.stack([np.zeros(k) if x is None else x.detach().numpy(force=True) for x in grads])
@@ -64,12 +64,20 @@ def run_torch_batch(
         ]
         if pairs:
             second = torch.autograd.grad(
-                [x for x, _ in pairs], leaves, [u for _, u in pairs], allow_unused=True
+                weighted([x for x, _ in pairs], [u for _, u in pairs]), leaves, allow_unused=True
             )
             hvp = np.stack([np.zeros(k) if x is None else x.numpy(force=True) for x in second])
         else:
             hvp = np.zeros((len(points), k))
     return TorchResult(forward, g, hvp)
+
+
+def weighted(outputs: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
+    """Each output times its cotangent, summed: roots for `torch.autograd.grad` without
+    `grad_outputs` that give the same gradients bit for bit (the sum's backward passes ones on, the
+    product's the cotangent), without torch's check of grad_outputs' shapes, which imports sympy
+    (half a second of each worker's start) the first time it runs."""
+    return [(o * c).sum() for o, c in zip(outputs, cotangents)]
 
 
 def forward_values(graph: Graph, points: Sequence[np.ndarray]) -> np.ndarray:
@@ -168,7 +176,9 @@ def run_torch_tensor_batch(
     ]
     want_hvp = direction is not None
     inner = [n for n in nodes[graph.n_inputs :] + (uses or []) if n.requires_grad] if adjoints else []
-    every = torch.autograd.grad(outputs, leaves + inner, cot, allow_unused=True, create_graph=want_hvp)
+    every = torch.autograd.grad(
+        weighted(outputs, cot), leaves + inner, allow_unused=True, create_graph=want_hvp
+    )
     grads = every[: len(leaves)]
     adjoint_scale = None
     if adjoints:

@@ -94,3 +94,27 @@ print(before, "torch._C" in sys.modules, torch.get_num_threads(), float(x.sum())
 """
     run = _fresh(code)
     assert run.stdout.strip() == "False True 1 3.0", run.stderr
+
+
+def test_checking_graphs_against_torch_never_imports_sympy():
+    # torch imports sympy (half a second) the first time grad_outputs' shapes are checked or
+    # torch.broadcast_shapes runs; the reference needs neither, in every path of a check
+    code = """
+import sys
+import numpy as np
+from gradcheck.engines import load_engine
+from gradcheck.graphs.generate import random_graph
+from gradcheck.parity.compare import check_graph
+from gradcheck.parity.edge_check import check_edge, edge_cases
+rng = np.random.default_rng(0)
+wrong = load_engine("gradcheck.testing.tutorial_engines:TanhOneMinusT")
+engines = ((load_engine("minigrad"), False), (wrong, False), (load_engine("minigrad-tensor"), True))
+for adapter, tensor in engines:
+    for _ in range(12):
+        check_graph(random_graph(rng, ops=sorted(adapter.ops), tensor=tensor, points=2), adapter)
+for graph in edge_cases(["tanh", "mul"])[:8]:
+    check_edge(wrong, graph)
+print("sympy" in sys.modules)
+"""
+    run = _fresh(code)
+    assert run.stdout.strip() == "False", run.stderr[-2000:]
