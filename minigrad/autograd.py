@@ -16,8 +16,12 @@ from minigrad.grad_mode import switches
 class Node(Protocol):
     """What the core needs from a graph node (`Value` and `Tensor` implement it)."""
 
-    _prev: tuple[Node, ...]
     _g: Any
+
+    @property
+    def _prev(self) -> Sequence[Node]:
+        """The nodes this one was computed from (empty for a leaf)."""
+        ...
 
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
         """Gradients of the final output w.r.t. each of `_prev`, given this node's gradient `g`."""
@@ -53,7 +57,7 @@ def topological_order(roots: Iterable[Node]) -> list[Node]:
     """
     order: list[Node] = []
     seen: set[Node] = set()
-    stack = list(roots)
+    stack: list[Any] = list(roots)  # nodes, and the `_PLACE` markers between them
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
@@ -88,7 +92,7 @@ def propagate(order: list[Node], create_graph: bool, into_grad: bool = False) ->
     return False
 
 
-def cleared_order(roots: Sequence[Node], create_graph: bool) -> list[Node]:
+def cleared_order(roots: Iterable[Node], create_graph: bool) -> list[Node]:
     """The topological order with every node's `_g` cleared for a new pass."""
     order = topological_order(roots)
     for node in order:

@@ -45,7 +45,9 @@ def draw_graph(root: Any, rankdir: str = "LR") -> DotGraph:
     order = topological_order([root])
     ids = {id(node): f"v{index}" for index, node in enumerate(order)}
     lines = ["digraph minigrad {", f"  rankdir={rankdir};", "  node [shape=record];"]
-    for node in order:
+    shown: Any
+    for shown in order:  # a Value's or a Tensor's data and grad
+        node = shown
         name = ids[id(node)]
         data, grad = _show(node.data), _show(node.grad)
         label = getattr(node, "label", "")

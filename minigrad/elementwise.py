@@ -54,7 +54,8 @@ class Binary(Elementwise):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.direct = getattr(cls.backward, "__func__", None) is Binary.backward.__func__
+        shared = Binary.backward.__func__  # type: ignore[attr-defined]  # a bound classmethod has one
+        cls.direct = getattr(cls.backward, "__func__", None) is shared
         if cls.direct:
             cls.scalar_backward = cls.gradients
 

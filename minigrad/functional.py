@@ -161,11 +161,11 @@ def _linear(rule: type[TensorOp], x: Tensor, weight: Tensor, bias: Tensor | None
         raise RuntimeError(f"linear: bias shape {bias.shape} does not match weight shape {w_shape}")
     if len(x_shape) == 1:
         return _linear(rule, x.unsqueeze(0), weight, bias).squeeze(0)
-    inputs = (x, weight) if bias is None else (x, weight, bias)
+    inputs: tuple[Tensor, ...] = (x, weight) if bias is None else (x, weight, bias)
     dtype = x.data.dtype
     if dtype.kind != "f" or weight.data.dtype != dtype or (bias is not None and bias.data.dtype != dtype):
-        dtype = result_type(*inputs)
-        inputs = tuple(t.to(dtype) for t in inputs)
+        common = result_type(*inputs)
+        inputs = tuple(t.to(common) for t in inputs)
     return apply_op(rule, inputs)
 
 

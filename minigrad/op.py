@@ -32,11 +32,11 @@ class ScalarOp:
         cls.scalar_backward = cls.backward
 
     @staticmethod
-    def forward(*args: float) -> float:
+    def forward(*args: Any) -> Any:
         raise NotImplementedError
 
     @staticmethod
-    def backward(g: Any, out: Any, *args: Any) -> tuple[Any, ...]:
+    def backward(g: Any, out: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         raise NotImplementedError
 
 

@@ -22,7 +22,7 @@ from minigrad import floatmath as fm
 from minigrad import tensor_ops as ops
 from minigrad import tensor_shape_ops as shape_ops
 from minigrad.grad_mode import switches
-from minigrad.op import TensorOp, quietly
+from minigrad.op import quietly
 from minigrad.tensor_args import (  # noqa: F401 (re-exported: other modules import them from here)
     DimArg,
     Shape,
@@ -34,6 +34,7 @@ from minigrad.tensor_args import (  # noqa: F401 (re-exported: other modules imp
     _shape_arg,
 )
 from minigrad.tensor_autograd import AutogradMethods, check_forward_anomaly
+from minigrad.tensor_core import Rule
 from minigrad.tensor_dtypes import (  # noqa: F401 (re-exported)
     DEFAULT_FLOAT,
     _array_from,
@@ -67,7 +68,7 @@ class Tensor(ElementwiseMethods, ShapeMethods, ReductionMethods, AutogradMethods
         self.grad: Tensor | None = None
         self._requires_grad = False
         self._prev: tuple[Tensor, ...] = ()
-        self._rule: type[TensorOp] | None = None
+        self._rule: Rule | None = None
         self._params: dict[str, Any] = {}
         self._needs: tuple[bool, ...] = ()
         self._g: Any = None
@@ -161,20 +162,20 @@ class Tensor(ElementwiseMethods, ShapeMethods, ReductionMethods, AutogradMethods
 
     __hash__ = object.__hash__  # identity hash: __eq__ is elementwise, as in torch
 
-    def _apply(self, rule: type[TensorOp], **params: Any) -> Tensor:
+    def _apply(self, rule: Rule, **params: Any) -> Tensor:
         """`rule` applied to this tensor alone (what the shape and reduction methods use)."""
         return apply_op(rule, (self,), **params)
 
     @staticmethod
-    def _binary(rule: type[TensorOp], a: Any, b: Any, floating: bool = False) -> Tensor:
+    def _binary(rule: Rule, a: Any, b: Any, floating: bool = False) -> Tensor:
         return _binary(rule, a, b, floating)
 
     @staticmethod
-    def _unary_float(rule: type[TensorOp], x: Tensor) -> Tensor:
+    def _unary_float(rule: Rule, x: Any) -> Tensor:
         return _unary_float(rule, x)
 
     @staticmethod
-    def _compare(func: Any, a: Tensor, b: Any) -> Tensor:
+    def _compare(func: Any, a: Any, b: Any) -> Tensor:
         return _compare(func, a, b)
 
     # --- conversion ----------------------------------------------------------------------------
@@ -273,10 +274,10 @@ def _leaf(array: np.ndarray) -> Tensor:
     return out
 
 
-Tensor._leaf = staticmethod(_leaf)  # type: ignore[attr-defined] (the mixins make leaves through it)
+Tensor._leaf = staticmethod(_leaf)  # type: ignore[method-assign]  # the mixins make leaves through it
 
 
-def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) -> Tensor:
+def apply_op(rule: Rule, inputs: tuple[Tensor, ...], **params: Any) -> Tensor:
     """Run `rule.forward` on the inputs' data; record the op when grad mode is on and an input
     requires grad. The way to add an op of your own to minigrad's Tensor."""
     arrays = [t.data for t in inputs]
@@ -302,7 +303,7 @@ def apply_op(rule: type[TensorOp], inputs: tuple[Tensor, ...], **params: Any) ->
     return out
 
 
-def _binary(rule: type[TensorOp], a: Any, b: Any, floating: bool = False) -> Tensor:
+def _binary(rule: Rule, a: Any, b: Any, floating: bool = False) -> Tensor:
     """Apply a broadcasting binary op; numbers and arrays become constants, dtypes promote as torch."""
     if (
         isinstance(a, Tensor)
@@ -336,7 +337,7 @@ def _operand(x: Any, dtype: np.dtype, op: str) -> Tensor:
         raise fm.too_large(x, op, f"the op's dtype {dtype}") from None
 
 
-def _unary_float(rule: type[TensorOp], x: Tensor) -> Tensor:
+def _unary_float(rule: Rule, x: Tensor) -> Tensor:
     """A float-valued function: integer and bool inputs are computed in the default float dtype."""
     if x.data.dtype.kind != "f":
         x = _leaf(x.data.astype(DEFAULT_FLOAT))

@@ -9,7 +9,7 @@ called `retain_grad()`, never sharing memory between two `.grad`s.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,13 +18,16 @@ from minigrad.elementary import ARRAYS
 from minigrad.grad_mode import switches
 from minigrad.op import TensorOp, quietly
 from minigrad.tensor_args import _check_seed_shape
+from minigrad.tensor_core import Rule, TensorCore
 from minigrad.tensor_dispatch import sum_to
 
 if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
     from typing_extensions import Self
 
+    from minigrad.elementwise import Elementwise
 
-class AutogradMethods:
+
+class AutogradMethods(TensorCore):
     """The autograd part of `Tensor` (it relies on Tensor's slots and its `_leaf`)."""
 
     __slots__ = ()
@@ -52,6 +55,8 @@ class AutogradMethods:
     def _local_grads(self, g: Any, create_graph: bool) -> Sequence[Any]:
         rule = self._rule
         assert rule is not None  # the core only asks nodes that have inputs
+        out: Any
+        inputs: Sequence[Any]
         if create_graph:
             if isinstance(g, ARRAYS):
                 g = self._leaf(np.asarray(g))
@@ -168,15 +173,16 @@ class AutogradMethods:
         return self._leaf(np.zeros(self.shape, dtype=self.dtype))
 
 
-def _call_rule(rule: type[TensorOp], g: Any, out: Any, inputs: Sequence[Any], node: Any) -> Sequence[Any]:
+def _call_rule(rule: Rule, g: Any, out: Any, inputs: Sequence[Any], node: Any) -> Sequence[Any]:
     """The rule's gradients; a shared elementwise rule's are summed back to each input's shape."""
     if not rule.elementwise:
-        return rule.backward(g, out, *inputs, needs=node._needs, **node._params)
-    return _elementwise_grads(rule, g, out, inputs, node._needs, node._params)
+        return cast("type[TensorOp]", rule).backward(g, out, *inputs, needs=node._needs, **node._params)
+    shared = cast("type[Elementwise]", rule)  # the flag is what marks a shared elementwise rule
+    return _elementwise_grads(shared, g, out, inputs, node._needs, node._params)
 
 
 def _elementwise_grads(
-    rule: type[TensorOp],
+    rule: type[Elementwise],
     g: Any,
     out: Any,
     inputs: Sequence[Any],
@@ -213,7 +219,7 @@ def _has_nan(x: Any) -> bool:
     return array.dtype.kind == "f" and bool(np.isnan(array).any())
 
 
-def check_forward_anomaly(rule: type[TensorOp], out: np.ndarray, inputs: tuple[Any, ...]) -> None:
+def check_forward_anomaly(rule: Rule, out: np.ndarray, inputs: tuple[Any, ...]) -> None:
     if _has_nan(out) and not any(_has_nan(t) for t in inputs):
         shapes = ", ".join(str(t.shape) for t in inputs)
         raise RuntimeError(

@@ -14,12 +14,13 @@ import numpy as np
 from minigrad import elementwise as rules
 from minigrad import tensor_ops as ops
 from minigrad.floatmath import as_float
+from minigrad.tensor_core import TensorCore
 
 if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
     from typing_extensions import Self
 
 
-class ElementwiseMethods:
+class ElementwiseMethods(TensorCore):
     """The elementwise part of `Tensor` (it relies on Tensor's `_apply`, `_leaf` and the hooks above)."""
 
     __slots__ = ()

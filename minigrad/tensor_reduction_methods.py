@@ -13,6 +13,7 @@ import numpy as np
 from minigrad import tensor_reductions as reductions
 from minigrad.op import TensorOp
 from minigrad.tensor_args import DimArg, _check_nonempty, _dims
+from minigrad.tensor_core import TensorCore
 from minigrad.tensor_dtypes import int64
 
 if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
@@ -26,7 +27,7 @@ class MinMax(NamedTuple):
     indices: Any
 
 
-class ReductionMethods:
+class ReductionMethods(TensorCore):
     """The reduction part of `Tensor` (it relies on Tensor's `data`, `_apply` and `_leaf`)."""
 
     __slots__ = ()

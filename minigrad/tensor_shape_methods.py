@@ -13,12 +13,13 @@ import numpy as np
 from minigrad import tensor_reductions as reductions
 from minigrad import tensor_shape_ops as shape_ops
 from minigrad.tensor_args import DimArg, Shape, _dims, _index, _resolve_shape, _shape_arg
+from minigrad.tensor_core import TensorCore
 
 if TYPE_CHECKING:  # Self: the Tensor this is a base of (minigrad.tensor imports this module)
     from typing_extensions import Self
 
 
-class ShapeMethods:
+class ShapeMethods(TensorCore):
     """The shape part of `Tensor` (it relies on Tensor's `data`, `shape`, `ndim` and `_apply`)."""
 
     __slots__ = ()

@@ -122,7 +122,7 @@ class Value:
         if type(b) is float:
             return (a,)  # type: ignore[return-value]
         if type(a) is float:
-            return (b,)
+            return (b,)  # type: ignore[return-value]
         return (a, b)  # type: ignore[return-value]
 
     _parents = _prev  # the spelling of micrograd's lessons
@@ -250,7 +250,7 @@ class Value:
     _propagate = staticmethod(value_backward.propagate_floats)
 
     @staticmethod
-    def _accumulate_grads(order: list[Value]) -> None:
+    def _accumulate_grads(order: list[Any]) -> None:
         for node in order:
             g = node._g
             if g is not None:

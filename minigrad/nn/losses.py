@@ -134,7 +134,7 @@ def _pair(name: str, predictions: Batch, targets: Batch, reduction: str) -> tupl
 
 
 def _as_list(batch: Batch) -> list[Any]:
-    if isinstance(batch, (Value, numbers.Real)):
+    if isinstance(batch, (Value, int, float, numbers.Real)):
         return [batch]
     return list(batch)
 
