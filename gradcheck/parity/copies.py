@@ -23,7 +23,7 @@ from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.ir import Graph, plain_constant
 from gradcheck.graphs.registry import REGISTRY
 from gradcheck.graphs.shapes import graph_shapes, pad
-from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, torch_constant, weighted
+from gradcheck.parity.torch_reference import batched_reference_rule, reference_rule, reverse, torch_constant
 
 
 @dataclass
@@ -123,11 +123,11 @@ class Copies:
         self.seeds = [torch.zeros_like(self.raw[i]).requires_grad_() for i in self.live] if seeded else []
         self.aliases = [u.alias for u in self.uses]
         self.raw_live = [self.raw[i] for i in self.live]
-        first = torch.autograd.grad(
-            weighted(outputs + self.raw_live[: len(self.seeds)], self.cot + self.seeds),
+        first = reverse(
+            outputs + self.raw_live[: len(self.seeds)],
             self.leaves + self.aliases + self.raw_live,
+            self.cot + self.seeds,
             create_graph=self.differentiable,
-            allow_unused=True,
         )
         n_leaves, n_uses = len(self.leaves), len(self.aliases)
         self.grads = first[:n_leaves]

@@ -31,7 +31,7 @@ from gradcheck.parity.exact import run_exact
 from gradcheck.parity.exact_jets import as_mpf, derive
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import FORWARD, Off, Problem, What, raised_problem
-from gradcheck.parity.torch_reference import weighted
+from gradcheck.parity.torch_reference import reverse
 
 # Where both are finite: |engine - torch| <= RTOL * |torch| + ATOL (ATOL lets an engine that keeps
 # a 1e-17 gradient where torch rounds to 0, or the reverse, pass: both are right to float64 eps).
@@ -88,7 +88,7 @@ def torch_edge(graph: Graph) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
     node = graph.nodes[0]
     out = REGISTRY[node.op].apply_torch(node.operands(leaves), node.attr)
     cot = _cotangent(tuple(out.shape))
-    grads = torch.autograd.grad(weighted([out], [torch.from_numpy(cot)]), leaves, allow_unused=True)
+    grads = reverse([out], leaves, [torch.from_numpy(cot)])
     values = [np.zeros(leaf.shape) if g is None else g.detach().numpy() for leaf, g in zip(leaves, grads)]
     return out.detach().numpy(), values, cot
 

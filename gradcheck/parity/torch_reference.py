@@ -51,7 +51,7 @@ def run_torch_batch(
     outputs = [nodes[o] for o in graph.outputs]
     cot = [torch.from_numpy(np.ascontiguousarray(c)) for c in cotangent]
     want_hvp = direction is not None
-    grads = torch.autograd.grad(weighted(outputs, cot), leaves, allow_unused=True, create_graph=want_hvp)
+    grads = reverse(outputs, leaves, cot, create_graph=want_hvp)
     k = len(points[0])
     forward = np.stack([o.detach().numpy() for o in outputs])
     g = np.stack([np.zeros(k) if x is None else x.detach().numpy(force=True) for x in grads])
@@ -63,21 +63,26 @@ def run_torch_batch(
             (x, torch.from_numpy(u)) for x, u in zip(grads, direction) if x is not None and x.requires_grad
         ]
         if pairs:
-            second = torch.autograd.grad(
-                weighted([x for x, _ in pairs], [u for _, u in pairs]), leaves, allow_unused=True
-            )
+            second = reverse([x for x, _ in pairs], leaves, [u for _, u in pairs])
             hvp = np.stack([np.zeros(k) if x is None else x.numpy(force=True) for x in second])
         else:
             hvp = np.zeros((len(points), k))
     return TorchResult(forward, g, hvp)
 
 
-def weighted(outputs: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
-    """Each output times its cotangent, summed: roots for `torch.autograd.grad` without
-    `grad_outputs` that give the same gradients bit for bit (the sum's backward passes ones on, the
-    product's the cotangent), without torch's check of grad_outputs' shapes, which imports sympy
-    (half a second of each worker's start) the first time it runs."""
-    return [(o * c).sum() for o, c in zip(outputs, cotangents)]
+def reverse(
+    outputs: Sequence[Any], inputs: Sequence[Any], cotangents: Sequence[Any], create_graph: bool = False
+) -> tuple[Any, ...]:
+    """`torch.autograd.grad(outputs, inputs, cotangents, allow_unused=True, create_graph=...)`, run
+    by torch's engine directly, as grad() runs it once it has checked its arguments: the same
+    gradients, None for an input the outputs do not reach. Not the check: its test of the
+    cotangents' shapes (which match here by construction) imports sympy the first time it runs,
+    half a second of each worker's start, and costs about 50 µs a call."""
+    run_backward = torch.autograd.graph._engine_run_backward  # what grad() calls (torch is pinned)
+    # (outputs, grad_outputs, retain_graph (grad()'s default: create_graph), create_graph, inputs,
+    # allow_unused)
+    args = (tuple(outputs), tuple(cotangents), create_graph, create_graph, tuple(inputs), True)
+    return run_backward(*args, accumulate_grad=False)
 
 
 def forward_values(graph: Graph, points: Sequence[np.ndarray]) -> np.ndarray:
@@ -176,9 +181,7 @@ def run_torch_tensor_batch(
     ]
     want_hvp = direction is not None
     inner = [n for n in nodes[graph.n_inputs :] + (uses or []) if n.requires_grad] if adjoints else []
-    every = torch.autograd.grad(
-        weighted(outputs, cot), leaves + inner, allow_unused=True, create_graph=want_hvp
-    )
+    every = reverse(outputs, leaves + inner, cot, create_graph=want_hvp)
     grads = every[: len(leaves)]
     adjoint_scale = None
     if adjoints:
