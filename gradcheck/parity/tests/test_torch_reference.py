@@ -8,13 +8,17 @@ import pytest
 from gradcheck.engines.torch_engine import torch
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.graphs.program import Program
 from gradcheck.graphs.shapes import graph_shapes
 from gradcheck.parity.copies import Copies
 from gradcheck.parity.torch_reference import (
     REFERENCE_RULES,
     forward_values,
+    reference_rule,
+    reverse,
     run_torch_batch,
     run_torch_tensor_batch,
+    torch_constant,
 )
 
 POINTS = np.array([[-1.5, -0.0, 0.0, 1e-300, 0.7, 3.0]])
@@ -90,3 +94,24 @@ def test_the_rounding_bounds_passes_spell_ops_as_the_reference_does(tensor):
     cot = [np.ones((1, 2))] if tensor else np.ones((1, 1))
     copies = Copies(graph, batch, cot, full=True)
     assert "ReferenceAbs" in type(copies.raw[graph.n_inputs].grad_fn).__name__
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_the_references_engine_call_gives_autograd_grads_numbers_to_the_bit(create_graph):
+    # `reverse` skips grad()'s argument checks only: the same engine, the same bits, None unreached
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        graph = random_graph(rng, points=3)
+        leaves = [torch.tensor(p, requires_grad=True) for p in graph.points]
+        nodes = Program(graph, reference_rule).run(leaves, torch_constant)
+        outputs = [nodes[o] for o in graph.outputs if nodes[o].requires_grad]
+        cot = [torch.tensor(rng.standard_normal(3)) for _ in outputs]
+        kept = dict(retain_graph=True, create_graph=create_graph, allow_unused=True)
+        expected = torch.autograd.grad(outputs, leaves, cot, **kept)
+        got = reverse(outputs, leaves, cot, create_graph=create_graph)
+        assert [g is None for g in got] == [e is None for e in expected]
+        pairs = [(g, e) for g, e in zip(got, expected) if e is not None]
+        assert all(torch.equal(g, e) and g.requires_grad == e.requires_grad for g, e in pairs)
+    unused = torch.tensor([1.0], requires_grad=True)
+    x = torch.tensor([2.0], requires_grad=True)
+    assert reverse([x * 3.0], [x, unused], [torch.ones(1)])[1] is None
