@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +22,10 @@ from gradcheck.lazy import lazy_module
 # name torch, but only its workers compute with it, so only they pay torch's seconds of start-up.
 # One intra-op thread: the harness works on tiny tensors, where threads only add overhead, and under
 # load their spin-waiting made one 24-element softmax take 16 ms instead of 2 us (measured here).
-torch = lazy_module("torch", then=lambda torch: torch.set_num_threads(1))
+if TYPE_CHECKING:  # the type checker reads torch's own annotations
+    import torch
+else:
+    torch = lazy_module("torch", then=lambda torch: torch.set_num_threads(1))
 
 
 def _tensor(x: Any, like: Any = None) -> Any:
