@@ -77,8 +77,8 @@ def reverse(
     by torch's engine directly, as grad() runs it once it has checked its arguments: the same
     gradients, None for an input the outputs do not reach. Not the check: its test of the
     cotangents' shapes (which match here by construction) imports sympy the first time it runs,
-    half a second of each worker's start, and its checks cost about as much as the engine's whole
-    pass on a small graph."""
+    half a second of each worker's start; skipping it shortens torch's share of each checked graph
+    too (bench_throughput.py prints that share beside an older commit's)."""
     run_backward = torch.autograd.graph._engine_run_backward  # what grad() calls (torch is pinned)
     # (outputs, grad_outputs, retain_graph (grad()'s default: create_graph), create_graph, inputs,
     # allow_unused)
