@@ -3,9 +3,12 @@ options and fixtures) and this repository's short aliases `--engine`, `--dtype`,
 `--conventions` for the `--gradcheck-` options; `ci.dependencies` fails a test skipped for a missing
 test dependency when CI runs the tests (scripts/test.sh); the command line's engines in the test's
 process, except in tests marked `supervised` (`engines_in_this_process`); `shallow_chains` for
-tests whose campaigns need not build chains 10^5 deep."""
+tests whose campaigns need not build chains 10^5 deep; `recursion_limit_kept` fails a test that
+leaves Python's recursion limit changed."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
@@ -45,6 +48,19 @@ def engines_in_this_process(request, monkeypatch):
         monkeypatch.delenv(UNSUPERVISED, raising=False)
     else:
         monkeypatch.setenv(UNSUPERVISED, "1")
+
+
+@pytest.fixture(autouse=True)
+def recursion_limit_kept():
+    """A test that leaves the recursion limit raised slows every later structural check in its
+    process: micrograd's deep chains then go as deep as the limit (mypy's api.run set it to 16,384,
+    and one test of micrograd took 234 s instead of 5). Restored, and the test fails."""
+    before = sys.getrecursionlimit()
+    yield
+    after = sys.getrecursionlimit()
+    if after != before:
+        sys.setrecursionlimit(before)
+        pytest.fail(f"the test left Python's recursion limit at {after}, not {before}: restore it")
 
 
 @pytest.fixture
