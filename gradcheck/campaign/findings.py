@@ -24,7 +24,7 @@ from gradcheck.parity.problem import Off, Problem, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
 
 # Which part of a check failed (a finding's `check`).
-CHECKS = ("forward", "gradient", "second-derivative")
+CHECKS = ("forward", "gradient", "second-derivative", "forward-mode")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
 PHASES = ("inspection", "structure", "isolation", "random", "edges", "corpus")
 
@@ -34,6 +34,7 @@ Signature = tuple[str, tuple[str, ...], str, str]
 _KIND_WORDS = {
     Kind.WRONG_GRADIENT: "wrong gradient",
     Kind.WRONG_SECOND_DERIVATIVE: "wrong second derivative",
+    Kind.WRONG_FORWARD_MODE: "wrong forward-mode derivative",
     Kind.WRONG_VALUE: "wrong value",
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
@@ -70,7 +71,12 @@ PLAINLY_WRONG = {
 # The kinds whose plain name (`where`) is their whole signature: the structural phase's findings.
 _NAMED_KINDS = frozenset({Kind.STRUCTURAL, Kind.NONDETERMINISTIC})
 # How a merged title says each check.
-_CHECK_WORDS = {"forward": "value", "gradient": "gradient", "second-derivative": "second derivatives"}
+_CHECK_WORDS = {
+    "forward": "value",
+    "gradient": "gradient",
+    "second-derivative": "second derivatives",
+    "forward-mode": "forward mode",
+}
 
 
 @dataclass(frozen=True)

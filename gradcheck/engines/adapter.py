@@ -74,6 +74,7 @@ class EngineAdapter:
     ops: frozenset[str] = frozenset()
     tensor: bool = False  # evaluates tensor graphs (inputs are float64 arrays)
     create_graph: bool = False  # second derivatives via `hvp`
+    forward_mode: bool = False  # J·v by the engine's forward mode (`run_jvp`), judged by the exact value
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
     # how its backward sums (`parity.any_order`): "nodes" (each node's adjoint sums its uses) or
     # "paths" (it recurses down every path and adds path products at the leaves; the structural
@@ -315,6 +316,14 @@ class EngineAdapter:
         leaves, outputs = self.build(graph, values)
         stage("second derivatives")
         return [_zero_if_none(g, v) for g, v in zip(self.hvp(outputs, leaves, cotangent, direction), values)]
+
+    def run_jvp(
+        self, graph: Graph, values: Sequence[Any], direction: Sequence[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """The outputs at `values` and their derivatives along `direction` (J·v), by the engine's
+        forward mode, as numbers (engines with `forward_mode`; NotImplementedError: none for this
+        graph, e.g. an op without a forward-mode rule, and the check skips it)."""
+        raise NotImplementedError(f"engine {self.name!r} has no forward mode")
 
     def run_points(
         self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]

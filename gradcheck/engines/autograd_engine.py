@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradcheck.engines.functional import Arrays, FunctionAdapter
+from gradcheck.engines.functional import Arrays, FunctionAdapter, Jvp
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
 from gradcheck.graphs.spellings import Spelling, array_module_spellings
 from gradcheck.graphs.surface import LATEST
@@ -48,6 +48,17 @@ class AutogradAdapter(FunctionAdapter):
                 return grad_f(xs)
 
         return quiet
+
+    def jvp(self, f: Callable[[Arrays], list[Any]]) -> Jvp:
+        """`autograd.make_jvp`, the outputs as autograd's own list (a plain one is not traced)."""
+        from autograd.builtins import list as traced_list
+
+        def along(xs: Arrays, v: Arrays) -> tuple[Sequence[Any], Sequence[Any]]:
+            with warnings.catch_warnings():  # a constant function's zero derivative is a fine answer
+                warnings.filterwarnings("ignore", "Output seems independent of input")
+                return self.autograd.make_jvp(lambda ys: traced_list(f(list(ys))))(list(xs))(list(v))
+
+        return along
 
 
 # Ops autograd's backward cannot take as the random graphs draw them (autograd 1.x): the VJP of

@@ -26,6 +26,8 @@ from gradcheck.graphs.spellings import adapter_spellings, rule_of
 
 Arrays = Sequence[Any]  # one engine array per graph input (or output)
 GraphFunction = Callable[[Arrays], list[Any]]
+# (inputs, direction) -> (outputs, their derivatives along the direction): a forward-mode J·v
+Jvp = Callable[[Arrays, Arrays], tuple[Sequence[Any], Sequence[Any]]]
 
 
 def graph_function(graph: Graph, op: Callable[[str, Sequence[Any], dict[str, Any]], Any]) -> GraphFunction:
@@ -87,6 +89,17 @@ class FunctionAdapter(EngineAdapter):
             return self.grad(lambda ys: directional(ys, v))(xs)
 
         return hvp
+
+    def jvp(self, f: Callable[[Arrays], list[Any]]) -> Jvp | None:
+        """(xs, v) -> (f(xs), the derivative of f's outputs along v) by the engine's forward mode,
+        for a function of a list of arrays to a list of arrays; None (the default): the engine has
+        no forward mode, and only its reverse mode is checked."""
+        return None
+
+    @property
+    def forward_mode(self) -> bool:  # type: ignore[override]
+        """Whether the adapter gives `jvp` (its forward mode is then checked too)."""
+        return type(self).jvp is not FunctionAdapter.jvp
 
     def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
         """`f` mapped over the leading axis of every argument; by default a loop over the points."""
@@ -188,6 +201,15 @@ class FunctionAdapter(EngineAdapter):
             *[[np.asarray(x, dtype=np.float64) for x in xs] for xs in (values, cotangent, direction)]
         )
         return [self.to_numpy(h) for h in result]
+
+    def run_jvp(
+        self, graph: Graph, values: Sequence[Any], direction: Sequence[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        jvp = self.jvp(graph_function(graph, self.spelled_op))
+        if jvp is None:
+            raise NotImplementedError(f"engine {self.name!r} has no forward mode")
+        outputs, tangents = jvp(self._arrays(values), self._arrays(direction))
+        return [self.to_numpy(o) for o in outputs], [self.to_numpy(t) for t in tangents]
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
         """torch's numbers, then this adapter's on the graph through `run` (a function-style

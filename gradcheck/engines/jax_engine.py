@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter
+from gradcheck.engines.functional import Arrays, CompiledGraph, FunctionAdapter, Jvp
 from gradcheck.engines.jax_machine import GraphMachine
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import SCALAR_OPS, TENSOR_OPS
@@ -84,6 +84,9 @@ class JaxAdapter(FunctionAdapter):
     def hessian_vector(self, f: Callable[[Arrays], Any]) -> Callable[[Arrays, Arrays], Sequence[Any]]:
         grad_f = self.jax.grad(f)
         return lambda xs, v: self.jax.jvp(grad_f, (list(xs),), (list(v),))[1]
+
+    def jvp(self, f: Callable[[Arrays], list[Any]]) -> Jvp:
+        return lambda xs, v: self.jax.jvp(f, (list(xs),), (list(v),))
 
     def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
         return self.jax.vmap(f)

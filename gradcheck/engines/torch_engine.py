@@ -12,6 +12,7 @@ import numpy as np
 
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.minigrad_names import registry_name
+from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.registry import REGISTRY, TENSOR_OPS
 from gradcheck.graphs.spellings import Spelling
 from gradcheck.graphs.surface import LATEST
@@ -76,6 +77,7 @@ class TorchAdapter(EngineAdapter):
     ops = frozenset(TENSOR_OPS)
     tensor = True
     create_graph = True
+    forward_mode = True  # torch.autograd.forward_ad's dual tensors
     spellings = TORCH_SPELLINGS
     value_names = "torch.Tensor"
     dtypes = ("float64", "float32")
@@ -123,6 +125,27 @@ class TorchAdapter(EngineAdapter):
             return [None] * len(inputs)  # gradients that are constants (a linear graph): H·v is 0
         second = torch.autograd.grad(total, list(inputs), allow_unused=True)
         return [None if g is None else self.value(g) for g in second]
+
+    def run_jvp(
+        self, graph: Graph, values: Sequence[Any], direction: Sequence[Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """The graph on dual tensors (`torch.autograd.forward_ad`): each output's primal and tangent."""
+        forward_ad = torch.autograd.forward_ad  # an attribute: `from torch...` would run lazy torch twice
+        with forward_ad.dual_level():
+            leaves = [
+                forward_ad.make_dual(
+                    _tensor(np.asarray(v, dtype=self.dtype)), _tensor(np.asarray(d, dtype=self.dtype))
+                )
+                for v, d in zip(values, direction)
+            ]
+            nodes = self.program(graph).run(leaves, self.operand)
+            duals = [forward_ad.unpack_dual(nodes[o]) for o in graph.outputs]
+            forward = [self.value(d.primal) for d in duals]
+            tangents = [
+                np.zeros_like(f) if d.tangent is None else self.value(d.tangent)
+                for d, f in zip(duals, forward)
+            ]
+        return forward, tangents
 
     # --- checking any function of torch tensors ----------------------------------------------------
 

@@ -63,6 +63,7 @@ from gradcheck.parity.errors import (
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.exact_errors import ExactErrors, Precision, distance, in_float32
 from gradcheck.parity.float32 import dtype_problems, round32, torch_dtypes
+from gradcheck.parity.modes import with_forward_mode
 from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck, record_torch_off
 from gradcheck.parity.rounding import rounding_spread
@@ -106,6 +107,10 @@ def check_against_exact(
     second, torch_hvp = _second_order(
         result, adapter, graph, run, blocks, checkable, points[:1], cotangents[:1], torch, exact, precision
     )
+    if blocks:
+        second = with_forward_mode(
+            second, adapter, graph, run, checkable, points, cotangents, results, numbers
+        )
 
     failing, problems = first_failure(result, blocks, second, run.labels, _bounded(graph, run, accumulation))
     conclude(result, graph, k, checkable, cotangents, blocks, failing, problems, crash)

@@ -9,6 +9,7 @@ second derivatives. It also says which check failed (forward, gradient, second-d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import TORCH_TOLERANCE
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.problem import NOT_NUMBERS, SECOND, Problem, What
+from gradcheck.parity.problem import FORWARD_MODE, NOT_NUMBERS, SECOND, Problem, What
 from gradcheck.parity.result import GraphCheck
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
@@ -40,7 +41,7 @@ class Difference:
     """What kind of difference a failing check shows, and in which part of the check."""
 
     kind: Kind
-    check: str  # "forward", "gradient" or "second-derivative"
+    check: str  # "forward", "gradient", "second-derivative" or "forward-mode"
 
 
 def classify_check(check: GraphCheck, adapter: EngineAdapter) -> Difference:
@@ -61,8 +62,10 @@ def cause_of(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) 
 
 def classify(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) -> Difference:
     """The kind of difference behind `problems`, found on `graph` (a one-point failing instance)."""
-    if any(p.what is What.RAISED and p.check != SECOND for p in problems):
+    if any(p.what is What.RAISED and p.first_order for p in problems):
         return Difference(Kind.EXCEPTION, "gradient")
+    if any(p.check == FORWARD_MODE for p in problems) and not any(p.first_order for p in problems):
+        return _forward_mode(problems)
     wrong = [p for p in problems if p.what in NOT_NUMBERS]
     if wrong:
         kind = Kind.WRONG_SHAPE if wrong[0].what is What.WRONG_SHAPE else Kind.WRONG_TYPE
@@ -129,6 +132,20 @@ def _constants_as_inputs(graph: Graph, values: list[Any]) -> tuple[Graph, list[A
     meta = {**graph.meta, **({"kind": "tensor"} if tensor else {})}
     op = OpNode(node.op, args, node.attrs)
     return Graph(inputs, [op], [len(inputs)], None, graph.cotangent, meta), lifted_values
+
+
+def _forward_mode(problems: Sequence[Problem]) -> Difference:
+    """A difference met by forward mode alone: the J·v the check found is the evidence (no second
+    engine run: the check compared it with the exact value, or with the engine's reverse mode)."""
+    mode = [p for p in problems if p.check == FORWARD_MODE]
+    if any(p.what is What.RAISED for p in mode):
+        return Difference(Kind.EXCEPTION, FORWARD_MODE)
+    if any(p.what is What.WRONG_SHAPE for p in mode):
+        return Difference(Kind.WRONG_SHAPE, FORWARD_MODE)
+    finite = [math.isfinite(p.engine) == math.isfinite(p.exact) for p in mode if p.engine is not None]
+    if not all(finite):
+        return Difference(Kind.NONFINITE, FORWARD_MODE)
+    return Difference(Kind.WRONG_FORWARD_MODE, FORWARD_MODE)
 
 
 def _second_order(

@@ -59,6 +59,7 @@ from gradcheck.parity.errors import (
 )
 from gradcheck.parity.exact import run_exact
 from gradcheck.parity.float32 import check_float32
+from gradcheck.parity.modes import with_forward_mode
 from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
@@ -207,6 +208,10 @@ def compare_once(
         p = checkable[0]
         second = _compare_hvp(
             result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
+        )
+    if blocks:
+        second = with_forward_mode(
+            second, adapter, graph, run, checkable, points, cotangents, results, numbers
         )
 
     def bounded(errors: PointErrors) -> None:

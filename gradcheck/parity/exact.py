@@ -60,17 +60,20 @@ GUARD = 8
 
 @dataclass
 class Parts:
-    """One array per part of a result: outputs (F, K), gradients (N, K), H·v (N, K) or None."""
+    """One array per part of a result: outputs (F, K), gradients (N, K), H·v (N, K) or None,
+    J·v (F, K: each output's derivative along the direction, forward mode's answer) or None."""
 
     forward: np.ndarray
     grads: np.ndarray
     hvp: np.ndarray | None = None
+    jvp: np.ndarray | None = None
 
 
 @dataclass
 class ExactResult:
     """The exact values at K points, shaped like `TorchResult`: `forward` (F, K), `grads` (N, K),
-    `hvp` (N, K) or None, each the float64 nearest the high-precision value. `radius` (float64,
+    `hvp` (N, K) or None, `jvp` (F, K: J·v along the direction) or None, each the float64
+    nearest the high-precision value. `radius` (float64,
     rounded up): how far the exact value may lie from the high-precision one; `settled`: the
     float64 is the exact value correctly rounded (the whole interval rounds to it); `undecided`
     (K,): a branch at that point was taken on a value the evaluation could not determine (its
@@ -85,6 +88,7 @@ class ExactResult:
     undecided: np.ndarray
     precision: np.ndarray
     precise: Parts | None = None
+    jvp: np.ndarray | None = None
 
     @property
     def all_settled(self) -> bool:
@@ -100,10 +104,12 @@ def run_exact_batch(
     cotangent: np.ndarray,
     direction: np.ndarray | None = None,
     precise: bool = False,
+    jvp: bool = False,
 ) -> ExactResult:
     """A scalar graph at K points, as `run_torch_batch`: points[i] is input i's (K,) values,
-    cotangent (n_out, K), `direction` (n_in, K) asks for the Hessian-vector product too;
-    `precise` keeps the high-precision values (`ExactResult.precise`)."""
+    cotangent (n_out, K), `direction` (n_in, K) asks for the Hessian-vector product too, and with
+    `jvp` for the outputs' derivatives along it; `precise` keeps the high-precision values
+    (`ExactResult.precise`)."""
     k = len(points[0])
     problems = [
         _Point(
@@ -113,7 +119,7 @@ def run_exact_batch(
         )
         for j in range(k)
     ]
-    return _run(_Lanes(graph), problems, direction is not None, precise)
+    return _run(_Lanes(graph, jvp), problems, direction is not None, precise)
 
 
 def run_exact_tensor_batch(
@@ -122,6 +128,7 @@ def run_exact_tensor_batch(
     cotangent: Sequence[np.ndarray],
     direction: Sequence[np.ndarray] | None = None,
     precise: bool = False,
+    jvp: bool = False,
 ) -> ExactResult:
     """A tensor graph at K points, as `run_torch_tensor_batch`: points[i] (K, *shape_i),
     cotangent[j] (K, *shape of output j), `direction` like points; flattened per point."""
@@ -134,15 +141,20 @@ def run_exact_tensor_batch(
         )
         for j in range(k)
     ]
-    return _run(_Tensor(graph), problems, direction is not None, precise)
+    return _run(_Tensor(graph, jvp), problems, direction is not None, precise)
 
 
 def run_exact(
-    graph: Graph, points: Sequence[np.ndarray], cotangent: Any, direction: Any = None, precise: bool = False
+    graph: Graph,
+    points: Sequence[np.ndarray],
+    cotangent: Any,
+    direction: Any = None,
+    precise: bool = False,
+    jvp: bool = False,
 ) -> ExactResult:
     """`run_exact_tensor_batch` for a tensor graph, `run_exact_batch` for a scalar one."""
     run = run_exact_tensor_batch if graph.is_tensor else run_exact_batch
-    return run(graph, points, cotangent, direction, precise)
+    return run(graph, points, cotangent, direction, precise, jvp)
 
 
 def exact_values(graph: Graph, points: Sequence[np.ndarray], precise: bool = False) -> ExactResult:
@@ -208,8 +220,9 @@ def exact_rule(op: str) -> Any:
 class _Graph:
     """A scalar graph compiled once for exact evaluation at many points and precisions."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, jvp: bool = False) -> None:
         self.graph = graph
+        self.jvp = jvp  # the outputs' tangents too, after the other entries
         self.steps = [(exact_rule(node.op), node, node.attr) for node in graph.nodes]
 
     def constant(self, c: Constant) -> Any:
@@ -242,14 +255,17 @@ class _Graph:
                 entries += [zero if x.adj is None else x.adj for x in flat]
                 if tape.tangents:
                     entries += [zero if x.adj_t is None else x.adj_t for x in flat]
+            if self.jvp and tape.tangents:
+                entries += [mpmath.mpf(0) if o.t is None else o.t for o in outputs]
             return _Values(precision, entries, tape.decisions)
 
 
 class _Lanes:
     """A scalar graph compiled once, evaluated at many points at once (`exact_lanes`)."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, jvp: bool = False) -> None:
         self.graph = graph
+        self.jvp = jvp  # the outputs' tangents too, after the other entries
         ids = list(range(graph.n_inputs + len(graph.nodes)))
         self.steps = [(REGISTRY[node.op], node.attr, node.operands(ids, lambda c: c)) for node in graph.nodes]
 
@@ -287,6 +303,9 @@ class _Lanes:
             entries = [values[o] for o in graph.outputs]
             if derivatives:
                 entries += self._backward(points, records, tangents)
+            if self.jvp and tangents:
+                zeros = np.array([mpmath.mpf(0)] * len(points), dtype=object)
+                entries += [zeros if moving[o] is None else moving[o] for o in graph.outputs]
             decisions = log.decisions
         return [
             _Values(precision, [e[j] for e in entries], exact_lanes.lane_decisions(decisions, j))
@@ -329,8 +348,8 @@ class _Lanes:
 class _Tensor(_Graph):
     """A tensor graph: each node an object array of its shape (one point, no batch axis)."""
 
-    def __init__(self, graph: Graph) -> None:
-        super().__init__(graph)
+    def __init__(self, graph: Graph, jvp: bool = False) -> None:
+        super().__init__(graph, jvp)
         self.shapes = graph_shapes(graph)
 
     def constant(self, c: Constant) -> Any:
@@ -470,10 +489,12 @@ def _run(evaluator: _Graph | _Lanes, problems: list[_Point], hvp: bool, precise:
     for j, column in enumerate(values):
         exact[:, j] = column
     f = _forward_size(evaluator)
-    n = 0 if problems[0].cotangent is None else (table.shape[0] - f) // (2 if hvp else 1)
+    tangents = f if evaluator.jvp and hvp else 0
+    n = 0 if problems[0].cotangent is None else (table.shape[0] - f - tangents) // (2 if hvp else 1)
 
     def parts(a: np.ndarray) -> Parts:
-        return Parts(a[:f], a[f : f + n], a[f + n :] if hvp else None)
+        end = f + n * (2 if hvp else 1)
+        return Parts(a[:f], a[f : f + n], a[f + n : end] if hvp else None, a[end:] if tangents else None)
 
     result = parts(table)
     return ExactResult(
@@ -485,6 +506,7 @@ def _run(evaluator: _Graph | _Lanes, problems: list[_Point], hvp: bool, precise:
         undecided,
         precision,
         parts(exact) if precise else None,
+        result.jvp,
     )
 
 

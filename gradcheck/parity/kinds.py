@@ -22,6 +22,10 @@ class Kind(str, Enum):
     WRONG_VALUE = "wrong-value"
     """The forward value differs from torch's."""
 
+    WRONG_FORWARD_MODE = "wrong-forward-mode"
+    """J·v by the engine's forward mode differs from the exact value (or from the engine's own
+    reverse mode) while its reverse-mode gradients agree with torch's."""
+
     NONFINITE = "nonfinite"
     """nan or inf where torch is finite, or the reverse (or a different nan/±inf pattern)."""
 

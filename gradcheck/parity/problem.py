@@ -23,6 +23,7 @@ from gradcheck.engines.origin import Raised
 from gradcheck.parity.what import (
     EDGE_DIFFERENCES,
     FORWARD,
+    FORWARD_MODE,
     GRADIENT,
     NOT_NUMBERS,
     SECOND,
@@ -35,6 +36,7 @@ from gradcheck.parity.wording import describe
 __all__ = [
     "EDGE_DIFFERENCES",
     "FORWARD",
+    "FORWARD_MODE",
     "GRADIENT",
     "NOT_NUMBERS",
     "SECOND",
@@ -119,7 +121,7 @@ class Problem:
         """A problem of the forward values or first derivatives: a difference from torch or
         central differences, or an exception met there."""
         if self.what is What.RAISED:
-            return self.check != SECOND
+            return self.check not in (SECOND, FORWARD_MODE)
         return self.what in (What.FORWARD, What.GRADIENT, What.NUMERIC) or self.what in EDGE_DIFFERENCES
 
     @property

@@ -20,6 +20,10 @@ class What(str, Enum):
     """Torch's gradient and central differences disagree (the engine is not judged by it)."""
     HESSIAN = "hessian"
     """A Hessian-vector product entry differs from torch's beyond its allowance."""
+    JVP = "jvp"
+    """A forward-mode J·v entry differs from the exact value beyond its allowance."""
+    MODES = "modes"
+    """The engine's forward and reverse modes break the transpose identity u·(J v) = (u J)·v."""
     RAISED = "raised"
     """The engine (or its adapter) raised: `Problem.raised` says what and whose."""
     NOT_A_NUMBER = "not-a-number"
@@ -86,7 +90,7 @@ class Off(str, Enum):
 
 
 # Which part of a check a problem belongs to.
-FORWARD, GRADIENT, SECOND = "forward", "gradient", "second-derivative"
+FORWARD, GRADIENT, SECOND, FORWARD_MODE = "forward", "gradient", "second-derivative", "forward-mode"
 # The kinds of problem that say the answer was not a number of the expected shape.
 NOT_NUMBERS = frozenset({What.NOT_A_NUMBER, What.WRONG_COUNT, What.WRONG_SHAPE, What.NOT_REAL})
 # The differences from torch at an edge value.

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
-from gradcheck.parity.what import EDGE_DIFFERENCES, SECOND, BoundKind, Off, What
+from gradcheck.parity.what import EDGE_DIFFERENCES, FORWARD_MODE, SECOND, BoundKind, Off, What
 
 Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
 
@@ -78,6 +78,8 @@ def at_point(p: Problem) -> str:
 
 
 def _answer(p: Problem) -> str:
+    if p.check == FORWARD_MODE:
+        return "forward mode's J·v"
     return f"output {p.output}" if p.input is None else f"the gradient of {p.input}"
 
 
@@ -189,9 +191,28 @@ def _hessian(p: Problem) -> str:
     )
 
 
+def _jvp(p: Problem) -> str:
+    torch = "" if p.reference is None else f", torch {p.reference!r}"
+    return (
+        f"forward mode: J·v entry {p.index}: engine {p.engine!r}{torch}, exact {p.exact!r} (abs err "
+        f"{number(p.error)} > allowed {number(p.allowed)}; direction {list(p.direction or ())}){_who(p)}"
+    )
+
+
+def _modes(p: Problem) -> str:
+    return (
+        f"forward and reverse mode disagree: u·(J v) {p.engine!r} by forward mode, (u J)·v "
+        f"{p.reference!r} by reverse mode (abs err {number(p.error)} > allowed {number(p.allowed)}; "
+        f"direction {list(p.direction or ())})"
+    )
+
+
+_PARTS = {SECOND: "second derivatives: ", FORWARD_MODE: "forward mode: "}
+
+
 def _raised(p: Problem) -> str:
     assert p.raised is not None
-    return ("second derivatives: " if p.check == SECOND else "") + exception(p.raised)
+    return _PARTS.get(p.check, "") + exception(p.raised)
 
 
 def _count(p: Problem) -> str:
@@ -287,6 +308,8 @@ TEMPLATES: dict[What, Callable[[Problem], str]] = {
     What.NUMERIC: _numeric,
     What.REFERENCES_DISAGREE: _references,
     What.HESSIAN: _hessian,
+    What.JVP: _jvp,
+    What.MODES: _modes,
     What.RAISED: _raised,
     What.NOT_A_NUMBER: _not_a_number,
     What.WRONG_COUNT: _count,

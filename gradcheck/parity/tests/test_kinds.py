@@ -8,6 +8,7 @@ def test_every_kind_has_its_report_spelling():
         "wrong-gradient",
         "wrong-second-derivative",
         "wrong-value",
+        "wrong-forward-mode",
         "nonfinite",
         "exception",
         "wrong-type",
