@@ -157,6 +157,32 @@ def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
     return _repro(graph, lines, "outputs", derivative, second_order)
 
 
+def forward_mode_snippet(graph: Graph, spec: str) -> str:
+    """The graph's J·v along a direction of ones by the forward mode of the adapter `spec` names
+    (`engine.run_jvp`), beside the exact one, and what the check says of it: the repro of a
+    forward-mode finding."""
+    cotangent = ", ".join(_leaf_value(c, graph.is_tensor) for c in repro_cotangent(graph))
+    lines = [
+        "import numpy as np",
+        "",
+        "from gradcheck.engines import load_engine",
+        "from gradcheck.graphs.ir import Graph",
+        "from gradcheck.parity.modes import exact_jvp, forward_mode_problems",
+        "",
+        f"engine = load_engine({spec!r})",
+        f"graph = Graph.from_json({graph.to_json(None)!r})",
+        "values = graph.input_values(0)",
+        f"cotangent = [{cotangent}]",
+        "ones = [np.ones_like(np.asarray(v, dtype=float)) if np.ndim(v) else 1.0 for v in values]",
+        "outputs, jvp = engine.run_jvp(graph, values, ones)  # the engine's forward mode",
+        'print("engine J·v:", [np.asarray(t).tolist() for t in jvp])',
+        'print("exact J·v: ", exact_jvp(graph, values, cotangent, ones).tolist())',
+        "problems, _ = forward_mode_problems(engine, graph, values, cotangent, ones, None)",
+        'print("\\n".join(map(str, problems)) or "forward mode agrees with the exact J·v")',
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def own_code_repro(graph: Graph, code: str, second_order: bool = False) -> str:
     """torch's numbers, then an engine's own code for the graph (ending in `outputs` and `grads`,
     or `hvp`, and their prints, as `Graph.to_python` writes it), then the verdict."""

@@ -95,7 +95,7 @@ def forward_mode_problems(
     except Exception as e:
         return [raised_problem(Raised.of(e, adapter), FORWARD_MODE)], float("inf")
     along = tuple(flat_vector(direction).tolist())
-    exact = _exact_jvp(graph, values, cotangent, direction)
+    exact = _exact_and_radius(graph, values, cotangent, direction)
     if exact is None:
         return _transpose_identity(graph, values, cotangent, direction, jvp, reverse, along)
     value, radius = exact
@@ -150,7 +150,14 @@ def _torch_beside(
     return torch if torch.shape == shape else None
 
 
-def _exact_jvp(
+def exact_jvp(graph: Graph, values: list[Any], cotangent: list[Any], direction: list[Any]) -> np.ndarray:
+    """The exact J·v at one point along `direction`, each flat output entry rounded to float64
+    (nan where it cannot be had)."""
+    exact = _exact_and_radius(graph, values, cotangent, direction)
+    return exact[0] if exact is not None else np.full(sum(map(np.prod, _output_shapes(graph))), np.nan)
+
+
+def _exact_and_radius(
     graph: Graph, values: list[Any], cotangent: list[Any], direction: list[Any]
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The exact J·v at the point (float64) and its radius; None when it cannot be had."""

@@ -13,6 +13,7 @@ from gradcheck.campaign.checking import real_backend
 from gradcheck.campaign.phases import run_campaign
 from gradcheck.campaign.settings import Settings
 from gradcheck.engines.loading import load_engine
+from gradcheck.engines.snippets import forward_mode_snippet
 from gradcheck.engines.torch_engine import TorchAdapter
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
@@ -56,7 +57,7 @@ def test_the_same_engine_checked_in_reverse_mode_alone_passes_unnoticed():
 
 
 def test_without_an_exact_value_the_two_modes_are_held_to_the_transpose_identity(monkeypatch):
-    monkeypatch.setattr(modes, "_exact_jvp", lambda *args: None)
+    monkeypatch.setattr(modes, "_exact_and_radius", lambda *args: None)
     (problem,) = check_graph(TANH, TanhForwardOff()).problems
     assert problem.what is What.MODES
     assert str(problem).startswith("point 0 (x0=0.7): forward and reverse mode disagree: u·(J v)")
@@ -132,3 +133,15 @@ def test_a_campaign_names_the_forward_mode_bug_once_on_its_op():
     )
     result = run_campaign(settings, real_backend())
     assert [f.title for f in result.failing_findings] == ["tanh — wrong forward-mode derivative"]
+    (finding,) = result.failing_findings
+    assert finding.ops == ("tanh",) and "engine.run_jvp(graph, values, ones)" in finding.snippet
+
+
+def test_a_forward_mode_findings_repro_shows_the_engines_j_v_beside_the_exact_one(capsys):
+    code = forward_mode_snippet(TANH, "gradcheck.testing.mode_engines:TanhForwardOff")
+    exec(compile(code, "repro", "exec"), {})
+    t = math.tanh(0.7)
+    lines = capsys.readouterr().out.splitlines()
+    engine, exact = (float(line.split("[")[1].rstrip("]")) for line in lines[:2])
+    assert engine == pytest.approx(1 - t, rel=1e-15) and exact == pytest.approx(1 - t * t, rel=1e-15)
+    assert lines[2].startswith("forward mode: J·v entry 0: engine")
