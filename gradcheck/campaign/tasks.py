@@ -65,6 +65,7 @@ class EngineFacts:
     surface_note: str | None = None
     # op -> the engine's primitives it is built from (`EngineAdapter.built_from`), the campaign's ops'
     built_from: dict[str, frozenset[str]] = field(default_factory=dict)
+    forward_mode: bool = False  # the adapter's J·v is checked too (`parity.modes`)
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -99,6 +100,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         supported=tuple(sorted(adapter.ops)),
         tensor=bool(getattr(adapter, "tensor", False)),
         create_graph=bool(adapter.create_graph),
+        forward_mode=bool(adapter.forward_mode),
         max_depth=adapter.max_depth,
         problem=problem,
         inspection=inspection,

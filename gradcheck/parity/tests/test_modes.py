@@ -145,3 +145,25 @@ def test_a_forward_mode_findings_repro_shows_the_engines_j_v_beside_the_exact_on
     engine, exact = (float(line.split("[")[1].rstrip("]")) for line in lines[:2])
     assert engine == pytest.approx(1 - t, rel=1e-15) and exact == pytest.approx(1 - t * t, rel=1e-15)
     assert lines[2].startswith("forward mode: J·v entry 0: engine")
+
+
+def test_the_command_line_says_under_its_header_that_forward_mode_is_checked(tmp_path, capsys):
+    from gradcheck.cli import main
+
+    common = [
+        "run",
+        "--tensor",
+        "--graphs",
+        "2",
+        "--ops",
+        "tanh",
+        "--no-save",
+        "--no-structure",
+        "--no-edges",
+    ]
+    said = "Forward mode: checked too (each graph's J·v against the exact values)."
+    for engine, shown in (("TanhForwardOff", True), ("TanhForwardOffReverseOnly", False)):
+        main(
+            [*common, "--engine", f"gradcheck.testing.mode_engines:{engine}", "--out", str(tmp_path / engine)]
+        )
+        assert (said in capsys.readouterr().out) is shown
