@@ -1,6 +1,11 @@
 """Forward mode, judged at a graph's first checked point: the engine's J·v (`EngineAdapter.
 run_jvp`, along the run's direction v) against the exact derivative of each output along v.
 
+First the engine's two modes are compared, u·(J v) with (u J)·v for the point's cotangent u: where
+they agree to a few ulps of their terms, forward mode is as right as the reverse-mode gradient,
+which the check judges apart, and no exact value is spent (it is the costly part: a tensor graph's
+exact evaluation is number by number). Otherwise each entry is judged by the exact value.
+
 Forward mode multiplies the same local derivatives as a backward pass, from the inputs' end, and
 sums them in its own order; so each entry is allowed the rounding bound of an evaluation that sums
 the chain rule's path products in any order (`any_order`, accumulation "paths"): for output o,
@@ -38,6 +43,8 @@ from gradcheck.parity.exact import run_exact
 from gradcheck.parity.problem import FORWARD_MODE, BoundKind, Off, Problem, What, raised_problem
 
 SHOWN = 3  # the problems kept per check, worst entries first
+# Forward and reverse mode agreeing to this many ulps of their terms, per term, need no exact value.
+IDENTITY_ULPS = 4.0
 
 
 def with_forward_mode(
@@ -95,6 +102,8 @@ def forward_mode_problems(
     except Exception as e:
         return [raised_problem(Raised.of(e, adapter), FORWARD_MODE)], float("inf")
     along = tuple(flat_vector(direction).tolist())
+    if _modes_agree(cotangent, direction, jvp, reverse):
+        return [], 0.0
     exact = _exact_and_radius(graph, values, cotangent, direction)
     if exact is None:
         return _transpose_identity(graph, values, cotangent, direction, jvp, reverse, along)
@@ -133,6 +142,23 @@ def forward_mode_problems(
         )
         for i in sorted(worst)
     ], excess
+
+
+def _modes_agree(
+    cotangent: list[Any], direction: list[Any], jvp: np.ndarray, reverse: Sequence[Any] | None
+) -> bool:
+    """Whether u·(J v) by forward mode and (u J)·v by the engine's reverse mode (whose gradient the
+    check judges apart) agree to `IDENTITY_ULPS` ulps of their terms per term: then forward mode is
+    as right as the gradient in u's projection, and no exact evaluation is spent on it."""
+    if reverse is None:
+        return False
+    u, v, g = flat_vector(cotangent), flat_vector(direction), flat_vector(reverse)
+    if u.shape != jvp.shape or g.shape != v.shape:
+        return False
+    with np.errstate(all="ignore"):
+        terms = float(np.abs(u) @ np.abs(jvp) + np.abs(g) @ np.abs(v))
+        difference = abs(float(u @ jvp) - float(g @ v))
+    return bool(np.isfinite(terms) and difference <= IDENTITY_ULPS * (len(u) + len(v)) * EPS * terms)
 
 
 def _torch_beside(

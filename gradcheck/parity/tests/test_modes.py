@@ -64,6 +64,14 @@ def test_without_an_exact_value_the_two_modes_are_held_to_the_transpose_identity
     assert check_graph(TANH, TorchAdapter()).passed
 
 
+def test_modes_that_agree_spend_no_exact_evaluation(monkeypatch):
+    calls = []
+    monkeypatch.setattr(modes, "_exact_and_radius", lambda *args: calls.append(args))
+    assert check_graph(TANH, TorchAdapter()).passed and calls == []
+    check_graph(TANH, TanhForwardOff())
+    assert len(calls) == 1, "the modes disagree: the exact value judges"
+
+
 class ForwardModeRaises(TorchAdapter):
     name = "forward-mode-raises"
 
