@@ -348,6 +348,8 @@ class Finding:
             phrase += f" (the adapter may not pass {unpassed} on)"
         if check == "second-derivative" and kind is not Kind.WRONG_SECOND_DERIVATIVE:
             phrase += " (second derivatives)"
+        elif check == "forward-mode" and kind is not Kind.WRONG_FORWARD_MODE:
+            phrase += " (forward mode)"
         elif check == "forward" and kind is Kind.NONFINITE:
             phrase += " (value)"
         return phrase

@@ -114,20 +114,22 @@ def test_hips_autograds_forward_mode_of_a_max_over_negative_dims_is_found_as_it_
     """HIPS autograd 1.9.1's forward mode of np.max over a tuple of negative axes raises AxisError
     (its reverse mode is right): the check says so, and agrees with autograd's own call."""
     pytest.importorskip("autograd")
-    import autograd.numpy as anp
-    from autograd import make_jvp
-
+    raises = _autograds_max_jvp_raises()
     x = np.array([[1.0, 5.0, 2.0], [0.0, 3.0, 4.0]])
-    try:
-        make_jvp(lambda y: anp.max(y, axis=(-2, -1)))(x)(np.ones_like(x))
-        raises = None
-    except Exception as e:
-        raises = type(e).__name__
     graph = Graph([Input("x0", x, (2, 3))], [OpNode("amax", (0,), (("dims", (-2, -1)),))], [1])
     problems = [
         p for p in check_graph(graph, load_engine("autograd-tensor")).problems if p.check == FORWARD_MODE
     ]
     assert [p.raised.type for p in problems if p.raised] == ([raises] if raises else [])
+
+
+def test_a_forward_mode_that_raises_is_titled_so():
+    pytest.importorskip("autograd")
+    if _autograds_max_jvp_raises() is None:
+        pytest.skip("this HIPS autograd's forward mode of a max over negative dims does not raise")
+    settings = Settings(engine="autograd-tensor", tensor=True, ops=("amax",), graphs=6, structure=False)
+    titles = [f.title for f in run_campaign(settings, real_backend()).failing_findings]
+    assert "amax over a tuple of dims — engine raised AxisError (forward mode)" in titles, titles
 
 
 def test_a_campaign_names_the_forward_mode_bug_once_on_its_op():
@@ -175,3 +177,16 @@ def test_the_command_line_says_under_its_header_that_forward_mode_is_checked(tmp
             [*common, "--engine", f"gradcheck.testing.mode_engines:{engine}", "--out", str(tmp_path / engine)]
         )
         assert (said in capsys.readouterr().out) is shown
+
+
+def _autograds_max_jvp_raises() -> str | None:
+    """The exception HIPS autograd's own forward mode of a max over dims (-2, -1) raises, if any."""
+    import autograd.numpy as anp
+    from autograd import make_jvp
+
+    x = np.array([[1.0, 5.0, 2.0], [0.0, 3.0, 4.0]])
+    try:
+        make_jvp(lambda y: anp.max(y, axis=(-2, -1)))(x)(np.ones_like(x))
+    except Exception as e:
+        return type(e).__name__
+    return None
