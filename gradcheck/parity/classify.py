@@ -142,7 +142,11 @@ def _forward_mode(problems: Sequence[Problem]) -> Difference:
         return Difference(Kind.EXCEPTION, FORWARD_MODE)
     if any(p.what is What.WRONG_SHAPE for p in mode):
         return Difference(Kind.WRONG_SHAPE, FORWARD_MODE)
-    finite = [math.isfinite(p.engine) == math.isfinite(p.exact) for p in mode if p.engine is not None]
+    # against the exact value (a J·v entry) or the reverse mode (the transpose identity)
+    other = [
+        (p.engine, p.exact if p.exact is not None else p.reference) for p in mode if p.engine is not None
+    ]
+    finite = [math.isfinite(engine) == math.isfinite(judge) for engine, judge in other if judge is not None]
     if not all(finite):
         return Difference(Kind.NONFINITE, FORWARD_MODE)
     return Difference(Kind.WRONG_FORWARD_MODE, FORWARD_MODE)

@@ -19,6 +19,7 @@ u·(J v) = (u J)·v with u the point's cotangent, which needs no reference.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -102,11 +103,12 @@ def forward_mode_problems(
     except Exception as e:
         return [raised_problem(Raised.of(e, adapter), FORWARD_MODE)], float("inf")
     along = tuple(flat_vector(direction).tolist())
-    if _modes_agree(cotangent, direction, jvp, reverse):
+    sides = _identity_sides(cotangent, direction, jvp, reverse)
+    if sides is not None and sides.agree():
         return [], 0.0
     exact = _exact_and_radius(graph, values, cotangent, direction)
     if exact is None:
-        return _transpose_identity(graph, values, cotangent, direction, jvp, reverse, along)
+        return _transpose_identity(graph, values, direction, sides, along)
     value, radius = exact
     if jvp.shape != value.shape:
         shape = Problem(What.WRONG_SHAPE, FORWARD_MODE, shape=jvp.shape, expected=value.shape)
@@ -144,21 +146,42 @@ def forward_mode_problems(
     ], excess
 
 
-def _modes_agree(
+@dataclass(frozen=True)
+class _Sides:
+    """The transpose identity's two sides at a point: u·(J v) by forward mode, (u J)·v by reverse
+    mode, the sum of their terms' sizes and how many terms they have."""
+
+    u: np.ndarray
+    forward: float
+    backward: float
+    terms: float
+    count: int
+
+    def agree(self) -> bool:
+        """Whether the sides agree to `IDENTITY_ULPS` ulps of their terms per term: then forward
+        mode is as right as the gradient (which the check judges apart) in u's projection, and no
+        exact evaluation is spent on it."""
+        return bool(
+            np.isfinite(self.terms) and abs(self.forward - self.backward) <= self.rounding(IDENTITY_ULPS)
+        )
+
+    def rounding(self, ulps: float) -> float:
+        return ulps * self.count * EPS * self.terms
+
+
+def _identity_sides(
     cotangent: list[Any], direction: list[Any], jvp: np.ndarray, reverse: Sequence[Any] | None
-) -> bool:
-    """Whether u·(J v) by forward mode and (u J)·v by the engine's reverse mode (whose gradient the
-    check judges apart) agree to `IDENTITY_ULPS` ulps of their terms per term: then forward mode is
-    as right as the gradient in u's projection, and no exact evaluation is spent on it."""
+) -> _Sides | None:
+    """Both sides of the identity, from the engine's J·v and its reverse-mode gradient `reverse`;
+    None without a gradient of the expected size."""
     if reverse is None:
-        return False
+        return None
     u, v, g = flat_vector(cotangent), flat_vector(direction), flat_vector(reverse)
     if u.shape != jvp.shape or g.shape != v.shape:
-        return False
+        return None
     with np.errstate(all="ignore"):
         terms = float(np.abs(u) @ np.abs(jvp) + np.abs(g) @ np.abs(v))
-        difference = abs(float(u @ jvp) - float(g @ v))
-    return bool(np.isfinite(terms) and difference <= IDENTITY_ULPS * (len(u) + len(v)) * EPS * terms)
+        return _Sides(u, float(u @ jvp), float(g @ v), terms, len(u) + len(v))
 
 
 def _torch_beside(
@@ -180,7 +203,8 @@ def exact_jvp(graph: Graph, values: list[Any], cotangent: list[Any], direction: 
     """The exact J·v at one point along `direction`, each flat output entry rounded to float64
     (nan where it cannot be had)."""
     exact = _exact_and_radius(graph, values, cotangent, direction)
-    return exact[0] if exact is not None else np.full(sum(map(np.prod, _output_shapes(graph))), np.nan)
+    size = sum(int(np.prod(shape)) for shape in _output_shapes(graph))
+    return exact[0] if exact is not None else np.full(size, np.nan)
 
 
 def _exact_and_radius(
@@ -230,30 +254,21 @@ def _output_shapes(graph: Graph) -> list[tuple[int, ...]]:
 
 
 def _transpose_identity(
-    graph: Graph,
-    values: list[Any],
-    cotangent: list[Any],
-    direction: list[Any],
-    jvp: np.ndarray,
-    reverse: Sequence[Any] | None,
-    along: tuple[float, ...],
+    graph: Graph, values: list[Any], direction: list[Any], sides: _Sides | None, along: tuple[float, ...]
 ) -> tuple[list[Problem], float]:
-    """u·(J v) from the engine's forward mode against (u J)·v from its reverse mode."""
-    if reverse is None:
+    """Without an exact value: u·(J v) from the engine's forward mode against (u J)·v from its
+    reverse mode, each side allowed the rounding of a J·v (`_bounds`, weighted by |u|)."""
+    if sides is None:
         return [], 0.0
-    u, v, g = flat_vector(cotangent), flat_vector(direction), flat_vector(reverse)
-    if u.shape != jvp.shape or g.shape != v.shape:
-        return [], 0.0
-    forward, backward = float(u @ jvp), float(g @ v)
+    forward, backward = sides.forward, sides.backward
     error = abs(forward - backward)
     if not np.isfinite(forward) or not np.isfinite(backward):
         return [], 0.0  # a nan or inf of either mode is the other checks' to judge
     try:
-        bound = float(np.abs(u) @ _bounds(graph, values, direction))
+        bound = float(np.abs(sides.u) @ _bounds(graph, values, direction))
     except Exception:
         bound = 0.0
-    terms = float(np.abs(u) @ np.abs(jvp) + np.abs(g) @ np.abs(v))
-    allowed = BOUND_SAFETY * (2 * bound + (len(u) + len(v)) * EPS * terms)
+    allowed = BOUND_SAFETY * (2 * bound + sides.rounding(1.0))
     if error <= allowed:
         return [], 0.0
     problem = Problem(

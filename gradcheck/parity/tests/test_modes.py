@@ -58,8 +58,11 @@ def test_the_same_engine_checked_in_reverse_mode_alone_passes_unnoticed():
 
 def test_without_an_exact_value_the_two_modes_are_held_to_the_transpose_identity(monkeypatch):
     monkeypatch.setattr(modes, "_exact_and_radius", lambda *args: None)
-    (problem,) = check_graph(TANH, TanhForwardOff()).problems
+    check = check_graph(TANH, TanhForwardOff())
+    (problem,) = check.problems
     assert problem.what is What.MODES
+    assert classify_check(check, TanhForwardOff()).kind is Kind.WRONG_FORWARD_MODE
+    assert np.isnan(modes.exact_jvp(TANH, [0.7], [1.0], [1.0])).tolist() == [True]
     assert str(problem).startswith("point 0 (x0=0.7): forward and reverse mode disagree: u·(J v)")
     assert check_graph(TANH, TorchAdapter()).passed
 
