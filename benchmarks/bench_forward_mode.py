@@ -1,9 +1,10 @@
-"""What checking forward mode costs (issue 49: a torch campaign with every mode at most 3x today's).
+"""What checking every mode costs (issue 49: a torch campaign with every mode at most 3x today's).
 
-The same random graphs checked by `check_graph` on torch, JAX and HIPS autograd with their forward
-mode and with it switched off (the same adapter with `forward_mode = False`: reverse mode alone,
-as before forward mode was checked), the two taking turns chunk by chunk in one process so that
-both see the same load. Prints the seconds of each and their ratio.
+The same random graphs checked by `check_graph` on torch, JAX and HIPS autograd three ways: reverse
+mode alone (the same adapter with `forward_mode = False` and no `transforms`, as before either was
+checked), with forward mode, and with forward mode and the transforms (torch.func's jacrev, jacfwd
+and vmap), taking turns chunk by chunk in one process so that all see the same load. Prints the
+seconds of each and their ratios to reverse mode alone.
 
     python benchmarks/bench_forward_mode.py                 # about two minutes
     python benchmarks/bench_forward_mode.py --graphs 40     # a quick look
@@ -31,10 +32,10 @@ ENGINES = (("torch", False), ("torch", True), ("autograd", False), ("jax", False
 GOAL = 3.0
 
 
-def reverse_only(engine):
-    """The same adapter with its forward mode switched off."""
+def configured(engine, **switched):
+    """The same adapter with some of its modes switched off (`forward_mode=False`, `transforms=()`)."""
     cls = type(engine)
-    return type(f"{cls.__name__}ReverseOnly", (cls,), {"forward_mode": False})()
+    return type(f"{cls.__name__}Switched", (cls,), switched)()
 
 
 def timed(engine, graphs) -> float:
@@ -49,25 +50,33 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=150)
     parser.add_argument("--chunks", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'engine':<16} {'graphs':>6} {'reverse s':>10} {'both modes s':>13} {'ratio':>6}")
+    columns = f"{'reverse s':>10} {'+forward s':>11} {'+transforms s':>14} {'forward':>8} {'every':>6}"
+    print(f"{'engine':<16} {'graphs':>6} {columns}")
     for name, tensor in ENGINES:
         if importlib.util.find_spec(name) is None:
             print(f"{name:<16} not installed")
             continue
-        both = load_engine(name if not tensor else "torch")
-        alone = reverse_only(both)
+        every = load_engine(name if not tensor else "torch")
+        configs = {
+            "alone": configured(every, forward_mode=False, transforms=()),
+            "forward": configured(every, transforms=()),
+            "every": every,
+        }
         rng = np.random.default_rng(0)
-        ops = sorted(both.ops) if tensor else None
+        ops = sorted(every.ops) if tensor else None
         graphs = [random_graph(rng, ops=ops, tensor=tensor, points=4) for _ in range(args.graphs)]
-        timed(both, graphs[:3]), timed(alone, graphs[:3])  # imports and first compilations apart
+        for engine in configs.values():  # imports and first compilations apart
+            timed(engine, graphs[:3])
         size = max(1, len(graphs) // args.chunks)
-        seconds = {"alone": 0.0, "both": 0.0}
+        seconds = dict.fromkeys(configs, 0.0)
         for start in range(0, len(graphs), size):
             chunk = graphs[start : start + size]
-            seconds["alone"] += timed(alone, chunk)
-            seconds["both"] += timed(both, chunk)
-        label, ratio = f"{name}{' tensor' if tensor else ''}", seconds["both"] / seconds["alone"]
-        figures = f"{seconds['alone']:>10.2f} {seconds['both']:>13.2f} {ratio:>5.2f}x"
+            for key, engine in configs.items():
+                seconds[key] += timed(engine, chunk)
+        label = f"{name}{' tensor' if tensor else ''}"
+        alone, forward, all_modes = seconds["alone"], seconds["forward"], seconds["every"]
+        figures = f"{alone:>10.2f} {forward:>11.2f} {all_modes:>14.2f}"
+        figures += f" {forward / alone:>7.2f}x {all_modes / alone:>5.2f}x"
         print(f"{label:<16} {len(graphs):>6} {figures}")
     print(f"goal: each ratio at most {GOAL:g}x (CPU seconds of the checks)")
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from gradcheck.campaign.findings import CHECKS, Finding
 from gradcheck.engines.adapter import EngineAdapter
-from gradcheck.engines.snippets import ALLOWED, EXACT, forward_mode_snippet
+from gradcheck.engines.snippets import ALLOWED, EXACT, forward_mode_snippet, transform_snippet
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.graphs.regions import ORDINARY, TINY, region_of, tiny
 from gradcheck.graphs.shapes import graph_shapes
@@ -32,7 +32,7 @@ from gradcheck.parity.against_exact import exact_repro
 from gradcheck.parity.classify import Difference, classify
 from gradcheck.parity.compare import check_graph, failing_check, repro_allowances
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.problem import FORWARD_MODE, Problem
+from gradcheck.parity.problem import FORWARD_MODE, TRANSFORM, Problem
 from gradcheck.parity.result import GraphCheck
 
 
@@ -84,9 +84,12 @@ def finding_of(
 
 def _snippet(graph: Graph, difference: Difference, adapter: EngineAdapter) -> str | None:
     """The finding's repro: the engine's own or its adapter's, or for a forward-mode finding of
-    an adapter loaded by name its J·v beside the exact one."""
+    an adapter loaded by name its J·v beside the exact one (for a finding under a transform, its
+    transforms' gradients beside its reverse mode's)."""
     if difference.check == FORWARD_MODE and adapter.spec is not None:
         return forward_mode_snippet(graph, adapter.spec)
+    if difference.check == TRANSFORM and adapter.spec is not None:
+        return transform_snippet(graph, adapter.spec)
     second_order = difference.check == "second-derivative"
     return adapter.snippet(with_allowances(graph, difference, adapter.reference), second_order=second_order)
 

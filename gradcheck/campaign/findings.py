@@ -24,7 +24,7 @@ from gradcheck.parity.problem import Off, Problem, adapter_fault
 from gradcheck.parity.problem import raised_type as _raised_type
 
 # Which part of a check failed (a finding's `check`).
-CHECKS = ("forward", "gradient", "second-derivative", "forward-mode")
+CHECKS = ("forward", "gradient", "second-derivative", "forward-mode", "transform")
 # The phases that contribute findings (a finding's `phase`); later phases may add their own name.
 PHASES = ("inspection", "structure", "isolation", "random", "edges", "corpus")
 
@@ -35,6 +35,7 @@ _KIND_WORDS = {
     Kind.WRONG_GRADIENT: "wrong gradient",
     Kind.WRONG_SECOND_DERIVATIVE: "wrong second derivative",
     Kind.WRONG_FORWARD_MODE: "wrong forward-mode derivative",
+    Kind.WRONG_TRANSFORM: "wrong gradient under a transform",
     Kind.WRONG_VALUE: "wrong value",
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",
@@ -350,6 +351,9 @@ class Finding:
             phrase += " (second derivatives)"
         elif check == "forward-mode" and kind is not Kind.WRONG_FORWARD_MODE:
             phrase += " (forward mode)"
+        elif check == "transform":
+            names = sorted({p.case for p in self.problems if p.check == "transform" and p.case})
+            phrase += f" ({', '.join(names)})" if names else ""
         elif check == "forward" and kind is Kind.NONFINITE:
             phrase += " (value)"
         return phrase

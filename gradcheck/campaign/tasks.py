@@ -66,6 +66,7 @@ class EngineFacts:
     # op -> the engine's primitives it is built from (`EngineAdapter.built_from`), the campaign's ops'
     built_from: dict[str, frozenset[str]] = field(default_factory=dict)
     forward_mode: bool = False  # the adapter's J·v is checked too (`parity.modes`)
+    transforms: tuple[str, ...] = ()  # its other roads to the gradient, checked too (`parity.transforms`)
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -101,6 +102,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         tensor=bool(getattr(adapter, "tensor", False)),
         create_graph=bool(adapter.create_graph),
         forward_mode=bool(adapter.forward_mode),
+        transforms=tuple(adapter.transforms),
         max_depth=adapter.max_depth,
         problem=problem,
         inspection=inspection,

@@ -246,6 +246,9 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
                 console.print("Second derivatives: not checked (the adapter has create_graph = False).")
             if facts.forward_mode:
                 console.print("Forward mode: checked too (each graph's J·v against the exact values).")
+            if facts.transforms:
+                names = ", ".join(facts.transforms)
+                console.print(f"Transforms: {names} checked too (beside each graph's reverse-mode gradient).")
             if facts.surface_note is not None:
                 console.print(Text(facts.surface_note))
             with progress_bars(console, where) as progress:

@@ -75,6 +75,9 @@ class EngineAdapter:
     tensor: bool = False  # evaluates tensor graphs (inputs are float64 arrays)
     create_graph: bool = False  # second derivatives via `hvp`
     forward_mode: bool = False  # J·v by the engine's forward mode (`run_jvp`), judged by the exact value
+    # Other ways the engine's users take the same gradient (`run_transform`: torch.func's jacrev,
+    # jacfwd and vmap, JAX's jit), each checked against its reverse-mode gradient at the check's points
+    transforms: tuple[str, ...] = ()
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
     # how its backward sums (`parity.any_order`): "nodes" (each node's adjoint sums its uses) or
     # "paths" (it recurses down every path and adds path products at the leaves; the structural
@@ -324,6 +327,14 @@ class EngineAdapter:
         forward mode, as numbers (engines with `forward_mode`; NotImplementedError: none for this
         graph, e.g. an op without a forward-mode rule, and the check skips it)."""
         raise NotImplementedError(f"engine {self.name!r} has no forward mode")
+
+    def run_transform(
+        self, name: str, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
+    ) -> list[list[Any]]:
+        """Each point's cotangent-weighted input gradients taken by transform `name` (one of
+        `transforms`), as numbers; NotImplementedError: the transform does not apply to this graph
+        (the check skips it)."""
+        raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
 
     def run_points(
         self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]

@@ -157,28 +157,58 @@ def run_snippet(graph: Graph, spec: str, second_order: bool = False) -> str:
     return _repro(graph, lines, "outputs", derivative, second_order)
 
 
-def forward_mode_snippet(graph: Graph, spec: str) -> str:
-    """The graph's J·v along a direction of ones by the forward mode of the adapter `spec` names
-    (`engine.run_jvp`), beside the exact one, and what the check says of it: the repro of a
-    forward-mode finding."""
+def _loaded_graph(graph: Graph, spec: str, check_import: str) -> list[str]:
+    """A repro's opening: its imports, the adapter `spec` names loaded, the graph, its first
+    point's values and the cotangent."""
     cotangent = ", ".join(_leaf_value(c, graph.is_tensor) for c in repro_cotangent(graph))
-    lines = [
+    return [
         "import numpy as np",
         "",
         "from gradcheck.engines import load_engine",
         "from gradcheck.graphs.ir import Graph",
-        "from gradcheck.parity.modes import exact_jvp, forward_mode_problems",
+        check_import,
         "",
         f"engine = load_engine({spec!r})",
         f"graph = Graph.from_json({graph.to_json(None)!r})",
         "values = graph.input_values(0)",
         f"cotangent = [{cotangent}]",
+    ]
+
+
+def forward_mode_snippet(graph: Graph, spec: str) -> str:
+    """The graph's J·v along a direction of ones by the forward mode of the adapter `spec` names
+    (`engine.run_jvp`), beside the exact one, and what the check says of it: the repro of a
+    forward-mode finding."""
+    lines = [
+        *_loaded_graph(graph, spec, "from gradcheck.parity.modes import exact_jvp, forward_mode_problems"),
         "ones = [np.ones_like(np.asarray(v, dtype=float)) if np.ndim(v) else 1.0 for v in values]",
         "outputs, jvp = engine.run_jvp(graph, values, ones)  # the engine's forward mode",
         'print("engine J·v:", [np.asarray(t).tolist() for t in jvp])',
         'print("exact J·v: ", exact_jvp(graph, values, cotangent, ones).tolist())',
         "problems, _ = forward_mode_problems(engine, graph, values, cotangent, ones, None)",
         'print("\\n".join(map(str, problems)) or "forward mode agrees with the exact J·v")',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def transform_snippet(graph: Graph, spec: str) -> str:
+    """The graph's gradient by each transform of the adapter `spec` names (`engine.run_transform`)
+    beside its reverse-mode gradient, and what the check says of each: the repro of a finding met
+    under a transform."""
+    lines = [
+        *_loaded_graph(graph, spec, "from gradcheck.parity.transforms import transform_problems"),
+        "outputs, grads = engine.run(graph, values, cotangent)  # reverse mode",
+        'print("reverse mode:", [np.asarray(g).tolist() for g in grads])',
+        "reverse = np.concatenate([np.ravel(g) for g in grads])",
+        "for name in engine.transforms:",
+        "    try:",
+        "        answer = engine.run_transform(name, graph, [values], [cotangent])[0]",
+        "    except NotImplementedError as e:  # not for this graph: the check skips it",
+        '        print(name + ": does not apply:", e)',
+        "        continue",
+        '    print(name + ":", [np.asarray(g).tolist() for g in answer])',
+        "    problems, _ = transform_problems(engine, name, graph, [values], [cotangent], reverse)",
+        '    print("\\n".join(map(str, problems)) or name + " agrees with reverse mode")',
     ]
     return "\n".join(lines) + "\n"
 

@@ -78,6 +78,7 @@ class TorchAdapter(EngineAdapter):
     tensor = True
     create_graph = True
     forward_mode = True  # torch.autograd.forward_ad's dual tensors
+    transforms = ("torch.func.jacrev", "torch.func.jacfwd", "torch.func.vmap")
     spellings = TORCH_SPELLINGS
     value_names = "torch.Tensor"
     dtypes = ("float64", "float32")
@@ -146,6 +147,33 @@ class TorchAdapter(EngineAdapter):
                 for d, f in zip(duals, forward)
             ]
         return forward, tangents
+
+    def run_transform(
+        self, name: str, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
+    ) -> list[list[Any]]:
+        """The gradients by `torch.func` of the cotangent-weighted outputs: their Jacobian (a
+        gradient) by `jacrev` or `jacfwd` at the first point, or their `grad` mapped over every
+        point in one call (`vmap`), where the check has a loop of backward passes."""
+        func = torch.func  # an attribute: `from torch...` would run lazy torch twice
+        program, n = self.program(graph), len(graph.inputs)
+        argnums = tuple(range(n))
+
+        def weighted(*args: Any) -> Any:  # the inputs, then the cotangents
+            nodes = program.run(list(args[:n]), self.operand)
+            return sum((c * nodes[o]).sum() for c, o in zip(args[n:], graph.outputs))
+
+        def tensors(values: Sequence[Any]) -> list[Any]:
+            return [_tensor(np.asarray(v, dtype=self.dtype)) for v in values]
+
+        if name == "torch.func.vmap":
+            columns = zip(*[tensors(p) + tensors(c) for p, c in zip(points, cotangents)])
+            grads = func.vmap(func.grad(weighted, argnums=argnums))(*[torch.stack(c) for c in columns])
+            return [[self.value(g[k]) for g in grads] for k in range(len(points))]
+        jacobians = {"torch.func.jacrev": func.jacrev, "torch.func.jacfwd": func.jacfwd}
+        if name not in jacobians:
+            raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
+        grads = jacobians[name](weighted, argnums=argnums)(*tensors(points[0]), *tensors(cotangents[0]))
+        return [[self.value(g) for g in grads]]
 
     # --- checking any function of torch tensors ----------------------------------------------------
 

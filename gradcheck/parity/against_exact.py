@@ -68,6 +68,7 @@ from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, rais
 from gradcheck.parity.result import GraphCheck, record_torch_off
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
+from gradcheck.parity.transforms import with_transforms
 
 
 def check_against_exact(
@@ -111,6 +112,7 @@ def check_against_exact(
         second = with_forward_mode(
             second, adapter, graph, run, checkable, points, cotangents, results, numbers
         )
+        second = with_transforms(second, adapter, graph, checkable, points, cotangents, results, numbers)
 
     failing, problems = first_failure(result, blocks, second, run.labels, _bounded(graph, run, accumulation))
     conclude(result, graph, k, checkable, cotangents, blocks, failing, problems, crash)

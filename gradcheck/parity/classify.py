@@ -22,7 +22,7 @@ from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import torch_reference
 from gradcheck.parity.errors import TORCH_TOLERANCE
 from gradcheck.parity.kinds import Kind
-from gradcheck.parity.problem import FORWARD_MODE, NOT_NUMBERS, SECOND, Problem, What
+from gradcheck.parity.problem import FORWARD_MODE, NOT_NUMBERS, SECOND, TRANSFORM, Problem, What
 from gradcheck.parity.result import GraphCheck
 
 # One-sided slopes are difference quotients over this step (relative to max(1, |x|)): far below
@@ -65,7 +65,9 @@ def classify(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) 
     if any(p.what is What.RAISED and p.first_order for p in problems):
         return Difference(Kind.EXCEPTION, "gradient")
     if any(p.check == FORWARD_MODE for p in problems) and not any(p.first_order for p in problems):
-        return _forward_mode(problems)
+        return _other_mode(problems, FORWARD_MODE, Kind.WRONG_FORWARD_MODE)
+    if any(p.check == TRANSFORM for p in problems) and not any(p.first_order for p in problems):
+        return _other_mode(problems, TRANSFORM, Kind.WRONG_TRANSFORM)
     wrong = [p for p in problems if p.what in NOT_NUMBERS]
     if wrong:
         kind = Kind.WRONG_SHAPE if wrong[0].what is What.WRONG_SHAPE else Kind.WRONG_TYPE
@@ -134,22 +136,23 @@ def _constants_as_inputs(graph: Graph, values: list[Any]) -> tuple[Graph, list[A
     return Graph(inputs, [op], [len(inputs)], None, graph.cotangent, meta), lifted_values
 
 
-def _forward_mode(problems: Sequence[Problem]) -> Difference:
-    """A difference met by forward mode alone: the J·v the check found is the evidence (no second
-    engine run: the check compared it with the exact value, or with the engine's reverse mode)."""
-    mode = [p for p in problems if p.check == FORWARD_MODE]
+def _other_mode(problems: Sequence[Problem], check: str, wrong: Kind) -> Difference:
+    """A difference met by forward mode or a transform alone (`check`): the answer the check found
+    is the evidence (no second engine run: the check compared it with the exact value, or with the
+    engine's reverse mode)."""
+    mode = [p for p in problems if p.check == check]
     if any(p.what is What.RAISED for p in mode):
-        return Difference(Kind.EXCEPTION, FORWARD_MODE)
+        return Difference(Kind.EXCEPTION, check)
     if any(p.what is What.WRONG_SHAPE for p in mode):
-        return Difference(Kind.WRONG_SHAPE, FORWARD_MODE)
+        return Difference(Kind.WRONG_SHAPE, check)
     # against the exact value (a J·v entry) or the reverse mode (the transpose identity)
     other = [
         (p.engine, p.exact if p.exact is not None else p.reference) for p in mode if p.engine is not None
     ]
     finite = [math.isfinite(engine) == math.isfinite(judge) for engine, judge in other if judge is not None]
     if not all(finite):
-        return Difference(Kind.NONFINITE, FORWARD_MODE)
-    return Difference(Kind.WRONG_FORWARD_MODE, FORWARD_MODE)
+        return Difference(Kind.NONFINITE, check)
+    return Difference(wrong, check)
 
 
 def _second_order(

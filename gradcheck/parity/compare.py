@@ -64,6 +64,7 @@ from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, rais
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
+from gradcheck.parity.transforms import with_transforms
 from gradcheck.parity.trust import settled
 
 __all__ = [
@@ -213,6 +214,7 @@ def compare_once(
         second = with_forward_mode(
             second, adapter, graph, run, checkable, points, cotangents, results, numbers
         )
+        second = with_transforms(second, adapter, graph, checkable, points, cotangents, results, numbers)
 
     def bounded(errors: PointErrors) -> None:
         if errors.needs_bounds() and not errors.agrees_to_ulps():  # judge each entry by its bound,

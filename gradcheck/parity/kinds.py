@@ -26,6 +26,11 @@ class Kind(str, Enum):
     """J·v by the engine's forward mode differs from the exact value (or from the engine's own
     reverse mode) while its reverse-mode gradients agree with torch's."""
 
+    WRONG_TRANSFORM = "wrong-transform"
+    """A gradient taken by one of the engine's transforms (torch.func's jacrev, jacfwd or vmap,
+    JAX's jit) differs from the exact value (or from the engine's own reverse mode) while its
+    reverse-mode gradients agree with torch's."""
+
     NONFINITE = "nonfinite"
     """nan or inf where torch is finite, or the reverse (or a different nan/±inf pattern)."""
 

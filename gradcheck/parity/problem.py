@@ -27,6 +27,7 @@ from gradcheck.parity.what import (
     GRADIENT,
     NOT_NUMBERS,
     SECOND,
+    TRANSFORM,
     BoundKind,
     Off,
     What,
@@ -40,6 +41,7 @@ __all__ = [
     "GRADIENT",
     "NOT_NUMBERS",
     "SECOND",
+    "TRANSFORM",
     "BoundKind",
     "Off",
     "Problem",
@@ -121,7 +123,7 @@ class Problem:
         """A problem of the forward values or first derivatives: a difference from torch or
         central differences, or an exception met there."""
         if self.what is What.RAISED:
-            return self.check not in (SECOND, FORWARD_MODE)
+            return self.check not in (SECOND, FORWARD_MODE, TRANSFORM)
         return self.what in (What.FORWARD, What.GRADIENT, What.NUMERIC) or self.what in EDGE_DIFFERENCES
 
     @property

@@ -24,6 +24,9 @@ class What(str, Enum):
     """A forward-mode J·v entry differs from the exact value beyond its allowance."""
     MODES = "modes"
     """The engine's forward and reverse modes break the transpose identity u·(J v) = (u J)·v."""
+    TRANSFORM = "transform"
+    """A gradient entry by one of the engine's transforms (`Problem.case`) differs from the exact
+    value (or, without one, from its reverse-mode gradient) beyond its allowance."""
     RAISED = "raised"
     """The engine (or its adapter) raised: `Problem.raised` says what and whose."""
     NOT_A_NUMBER = "not-a-number"
@@ -91,6 +94,7 @@ class Off(str, Enum):
 
 # Which part of a check a problem belongs to.
 FORWARD, GRADIENT, SECOND, FORWARD_MODE = "forward", "gradient", "second-derivative", "forward-mode"
+TRANSFORM = "transform"  # another road to the gradient (torch.func's jacrev, JAX's jit): `case` names it
 # The kinds of problem that say the answer was not a number of the expected shape.
 NOT_NUMBERS = frozenset({What.NOT_A_NUMBER, What.WRONG_COUNT, What.WRONG_SHAPE, What.NOT_REAL})
 # The differences from torch at an edge value.

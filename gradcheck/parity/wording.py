@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradcheck.engines.origin import Frame, FrameKind, Producer, Raised
-from gradcheck.parity.what import EDGE_DIFFERENCES, FORWARD_MODE, SECOND, BoundKind, Off, What
+from gradcheck.parity.what import EDGE_DIFFERENCES, FORWARD_MODE, SECOND, TRANSFORM, BoundKind, Off, What
 
 Problem = Any  # a `gradcheck.parity.problem.Problem` (which imports this module for its `str`)
 
@@ -207,12 +207,21 @@ def _modes(p: Problem) -> str:
     )
 
 
+def _transform(p: Problem) -> str:
+    judge = f"exact {p.exact!r}" if p.exact is not None else "no exact value"
+    return (
+        f"{p.case}: gradient entry {p.index}: {p.engine!r}, reverse mode {p.reference!r}, {judge} "
+        f"(abs err {number(p.error)} > allowed {number(p.allowed)})"
+    )
+
+
 _PARTS = {SECOND: "second derivatives: ", FORWARD_MODE: "forward mode: "}
 
 
 def _raised(p: Problem) -> str:
     assert p.raised is not None
-    return _PARTS.get(p.check, "") + exception(p.raised)
+    part = f"{p.case}: " if p.check == TRANSFORM else _PARTS.get(p.check, "")
+    return part + exception(p.raised)
 
 
 def _count(p: Problem) -> str:
@@ -310,6 +319,7 @@ TEMPLATES: dict[What, Callable[[Problem], str]] = {
     What.HESSIAN: _hessian,
     What.JVP: _jvp,
     What.MODES: _modes,
+    What.TRANSFORM: _transform,
     What.RAISED: _raised,
     What.NOT_A_NUMBER: _not_a_number,
     What.WRONG_COUNT: _count,

@@ -1,11 +1,14 @@
-"""Engines whose bug is in one mode only, for the tests of forward mode (`gradcheck.parity.modes`):
-a campaign that checks reverse mode alone passes them.
+"""Engines whose bug is in one mode only, for the tests of forward mode (`gradcheck.parity.modes`)
+and of the transforms (`gradcheck.parity.transforms`): a campaign that checks reverse mode alone
+passes them.
 
 `TanhForwardOff` is torch with tanh as a custom `torch.autograd.Function` whose reverse rule is
 right (g · (1 - t²)) and whose forward-mode rule (`jvp`) is written as (1 - t) · ẋ: the mistake of
 a hand-written JVP beside a correct VJP, as in the forward-mode bugs torch's issue tracker shows
 (forward and reverse mode disagreeing, pytorch#198017). `TanhForwardOffReverseOnly` is the same
 engine with its forward mode not declared: what a campaign that checks reverse mode alone sees.
+`TanhVmapOff` is torch with tanh's batching rule (`vmap`, used by `torch.func.vmap` alone)
+computing in float32, and `TanhVmapOffReverseOnly` the same without transforms declared.
 """
 
 from __future__ import annotations
@@ -18,37 +21,47 @@ from gradcheck.engines.torch_engine import TorchAdapter, torch
 from gradcheck.graphs.registry import REGISTRY
 
 
+def _custom_tanh(**rules: Any) -> Any:
+    """tanh as a custom `torch.autograd.Function`: its forward and a right reverse rule (g · (1 - t²),
+    t the saved output), with `rules` (a forward-mode `jvp`, a batching rule `vmap`) beside them."""
+
+    def forward(x: Any) -> Any:  # a function of its own: torch reads its signature
+        return torch.tanh(x)
+
+    def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+
+    def backward(ctx: Any, grad: Any) -> Any:
+        (t,) = ctx.saved_tensors
+        return grad * (1 - t * t)
+
+    methods = {"forward": forward, "setup_context": setup_context, "backward": backward, **rules}
+    return type("Tanh", (torch.autograd.Function,), {k: staticmethod(f) for k, f in methods.items()})
+
+
+def _wrong_jvp(ctx: Any, tangent: Any) -> Any:
+    (t,) = ctx.saved_tensors
+    return tangent * (1 - t)  # the planted bug: 1 - t, not 1 - t²
+
+
+def _float32_batching(info: Any, in_dims: Any, x: Any) -> Any:
+    # the planted bug: the batched kernel computes in float32, and the backward's saved output
+    # carries its rounding (a loop of backward passes never runs this rule)
+    return torch.tanh(x.float()).to(x.dtype), in_dims[0]
+
+
 @cache
 def _tanh_function() -> Any:
-    """The custom tanh (made on first use: torch is imported lazily)."""
-
-    class Tanh(torch.autograd.Function):
-        @staticmethod
-        def forward(x: Any) -> Any:
-            return torch.tanh(x)
-
-        @staticmethod
-        def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
-            ctx.save_for_backward(output)
-            ctx.save_for_forward(output)
-
-        @staticmethod
-        def backward(ctx: Any, grad: Any) -> Any:
-            (t,) = ctx.saved_tensors
-            return grad * (1 - t * t)
-
-        @staticmethod
-        def jvp(ctx: Any, tangent: Any) -> Any:
-            (t,) = ctx.saved_tensors
-            return tangent * (1 - t)  # the planted bug: 1 - t, not 1 - t²
-
-    return Tanh
+    """The custom tanh with the wrong forward-mode rule (made on first use: torch is imported lazily)."""
+    return _custom_tanh(jvp=_wrong_jvp)
 
 
 class TanhForwardOff(TorchAdapter):
     """torch, its tanh a custom Function with a wrong forward-mode rule (the reverse one is right)."""
 
     name = "tanh-forward-off"
+    transforms = ()  # forward mode checked alone (torch.func.jacfwd meets the same wrong rule)
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op == "tanh":
@@ -61,3 +74,28 @@ class TanhForwardOffReverseOnly(TanhForwardOff):
 
     name = "tanh-forward-off-reverse-only"
     forward_mode = False
+
+
+@cache
+def _batched_tanh_function() -> Any:
+    """The custom tanh with the hand-written batching rule in float32 (made on first use)."""
+    return _custom_tanh(vmap=_float32_batching)
+
+
+class TanhVmapOff(TorchAdapter):
+    """torch, its tanh a custom Function whose hand-written batching rule computes in float32:
+    right under a loop of backward passes, off under `torch.func.vmap` alone."""
+
+    name = "tanh-vmap-off"
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "tanh":
+            return _batched_tanh_function().apply(args[0])
+        return REGISTRY[op].apply_torch(args, attrs)
+
+
+class TanhVmapOffReverseOnly(TanhVmapOff):
+    """`TanhVmapOff` with no transforms declared: its reverse mode alone is checked."""
+
+    name = "tanh-vmap-off-reverse-only"
+    transforms = ()

@@ -9,6 +9,7 @@ def test_every_kind_has_its_report_spelling():
         "wrong-second-derivative",
         "wrong-value",
         "wrong-forward-mode",
+        "wrong-transform",
         "nonfinite",
         "exception",
         "wrong-type",

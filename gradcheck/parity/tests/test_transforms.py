@@ -1,0 +1,114 @@
+"""An engine's other roads to the gradient (torch.func's jacrev, jacfwd and vmap; JAX without jit)
+are checked beside its reverse mode: a bug under one transform alone is a finding of its own kind,
+on its op, while a correct engine stays clean."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from gradcheck.campaign.checking import real_backend
+from gradcheck.campaign.phases import run_campaign
+from gradcheck.campaign.settings import Settings
+from gradcheck.engines.loading import load_engine
+from gradcheck.engines.snippets import transform_snippet
+from gradcheck.engines.torch_engine import TorchAdapter
+from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity import transforms
+from gradcheck.parity.classify import classify_check
+from gradcheck.parity.compare import check_graph
+from gradcheck.parity.kinds import Kind
+from gradcheck.parity.problem import TRANSFORM, What
+from gradcheck.testing.mode_engines import TanhVmapOff, TanhVmapOffReverseOnly
+
+SPEC = "gradcheck.testing.mode_engines:TanhVmapOff"
+# tanh(x0) * x1 at four points: vmap maps the batched rule over all four
+TANH_MUL = Graph(
+    [Input("x0", 0.0), Input("x1", 0.0)],
+    [OpNode("tanh", (0,)), OpNode("mul", (2, 1))],
+    [3],
+    [np.array([0.7, -0.3, 1.2, 0.1]), np.array([1.5, 2.0, -0.5, 3.0])],
+)
+
+
+def test_torchs_transforms_give_the_reverse_mode_gradient():
+    # d/dx0 = (1 - tanh²(0.7)) * 1.5, d/dx1 = tanh(0.7), the cotangent 1 at each of the four points
+    points = [TANH_MUL.input_values(p) for p in range(4)]
+    for name in TorchAdapter.transforms:
+        (g0, g1), *rest = TorchAdapter().run_transform(name, TANH_MUL, points, [[1.0]] * 4)
+        assert float(g0) == pytest.approx((1 - math.tanh(0.7) ** 2) * 1.5, rel=1e-15)
+        assert float(g1) == pytest.approx(math.tanh(0.7), rel=1e-15)
+        assert len(rest) == (3 if name == "torch.func.vmap" else 0)
+
+
+def test_a_wrong_batching_rule_fails_under_vmap_alone():
+    check = check_graph(TANH_MUL, TanhVmapOff())
+    assert check.problems and {(p.what, p.check, p.case) for p in check.problems} == {
+        (What.TRANSFORM, TRANSFORM, "torch.func.vmap")
+    }
+    problem = check.problems[0]
+    assert problem.exact == pytest.approx(problem.reference, rel=1e-14)  # reverse mode is right
+    assert abs(problem.engine - problem.exact) > 1e-9  # float32's rounding, carried into the gradient
+    assert "torch.func.vmap: gradient entry" in str(problem)
+    assert classify_check(check, TanhVmapOff()).kind is Kind.WRONG_TRANSFORM
+
+
+def test_the_same_engine_checked_without_its_transforms_passes_unnoticed():
+    assert check_graph(TANH_MUL, TanhVmapOffReverseOnly()).passed
+
+
+def test_a_transform_that_does_not_apply_is_skipped():
+    # the custom tanh has no forward-mode rule: jacfwd raises NotImplementedError, and is not judged
+    points, cots = [TANH_MUL.input_values(0)], [[1.0]]
+    with pytest.raises(NotImplementedError):
+        TanhVmapOff().run_transform("torch.func.jacfwd", TANH_MUL, points, cots)
+    reverse = np.array([0.0, 0.0])
+    found = transforms.transform_problems(TanhVmapOff(), "torch.func.jacfwd", TANH_MUL, points, cots, reverse)
+    assert found == ([], 0.0)
+
+
+def test_without_an_exact_value_a_transform_is_held_to_the_reverse_mode(monkeypatch):
+    monkeypatch.setattr(transforms, "run_exact", lambda *args: (_ for _ in ()).throw(ValueError("no form")))
+    problems = check_graph(TANH_MUL, TanhVmapOff()).problems
+    assert problems and all(p.what is What.TRANSFORM and p.exact is None for p in problems)
+
+
+@pytest.mark.parametrize("tensor", [False, True])
+def test_torch_is_clean_under_its_transforms(tensor):
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        graph = random_graph(rng, tensor=tensor, points=4)
+        check = check_graph(graph, TorchAdapter())
+        assert check.passed, [str(p) for p in check.problems]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+def test_jax_is_clean_with_and_without_jit():
+    engine = load_engine("jax")
+    assert engine.transforms == ("jax eager",)
+    rng = np.random.default_rng(3)
+    for _ in range(15):
+        check = check_graph(random_graph(rng, ops=sorted(engine.ops), points=4), engine)
+        assert check.passed, [str(p) for p in check.problems]
+
+
+def test_a_campaign_names_the_batching_bug_once_on_its_op():
+    settings = Settings(
+        engine=SPEC, graphs=30, seed=2, tensor=True, ops=("add", "mul", "tanh", "sin"), structure=False
+    )
+    result = run_campaign(settings, real_backend())
+    titles = [f.title for f in result.failing_findings]
+    assert titles == ["tanh — wrong gradient under a transform (torch.func.vmap)"]
+    assert "engine.run_transform(name, graph, [values], [cotangent])" in result.failing_findings[0].snippet
+
+
+def test_a_transform_findings_repro_shows_each_transform_beside_reverse_mode(capsys):
+    exec(compile(transform_snippet(TANH_MUL, SPEC), "repro", "exec"), {})
+    out = capsys.readouterr().out
+    assert "torch.func.jacrev agrees with reverse mode" in out
+    assert "torch.func.jacfwd: does not apply" in out
+    assert "torch.func.vmap: gradient entry" in out
