@@ -1,10 +1,11 @@
 """What checking every mode costs (issue 49: a torch campaign with every mode at most 3x today's).
 
-The same random graphs checked by `check_graph` on torch, JAX and HIPS autograd three ways: reverse
-mode alone (the same adapter with `forward_mode = False` and no `transforms`, as before either was
-checked), with forward mode, and with forward mode and the transforms (torch.func's jacrev, jacfwd
-and vmap), taking turns chunk by chunk in one process so that all see the same load. Prints the
-seconds of each and their ratios to reverse mode alone.
+The same random graphs checked by `check_graph` on torch, JAX and HIPS autograd four ways: reverse
+mode alone (the same adapter with `forward_mode = False` and no `transforms` or `hvp_transforms`,
+as before any was checked), with forward mode, with forward mode and the gradient's transforms
+(torch.func's jacrev, jacfwd and vmap), and with the Hessian-vector product's other order too,
+taking turns chunk by chunk in one process so that all see the same load. Prints the seconds of
+each and their ratios to reverse mode alone.
 
     python benchmarks/bench_forward_mode.py                 # about two minutes
     python benchmarks/bench_forward_mode.py --graphs 40     # a quick look
@@ -33,7 +34,8 @@ GOAL = 3.0
 
 
 def configured(engine, **switched):
-    """The same adapter with some of its modes switched off (`forward_mode=False`, `transforms=()`)."""
+    """The same adapter with some of its modes switched off (`forward_mode=False`, `transforms=()`,
+    `hvp_transforms=()`)."""
     cls = type(engine)
     return type(f"{cls.__name__}Switched", (cls,), switched)()
 
@@ -50,7 +52,8 @@ def main() -> None:
     parser.add_argument("--graphs", type=int, default=150)
     parser.add_argument("--chunks", type=int, default=5)
     args = parser.parse_args()
-    columns = f"{'reverse s':>10} {'+forward s':>11} {'+transforms s':>14} {'forward':>8} {'every':>6}"
+    columns = f"{'reverse s':>10} {'+forward s':>11} {'+transforms s':>14} {'+H·v order s':>13}"
+    columns += f" {'forward':>8} {'every':>6}"
     print(f"{'engine':<16} {'graphs':>6} {columns}")
     for name, tensor in ENGINES:
         if importlib.util.find_spec(name) is None:
@@ -58,8 +61,9 @@ def main() -> None:
             continue
         every = load_engine(name if not tensor else "torch")
         configs = {
-            "alone": configured(every, forward_mode=False, transforms=()),
-            "forward": configured(every, transforms=()),
+            "alone": configured(every, forward_mode=False, transforms=(), hvp_transforms=()),
+            "forward": configured(every, transforms=(), hvp_transforms=()),
+            "transforms": configured(every, hvp_transforms=()),
             "every": every,
         }
         rng = np.random.default_rng(0)
@@ -75,7 +79,7 @@ def main() -> None:
                 seconds[key] += timed(engine, chunk)
         label = f"{name}{' tensor' if tensor else ''}"
         alone, forward, all_modes = seconds["alone"], seconds["forward"], seconds["every"]
-        figures = f"{alone:>10.2f} {forward:>11.2f} {all_modes:>14.2f}"
+        figures = f"{alone:>10.2f} {forward:>11.2f} {seconds['transforms']:>14.2f} {all_modes:>13.2f}"
         figures += f" {forward / alone:>7.2f}x {all_modes / alone:>5.2f}x"
         print(f"{label:<16} {len(graphs):>6} {figures}")
     print(f"goal: each ratio at most {GOAL:g}x (CPU seconds of the checks)")

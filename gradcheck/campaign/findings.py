@@ -35,7 +35,7 @@ _KIND_WORDS = {
     Kind.WRONG_GRADIENT: "wrong gradient",
     Kind.WRONG_SECOND_DERIVATIVE: "wrong second derivative",
     Kind.WRONG_FORWARD_MODE: "wrong forward-mode derivative",
-    Kind.WRONG_TRANSFORM: "wrong gradient under a transform",
+    Kind.WRONG_TRANSFORM: "wrong derivative under a transform",
     Kind.WRONG_VALUE: "wrong value",
     Kind.NONFINITE: "nan/inf unlike torch",
     Kind.EXCEPTION: "engine raised",

@@ -78,6 +78,9 @@ class EngineAdapter:
     # Other ways the engine's users take the same gradient (`run_transform`: torch.func's jacrev,
     # jacfwd and vmap, JAX's jit), each checked against its reverse-mode gradient at the check's points
     transforms: tuple[str, ...] = ()
+    # Other roads to the Hessian-vector product (`run_hvp_transform`: forward over reverse beside
+    # `hvp`'s reverse over reverse, or the other way round), each checked against `run_hvp`
+    hvp_transforms: tuple[str, ...] = ()
     max_depth: int | None = None  # deepest graph the engine handles (e.g. recursion limits)
     # how its backward sums (`parity.any_order`): "nodes" (each node's adjoint sums its uses) or
     # "paths" (it recurses down every path and adds path products at the leaves; the structural
@@ -335,6 +338,18 @@ class EngineAdapter:
         `transforms`), as numbers; NotImplementedError: the transform does not apply to this graph
         (the check skips it)."""
         raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
+
+    def run_hvp_transform(
+        self,
+        name: str,
+        graph: Graph,
+        values: Sequence[Any],
+        cotangent: Sequence[Any],
+        direction: Sequence[Any],
+    ) -> list[Any]:
+        """The Hessian-vector product at one point, as `run_hvp`'s, taken by `name` (one of
+        `hvp_transforms`), as numbers; NotImplementedError: it does not apply to this graph."""
+        raise NotImplementedError(f"engine {self.name!r} has no Hessian-vector product by {name!r}")
 
     def run_points(
         self, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]

@@ -58,6 +58,11 @@ class CompiledGraph:
     hvp: Callable[[Arrays, Arrays, Arrays], Sequence[Any]]
 
 
+# The two orders of a Hessian-vector product (`FunctionAdapter.hvp_transforms`).
+REVERSE_OVER_REVERSE = "reverse over reverse (grad of grad)"
+FORWARD_OVER_REVERSE = "forward over reverse (jvp of grad)"
+
+
 class FunctionAdapter(EngineAdapter):
     """Drives an engine that differentiates functions over arrays.
 
@@ -100,6 +105,15 @@ class FunctionAdapter(EngineAdapter):
     def forward_mode(self) -> bool:  # type: ignore[override]
         """Whether the adapter gives `jvp` (its forward mode is then checked too)."""
         return type(self).jvp is not FunctionAdapter.jvp
+
+    @property
+    def hvp_transforms(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The other order of the Hessian-vector product: reverse over reverse beside an adapter's
+        own `hessian_vector` (JAX's forward over reverse), or forward over reverse (`jvp` of
+        `grad`) beside the default one, for an engine with a forward mode."""
+        if type(self).hessian_vector is not FunctionAdapter.hessian_vector:
+            return (REVERSE_OVER_REVERSE,)
+        return (FORWARD_OVER_REVERSE,) if self.forward_mode else ()
 
     def vectorize(self, f: Callable[..., Any]) -> Callable[..., Any]:
         """`f` mapped over the leading axis of every argument; by default a loop over the points."""
@@ -210,6 +224,30 @@ class FunctionAdapter(EngineAdapter):
             raise NotImplementedError(f"engine {self.name!r} has no forward mode")
         outputs, tangents = jvp(self._arrays(values), self._arrays(direction))
         return [self.to_numpy(o) for o in outputs], [self.to_numpy(t) for t in tangents]
+
+    def run_hvp_transform(
+        self,
+        name: str,
+        graph: Graph,
+        values: Sequence[Any],
+        cotangent: Sequence[Any],
+        direction: Sequence[Any],
+    ) -> list[Any]:
+        """The Hessian-vector product in the order `name` says, uncompiled (`hvp_transforms`)."""
+        forward, cots = graph_function(graph, self.spelled_op), self._arrays(cotangent)
+
+        def weighted(ys: Arrays) -> Any:
+            return self._weighted_sum(forward(ys), cots)
+
+        xs, v = self._arrays(values), self._arrays(direction)
+        along = self.jvp(lambda ys: list(self.grad(weighted)(ys)))
+        if name == REVERSE_OVER_REVERSE and name in self.hvp_transforms:
+            result = FunctionAdapter.hessian_vector(self, weighted)(xs, v)
+        elif name == FORWARD_OVER_REVERSE and name in self.hvp_transforms and along is not None:
+            result = along(xs, v)[1]
+        else:
+            raise NotImplementedError(f"engine {self.name!r} has no Hessian-vector product by {name!r}")
+        return [self.to_numpy(h) for h in result]
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:
         """torch's numbers, then this adapter's on the graph through `run` (a function-style

@@ -193,22 +193,38 @@ def forward_mode_snippet(graph: Graph, spec: str) -> str:
 
 def transform_snippet(graph: Graph, spec: str) -> str:
     """The graph's gradient by each transform of the adapter `spec` names (`engine.run_transform`)
-    beside its reverse-mode gradient, and what the check says of each: the repro of a finding met
-    under a transform."""
+    beside its reverse-mode gradient, its Hessian-vector product by each other order
+    (`run_hvp_transform`) beside its own (`run_hvp`, along ones), and what the check says of each:
+    the repro of a finding met under a transform."""
+    imports = "from gradcheck.parity.transforms import hvp_transform_problems, transform_problems"
     lines = [
-        *_loaded_graph(graph, spec, "from gradcheck.parity.transforms import transform_problems"),
+        *_loaded_graph(graph, spec, imports),
         "outputs, grads = engine.run(graph, values, cotangent)  # reverse mode",
         'print("reverse mode:", [np.asarray(g).tolist() for g in grads])',
         "reverse = np.concatenate([np.ravel(g) for g in grads])",
-        "for name in engine.transforms:",
+        "def tried(name, take):  # a transform's answer, or None where it does not apply to the graph",
         "    try:",
-        "        answer = engine.run_transform(name, graph, [values], [cotangent])[0]",
-        "    except NotImplementedError as e:  # not for this graph: the check skips it",
+        "        answer = take()",
+        "    except NotImplementedError as e:  # the check skips it",
         '        print(name + ": does not apply:", e)',
-        "        continue",
-        '    print(name + ":", [np.asarray(g).tolist() for g in answer])',
-        "    problems, _ = transform_problems(engine, name, graph, [values], [cotangent], reverse)",
-        '    print("\\n".join(map(str, problems)) or name + " agrees with reverse mode")',
+        "        return None",
+        '    print(name + ":", [np.asarray(a).tolist() for a in answer])',
+        "    return answer",
+        "for name in engine.transforms:",
+        "    answer = tried(name, lambda: engine.run_transform(name, graph, [values], [cotangent])[0])",
+        "    if answer is not None:",
+        "        problems, _ = transform_problems(engine, name, graph, [values], [cotangent], reverse)",
+        '        print("\\n".join(map(str, problems)) or name + " agrees with reverse mode")',
+        "if engine.hvp_transforms:  # the Hessian-vector product by another order, along ones",
+        "    direction = [np.ones_like(np.asarray(v, dtype=np.float64)) for v in values]",
+        "    own = engine.run_hvp(graph, values, cotangent, direction)",
+        "    own = np.concatenate([np.ravel(h) for h in own])",
+        '    print("H·v:", own.tolist())',
+        "for name in engine.hvp_transforms:",
+        "    at = (graph, values, cotangent, direction)",
+        "    if tried(name, lambda: engine.run_hvp_transform(name, *at)) is not None:",
+        "        problems, _ = hvp_transform_problems(engine, name, *at, own)",
+        '        print("\\n".join(map(str, problems)) or name + " agrees with the H·v")',
     ]
     return "\n".join(lines) + "\n"
 

@@ -148,6 +148,20 @@ class TorchAdapter(EngineAdapter):
             ]
         return forward, tangents
 
+    def _weighted(self, graph: Graph) -> Any:
+        """The graph as a function of its inputs, then its cotangents, to the cotangent-weighted
+        sum of its outputs: what `torch.func`'s transforms differentiate."""
+        program, n = self.program(graph), len(graph.inputs)
+
+        def weighted(*args: Any) -> Any:
+            nodes = program.run(list(args[:n]), self.operand)
+            return sum((c * nodes[o]).sum() for c, o in zip(args[n:], graph.outputs))
+
+        return weighted
+
+    def _tensors(self, values: Sequence[Any]) -> list[Any]:
+        return [_tensor(np.asarray(v, dtype=self.dtype)) for v in values]
+
     def run_transform(
         self, name: str, graph: Graph, points: Sequence[Sequence[Any]], cotangents: Sequence[Sequence[Any]]
     ) -> list[list[Any]]:
@@ -155,25 +169,36 @@ class TorchAdapter(EngineAdapter):
         gradient) by `jacrev` or `jacfwd` at the first point, or their `grad` mapped over every
         point in one call (`vmap`), where the check has a loop of backward passes."""
         func = torch.func  # an attribute: `from torch...` would run lazy torch twice
-        program, n = self.program(graph), len(graph.inputs)
-        argnums = tuple(range(n))
-
-        def weighted(*args: Any) -> Any:  # the inputs, then the cotangents
-            nodes = program.run(list(args[:n]), self.operand)
-            return sum((c * nodes[o]).sum() for c, o in zip(args[n:], graph.outputs))
-
-        def tensors(values: Sequence[Any]) -> list[Any]:
-            return [_tensor(np.asarray(v, dtype=self.dtype)) for v in values]
-
+        weighted, argnums = self._weighted(graph), tuple(range(len(graph.inputs)))
         if name == "torch.func.vmap":
-            columns = zip(*[tensors(p) + tensors(c) for p, c in zip(points, cotangents)])
+            columns = zip(*[self._tensors(p) + self._tensors(c) for p, c in zip(points, cotangents)])
             grads = func.vmap(func.grad(weighted, argnums=argnums))(*[torch.stack(c) for c in columns])
             return [[self.value(g[k]) for g in grads] for k in range(len(points))]
         jacobians = {"torch.func.jacrev": func.jacrev, "torch.func.jacfwd": func.jacfwd}
         if name not in jacobians:
             raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
-        grads = jacobians[name](weighted, argnums=argnums)(*tensors(points[0]), *tensors(cotangents[0]))
-        return [[self.value(g) for g in grads]]
+        at = self._tensors(points[0]) + self._tensors(cotangents[0])
+        return [[self.value(g) for g in jacobians[name](weighted, argnums=argnums)(*at)]]
+
+    # `hvp` is reverse over reverse (`autograd.grad` twice); this is the other order
+    hvp_transforms = ("forward over reverse (torch.func.jvp of grad)",)
+
+    def run_hvp_transform(
+        self,
+        name: str,
+        graph: Graph,
+        values: Sequence[Any],
+        cotangent: Sequence[Any],
+        direction: Sequence[Any],
+    ) -> list[Any]:
+        """The Hessian-vector product as `torch.func.jvp` of `torch.func.grad` along `direction`."""
+        if name not in self.hvp_transforms:
+            raise NotImplementedError(f"engine {self.name!r} has no Hessian-vector product by {name!r}")
+        func, n, cots = torch.func, len(graph.inputs), self._tensors(cotangent)
+        weighted = self._weighted(graph)
+        grad = func.grad(lambda *xs: weighted(*xs, *cots), argnums=tuple(range(n)))
+        _, tangents = func.jvp(grad, tuple(self._tensors(values)), tuple(self._tensors(direction)))
+        return [self.value(t) for t in tangents]
 
     # --- checking any function of torch tensors ----------------------------------------------------
 

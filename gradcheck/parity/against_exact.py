@@ -48,7 +48,6 @@ from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
 from gradcheck.parity.answers import conclude, error_blocks, evaluate, first_failure, one_point, run_at
 from gradcheck.parity.any_order import any_order_bounds
-from gradcheck.parity.bound import RoundingBounds
 from gradcheck.parity.errors import (
     AGREEING_ULPS,
     BOUND_SAFETY,
@@ -66,9 +65,9 @@ from gradcheck.parity.float32 import dtype_problems, round32, torch_dtypes
 from gradcheck.parity.modes import with_forward_mode
 from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, raised_problem
 from gradcheck.parity.result import GraphCheck, record_torch_off
-from gradcheck.parity.rounding import rounding_spread
+from gradcheck.parity.rounding import hvp_bound
 from gradcheck.parity.runs import ScalarRun, TensorRun
-from gradcheck.parity.transforms import with_transforms
+from gradcheck.parity.transforms import with_hvp_transforms, with_transforms
 
 
 def check_against_exact(
@@ -208,7 +207,12 @@ def _second_order(
         exact.hvp[:, p],
         precision,
     )
-    return (judged.problems, judged.excess), judged.torch_problems
+    second = (judged.problems, judged.excess)
+    if not precision.float32:
+        second = with_hvp_transforms(
+            second, adapter, graph, points[0], cotangents[0], direction, judged.engine
+        )
+    return second, judged.torch_problems
 
 
 def _bounded(
@@ -272,11 +276,13 @@ class _Answers:
 @dataclass(frozen=True)
 class _HvpJudgement:
     """The engine's H·v against the exact one: its problems, how far outside its allowance the
-    worst is, and torch's entries outside the same allowance (`Off.TORCH`)."""
+    worst is, torch's entries outside the same allowance (`Off.TORCH`), and the engine's H·v
+    (None: it raised)."""
 
     problems: list[Problem]
     excess: float
     torch_problems: list[Problem]
+    engine: np.ndarray | None
 
 
 def _hvp_against_exact(
@@ -295,7 +301,7 @@ def _hvp_against_exact(
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return _HvpJudgement([raised_problem(Raised.of(e, adapter), SECOND)], float("inf"), [])
+        return _HvpJudgement([raised_problem(Raised.of(e, adapter), SECOND)], float("inf"), [], None)
     if precision.float32:
         exact = in_float32(exact)
     err_e, err_t = distance(hvp_e, exact), distance(torch_hvp, exact)
@@ -305,7 +311,7 @@ def _hvp_against_exact(
     ulps = HVP_AGREEING_ULPS * precision.unit * np.abs(exact)
     with np.errstate(invalid="ignore"):
         if (err_e <= ulps).all() and (err_t <= ulps).all():  # within any bound: no torch spent on it
-            return _HvpJudgement([], 0.0, [])
+            return _HvpJudgement([], 0.0, [], hvp_e)
     with np.errstate(all="ignore"):
         bound = hvp_bound(graph, values, cot, direction, exact, precision, np.maximum(err_e, err_t))
         allowed = BOUND_SAFETY * bound
@@ -336,32 +342,7 @@ def _hvp_against_exact(
         entry(int(i), err_e, Off.BOTH if torch_bad[i] else Off.ENGINE) for i in np.flatnonzero(bad)[:3]
     ]
     torch_problems = [entry(int(i), err_t, Off.TORCH) for i in np.flatnonzero(torch_bad)[:3]]
-    return _HvpJudgement(problems, excess, torch_problems)
-
-
-def hvp_bound(
-    graph: Graph,
-    values: list[Any],
-    cot: list[Any],
-    direction: list[Any],
-    exact: np.ndarray,
-    precision: Precision,
-    errors: np.ndarray | None = None,
-) -> np.ndarray:
-    """Per H·v entry at one point, the bound BOUND_SAFETY times of which is allowed: HVP_SAFETY
-    times torch's H·v rounding bound, plus the underflow room, never less than HVP_AGREEING_ULPS
-    of the exact value; and, in float64, where `errors` still exceed that (the terms of the second
-    backward pass cancel) or where no errors are given (a repro), the spread of torch's re-rounded
-    evaluations where larger (`rounding.rounding_spread`)."""
-    ulps = HVP_AGREEING_ULPS * precision.unit * np.abs(exact)
-    direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
-    bounds = RoundingBounds(graph, *one_point(graph, values, cot), direction=direction_batch, full=True)
-    bound = HVP_SAFETY * np.nan_to_num(bounds.full(precision.float32).grads[:, 0], nan=np.inf)
-    bound = np.maximum(bound + precision.floor, ulps / BOUND_SAFETY)
-    outside = errors is None or bool((~(errors <= BOUND_SAFETY * bound)).any())
-    if outside and not precision.float32 and np.isfinite(exact).all():
-        bound = np.fmax(bound, rounding_spread(graph, values, cot, direction))  # a nan spread: torch's nan
-    return bound
+    return _HvpJudgement(problems, excess, torch_problems, hvp_e)
 
 
 def exact_repro(graph: Graph, second_order: bool = False) -> dict[str, dict[str, list[float]]] | None:

@@ -5,6 +5,8 @@ its cotangent) with the engine and with torch and names the difference: the engi
 nan/inf pattern unlike torch's, a wrong forward value, a convention at a kink (the engine's slope
 lies between the one-sided derivatives but is not torch's choice), a wrong gradient, or wrong
 second derivatives. It also says which check failed (forward, gradient, second-derivative).
+Another mode's difference (forward mode, a transform) is the kind only where the engine's own
+answers are right: a transform of a wrong H·v meets the same mistake again.
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ def classify(problems: Sequence[Problem], graph: Graph, adapter: EngineAdapter) 
         return Difference(Kind.EXCEPTION, "gradient")
     if any(p.check == FORWARD_MODE for p in problems) and not any(p.first_order for p in problems):
         return _other_mode(problems, FORWARD_MODE, Kind.WRONG_FORWARD_MODE)
-    if any(p.check == TRANSFORM for p in problems) and not any(p.first_order for p in problems):
+    if any(p.check == TRANSFORM for p in problems) and not any(
+        p.first_order or p.check == SECOND for p in problems
+    ):
         return _other_mode(problems, TRANSFORM, Kind.WRONG_TRANSFORM)
     wrong = [p for p in problems if p.what in NOT_NUMBERS]
     if wrong:

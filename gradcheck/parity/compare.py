@@ -64,7 +64,7 @@ from gradcheck.parity.problem import SECOND, BoundKind, Off, Problem, What, rais
 from gradcheck.parity.result import GraphCheck
 from gradcheck.parity.rounding import rounding_spread
 from gradcheck.parity.runs import ScalarRun, TensorRun
-from gradcheck.parity.transforms import with_transforms
+from gradcheck.parity.transforms import with_hvp_transforms, with_transforms
 from gradcheck.parity.trust import settled
 
 __all__ = [
@@ -207,9 +207,11 @@ def compare_once(
     second: tuple[list[Problem], float] = ([], 0.0)
     if blocks and run.direction is not None and reference.hvp is not None:  # at the first point
         p = checkable[0]
-        second = _compare_hvp(
-            result, adapter, graph, points[0], cotangents[0], run.direction_at(p), reference.hvp[:, p]
+        along = run.direction_at(p)
+        found, worst, own = _compare_hvp(
+            result, adapter, graph, points[0], cotangents[0], along, reference.hvp[:, p]
         )
+        second = with_hvp_transforms((found, worst), adapter, graph, points[0], cotangents[0], along, own)
     if blocks:
         second = with_forward_mode(
             second, adapter, graph, run, checkable, points, cotangents, results, numbers
@@ -243,17 +245,25 @@ def compare_once(
 # central differences do not contradict the engine (a gradient they also find wrong is the
 # engine's: no exact evaluation is spent on it, which keeps a buggy engine's campaign fast)
 _DIFFERENCES_FROM_TORCH = frozenset({What.FORWARD, What.GRADIENT, What.HESSIAN, What.REFERENCES_DISAGREE})
+# What another mode of the engine can find beside them: judged by the exact value already
+_OTHER_MODES = frozenset({What.JVP, What.MODES, What.TRANSFORM})
 
 
 def _torch_may_be_off(result: GraphCheck, adapter: EngineAdapter) -> bool:
-    """Whether a check against torch failed only on numbers that differ from torch's (not on an
-    exception, a non-number or a disagreement with central differences), or passed only by judging
-    entries outside torch's rounding against the exact values, for an engine other than torch."""
+    """Whether a check against torch failed on numbers that differ from torch's (beside another
+    mode's problems, if any; not on an exception, a non-number or a disagreement with central
+    differences), or passed only by judging entries outside torch's rounding against the exact
+    values, for an engine other than torch."""
     if isinstance(adapter, TorchAdapter):
         return False
     if result.passed:
         return result.order_settled_points > 0
-    return result.failure is not None and {p.what for p in result.problems} <= _DIFFERENCES_FROM_TORCH
+    whats = {p.what for p in result.problems}
+    return (
+        result.failure is not None
+        and bool(whats & _DIFFERENCES_FROM_TORCH)
+        and whats - _OTHER_MODES <= _DIFFERENCES_FROM_TORCH
+    )
 
 
 def _judged_by_exact(
@@ -330,20 +340,20 @@ def _compare_hvp(
     cot: list[Any],
     direction: list[Any],
     hvp_t: np.ndarray,
-) -> tuple[list[Problem], float]:
-    """The differences of the engine's Hessian-vector product from torch's, as records, and how
-    far the worst is outside its allowance (`PointErrors.excess`)."""
+) -> tuple[list[Problem], float, np.ndarray | None]:
+    """The differences of the engine's Hessian-vector product from torch's, as records, how far
+    the worst is outside its allowance (`PointErrors.excess`), and the product (None: it raised)."""
     try:
         hvp_e = flat_vector(adapter.run_hvp(graph, values, cot, direction))
     except Exception as e:
         result.max_rel_err_hvp = np.inf
-        return [raised_problem(Raised.of(e, adapter), SECOND)], float("inf")
+        return [raised_problem(Raised.of(e, adapter), SECOND)], float("inf"), None
     scale = max(float(np.abs(hvp_t).max()) if hvp_t.size else 0.0, SCALE_FLOOR)
     err = np.abs(hvp_e - hvp_t)
     result.max_rel_err_hvp = worst_error(err) / max(scale, 1.0)
     bound = np.zeros_like(err)
     if within_ulps(err, hvp_t, HVP_AGREEING_ULPS):  # inside any bound: its torch passes are not spent
-        return [], 0.0
+        return [], 0.0, hvp_e
     if (err != 0).any() and np.isfinite(hvp_e).all() and np.isfinite(hvp_t).all():
         direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
         bounds = RoundingBounds(graph, *one_point(graph, values, cot), direction=direction_batch)
@@ -357,22 +367,26 @@ def _compare_hvp(
     with np.errstate(invalid="ignore", divide="ignore"):
         excess = worst_error(bound_ratio(err[bad], BOUND_SAFETY * bound[bad])) if bad.any() else 0.0
     along = tuple(flat_vector(direction).tolist())
-    return [
-        Problem(
-            What.HESSIAN,
-            SECOND,
-            index=int(i),
-            engine=float(hvp_e[i]),
-            reference=float(hvp_t[i]),
-            error=float(err[i]),
-            allowed=float(BOUND_SAFETY * bound[i]),
-            bound=float(bound[i]),
-            bound_kind=BoundKind.TORCH_ROUNDING,
-            safety=BOUND_SAFETY,
-            direction=along,
-        )
-        for i in np.flatnonzero(bad)[:3]
-    ], excess
+    return (
+        [
+            Problem(
+                What.HESSIAN,
+                SECOND,
+                index=int(i),
+                engine=float(hvp_e[i]),
+                reference=float(hvp_t[i]),
+                error=float(err[i]),
+                allowed=float(BOUND_SAFETY * bound[i]),
+                bound=float(bound[i]),
+                bound_kind=BoundKind.TORCH_ROUNDING,
+                safety=BOUND_SAFETY,
+                direction=along,
+            )
+            for i in np.flatnonzero(bad)[:3]
+        ],
+        excess,
+        hvp_e,
+    )
 
 
 def repro_allowances(graph: Graph, second_order: bool = False) -> dict[str, list[float]] | None:

@@ -21,6 +21,10 @@ import numpy as np
 
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
+from gradcheck.parity.answers import one_point
+from gradcheck.parity.bound import RoundingBounds
+from gradcheck.parity.errors import BOUND_SAFETY, HVP_AGREEING_ULPS, HVP_SAFETY
+from gradcheck.parity.exact_errors import Precision
 
 SAMPLES = 8
 
@@ -54,3 +58,28 @@ def _scaled(x: Any, scale: np.ndarray) -> np.ndarray:
     """Copies of `x` (batch first), copy j times scale[j]."""
     x = np.asarray(x, dtype=np.float64)
     return x[None] * scale.reshape(-1, *([1] * x.ndim))
+
+
+def hvp_bound(
+    graph: Graph,
+    values: list[Any],
+    cot: list[Any],
+    direction: list[Any],
+    exact: np.ndarray,
+    precision: Precision,
+    errors: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per H·v entry at one point, the bound BOUND_SAFETY times of which is allowed: HVP_SAFETY
+    times torch's H·v rounding bound, plus the underflow room, never less than HVP_AGREEING_ULPS
+    of the exact value; and, in float64, where `errors` still exceed that (the terms of the second
+    backward pass cancel) or where no errors are given (a repro), the spread of torch's re-rounded
+    evaluations where larger (`rounding.rounding_spread`)."""
+    ulps = HVP_AGREEING_ULPS * precision.unit * np.abs(exact)
+    direction_batch = [np.asarray(d, dtype=np.float64)[None] for d in direction]
+    bounds = RoundingBounds(graph, *one_point(graph, values, cot), direction=direction_batch, full=True)
+    bound = HVP_SAFETY * np.nan_to_num(bounds.full(precision.float32).grads[:, 0], nan=np.inf)
+    bound = np.maximum(bound + precision.floor, ulps / BOUND_SAFETY)
+    outside = errors is None or bool((~(errors <= BOUND_SAFETY * bound)).any())
+    if outside and not precision.float32 and np.isfinite(exact).all():
+        bound = np.fmax(bound, rounding_spread(graph, values, cot, direction))  # a nan spread: torch's nan
+    return bound

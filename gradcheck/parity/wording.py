@@ -209,9 +209,13 @@ def _modes(p: Problem) -> str:
 
 def _transform(p: Problem) -> str:
     judge = f"exact {p.exact!r}" if p.exact is not None else "no exact value"
+    entry, own = "gradient entry", "reverse mode"
+    if p.direction is not None:  # a Hessian-vector product by another order (`hvp_transforms`)
+        entry, own = "Hessian-vector product entry", "its H·v"
+    along = "" if p.direction is None else f"; direction {list(p.direction)}"
     return (
-        f"{p.case}: gradient entry {p.index}: {p.engine!r}, reverse mode {p.reference!r}, {judge} "
-        f"(abs err {number(p.error)} > allowed {number(p.allowed)})"
+        f"{p.case}: {entry} {p.index}: {p.engine!r}, {own} {p.reference!r}, {judge} "
+        f"(abs err {number(p.error)} > allowed {number(p.allowed)}{along})"
     )
 
 

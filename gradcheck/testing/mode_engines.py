@@ -9,6 +9,11 @@ a hand-written JVP beside a correct VJP, as in the forward-mode bugs torch's iss
 engine with its forward mode not declared: what a campaign that checks reverse mode alone sees.
 `TanhVmapOff` is torch with tanh's batching rule (`vmap`, used by `torch.func.vmap` alone)
 computing in float32, and `TanhVmapOffReverseOnly` the same without transforms declared.
+`TanhHvpForwardOff` is torch with tanh's backward a custom Function of its own (twice
+differentiable by hand, as a custom double backward is written): its reverse rule right, its
+forward-mode rule dropping a factor 2 of -2t·ṫ, so that reverse over reverse is right and forward
+over reverse (`torch.func.jvp` of `grad`) is not; `TanhHvpForwardOffReverseOnly` the same
+without its other order of H·v declared.
 """
 
 from __future__ import annotations
@@ -21,23 +26,35 @@ from gradcheck.engines.torch_engine import TorchAdapter, torch
 from gradcheck.graphs.registry import REGISTRY
 
 
+def _custom_function(name: str, **rules: Any) -> Any:
+    """A custom `torch.autograd.Function` of the given static methods."""
+    return type(name, (torch.autograd.Function,), {k: staticmethod(f) for k, f in rules.items()})
+
+
+def _saving_all(ctx: Any, inputs: Any, output: Any) -> None:
+    ctx.save_for_backward(*inputs)
+    ctx.save_for_forward(*inputs)
+
+
+def _saving_output(ctx: Any, inputs: Any, output: Any) -> None:
+    ctx.save_for_backward(output)
+    ctx.save_for_forward(output)
+
+
 def _custom_tanh(**rules: Any) -> Any:
     """tanh as a custom `torch.autograd.Function`: its forward and a right reverse rule (g · (1 - t²),
-    t the saved output), with `rules` (a forward-mode `jvp`, a batching rule `vmap`) beside them."""
+    t the saved output), with `rules` (a forward-mode `jvp`, a batching rule `vmap`, another
+    reverse rule) beside or in place of them."""
 
     def forward(x: Any) -> Any:  # a function of its own: torch reads its signature
         return torch.tanh(x)
-
-    def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
-        ctx.save_for_backward(output)
-        ctx.save_for_forward(output)
 
     def backward(ctx: Any, grad: Any) -> Any:
         (t,) = ctx.saved_tensors
         return grad * (1 - t * t)
 
-    methods = {"forward": forward, "setup_context": setup_context, "backward": backward, **rules}
-    return type("Tanh", (torch.autograd.Function,), {k: staticmethod(f) for k, f in methods.items()})
+    methods = {"forward": forward, "setup_context": _saving_output, "backward": backward, **rules}
+    return _custom_function("Tanh", **methods)
 
 
 def _wrong_jvp(ctx: Any, tangent: Any) -> Any:
@@ -61,7 +78,9 @@ class TanhForwardOff(TorchAdapter):
     """torch, its tanh a custom Function with a wrong forward-mode rule (the reverse one is right)."""
 
     name = "tanh-forward-off"
-    transforms = ()  # forward mode checked alone (torch.func.jacfwd meets the same wrong rule)
+    # forward mode checked alone (torch.func.jacfwd, and forward over reverse, meet the same rule)
+    transforms = ()
+    hvp_transforms = ()
 
     def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if op == "tanh":
@@ -99,3 +118,59 @@ class TanhVmapOffReverseOnly(TanhVmapOff):
 
     name = "tanh-vmap-off-reverse-only"
     transforms = ()
+
+
+def _tanh_backward_function() -> Any:
+    """g · (1 - t²) as a custom Function of (g, t): its reverse rule right, its forward-mode rule
+    with the planted bug (-t · ṫ · g where the derivative is -2t · ṫ · g)."""
+
+    def forward(grad: Any, t: Any) -> Any:
+        return grad * (1 - t * t)
+
+    def backward(ctx: Any, upstream: Any) -> Any:
+        grad, t = ctx.saved_tensors
+        return upstream * (1 - t * t), upstream * grad * (-2 * t)
+
+    def jvp(ctx: Any, grad_dot: Any, t_dot: Any) -> Any:
+        grad, t = ctx.saved_tensors
+        return grad_dot * (1 - t * t) + grad * (-t) * t_dot  # the planted bug: -t, not -2t
+
+    return _custom_function(
+        "TanhBackward", forward=forward, setup_context=_saving_all, backward=backward, jvp=jvp
+    )
+
+
+@cache
+def _tanh_twice_function() -> Any:
+    """The custom tanh whose backward is `_tanh_backward_function` (made on first use)."""
+    tanh_backward = _tanh_backward_function()
+
+    def backward(ctx: Any, grad: Any) -> Any:
+        (t,) = ctx.saved_tensors
+        return tanh_backward.apply(grad, t)
+
+    def jvp(ctx: Any, tangent: Any) -> Any:
+        (t,) = ctx.saved_tensors
+        return tangent * (1 - t * t)
+
+    return _custom_tanh(backward=backward, jvp=jvp)
+
+
+class TanhHvpForwardOff(TorchAdapter):
+    """torch, its tanh's backward a custom Function whose forward-mode rule is wrong: the gradient,
+    forward mode and reverse-over-reverse H·v are right, forward over reverse is not."""
+
+    name = "tanh-hvp-forward-off"
+    transforms = ()  # the gradient's transforms are checked on `TanhVmapOff`
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "tanh":
+            return _tanh_twice_function().apply(args[0])
+        return REGISTRY[op].apply_torch(args, attrs)
+
+
+class TanhHvpForwardOffReverseOnly(TanhHvpForwardOff):
+    """`TanhHvpForwardOff` with no other order of H·v declared: reverse over reverse alone."""
+
+    name = "tanh-hvp-forward-off-reverse-only"
+    hvp_transforms = ()

@@ -13,8 +13,10 @@ from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.edge_values import describe
 from gradcheck.graphs.generate import random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
+from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.edge_check import check_edge, check_edges, edge_graph, has_real_derivative
+from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import FORWARD_MODE, Off, What
 from gradcheck.testing.accurate_engines import KeptPowHessian, ScaledAtan2, atan2_slopes
 from gradcheck.testing.kind_engines import TanhValueOff
@@ -87,9 +89,14 @@ def test_an_engine_off_where_torch_is_off_too_is_judged_by_the_exact_values_unde
     pytest.importorskip("autograd")  # HIPS autograd's d/da of a ** b at b = 0 is g * b * a: d²/da db = a
     check = check_graph(POW_AT_EXPONENT_ZERO, load_engine("autograd"), second_order=True, seed=0)
     assert not check.passed and not check.torch_off
-    (wrong,) = check.problems
+    (wrong,) = [p for p in check.problems if p.what is What.HESSIAN]
     assert (wrong.what, wrong.index, wrong.off) == (What.HESSIAN, 1, Off.BOTH)
     assert "torch is off too" in str(wrong)
+    # forward over reverse differentiates the same masked d/da along b: its wrong a lands in entry 0
+    (other,) = [p for p in check.problems if p.what is What.TRANSFORM]
+    assert other.index == 0 and abs(other.engine - other.exact) > 0.1
+    # one mistake: its kind is the engine's own second derivatives, not the other order's
+    assert classify_check(check, load_engine("autograd")).kind is Kind.WRONG_SECOND_DERIVATIVE
 
 
 def test_the_engine_alone_is_off_where_torch_is_within_its_allowance():
@@ -112,8 +119,11 @@ def test_an_engine_off_where_torch_is_off_too_says_both():
     pytest.importorskip("autograd")  # its atan2 squares x and y: x*x + y*y overflows as torch's does
     check = check_graph(OVERFLOWING_ATAN2, load_engine("autograd"), reference="exact", seed=0)
     assert not check.passed and not check.torch_off
-    assert [(p.input, p.off) for p in check.problems] == [("y", Off.BOTH), ("x", Off.BOTH)]
-    # its forward mode overflows alike, but agrees with its reverse mode: the gradient's problem
+    gradient = [p for p in check.problems if p.what is not What.TRANSFORM]
+    assert [(p.input, p.off) for p in gradient] == [("y", Off.BOTH), ("x", Off.BOTH)]
+    # its forward mode overflows alike, but agrees with its reverse mode: the gradient's problem;
+    # its forward over reverse divides inf by inf: nan, where its reverse over reverse gives 0
+    assert all(math.isnan(p.engine) for p in check.problems if p.what is What.TRANSFORM)
     assert "torch is off too" in str(check.problems[0])
 
 

@@ -1,5 +1,6 @@
 """An engine's other roads to the gradient (torch.func's jacrev, jacfwd and vmap; JAX without jit)
-are checked beside its reverse mode: a bug under one transform alone is a finding of its own kind,
+are checked beside its reverse mode, and to the Hessian-vector product (forward over reverse,
+reverse over reverse) beside its own: a bug under one transform alone is a finding of its own kind,
 on its op, while a correct engine stays clean."""
 
 from __future__ import annotations
@@ -23,9 +24,15 @@ from gradcheck.parity.classify import classify_check
 from gradcheck.parity.compare import check_graph
 from gradcheck.parity.kinds import Kind
 from gradcheck.parity.problem import TRANSFORM, What
-from gradcheck.testing.mode_engines import TanhVmapOff, TanhVmapOffReverseOnly
+from gradcheck.testing.mode_engines import (
+    TanhHvpForwardOff,
+    TanhHvpForwardOffReverseOnly,
+    TanhVmapOff,
+    TanhVmapOffReverseOnly,
+)
 
 SPEC = "gradcheck.testing.mode_engines:TanhVmapOff"
+HVP_SPEC = "gradcheck.testing.mode_engines:TanhHvpForwardOff"
 # tanh(x0) * x1 at four points: vmap maps the batched rule over all four
 TANH_MUL = Graph(
     [Input("x0", 0.0), Input("x1", 0.0)],
@@ -102,7 +109,7 @@ def test_a_campaign_names_the_batching_bug_once_on_its_op():
     )
     result = run_campaign(settings, real_backend())
     titles = [f.title for f in result.failing_findings]
-    assert titles == ["tanh — wrong gradient under a transform (torch.func.vmap)"]
+    assert titles == ["tanh — wrong derivative under a transform (torch.func.vmap)"]
     assert "engine.run_transform(name, graph, [values], [cotangent])" in result.failing_findings[0].snippet
 
 
@@ -112,3 +119,74 @@ def test_a_transform_findings_repro_shows_each_transform_beside_reverse_mode(cap
     assert "torch.func.jacrev agrees with reverse mode" in out
     assert "torch.func.jacfwd: does not apply" in out
     assert "torch.func.vmap: gradient entry" in out
+
+
+# H(tanh(x0) * x1) · (1, 1) at x = (0.7, 1.5): t = tanh(0.7), s = 1 - t²
+_T = math.tanh(0.7)
+_S = 1 - _T**2
+TANH_MUL_HVP = (-2 * _T * _S * 1.5 + _S, _S)
+
+
+def _hvp_by(engine, name):
+    values = TANH_MUL.input_values(0)
+    return [float(h) for h in engine.run_hvp_transform(name, TANH_MUL, values, [1.0], [1.0, 1.0])]
+
+
+def test_torchs_forward_over_reverse_gives_the_hessian_vector_product():
+    (name,) = TorchAdapter.hvp_transforms
+    assert _hvp_by(TorchAdapter(), name) == pytest.approx(TANH_MUL_HVP, rel=1e-15)
+
+
+@pytest.mark.parametrize("engine", ["jax", "autograd"])
+def test_the_function_engines_other_order_gives_the_hessian_vector_product(engine):
+    if importlib.util.find_spec(engine) is None:
+        pytest.skip(f"{engine} is not installed")
+    adapter = load_engine(engine)
+    (name,) = adapter.hvp_transforms  # JAX's own is forward over reverse; autograd's reverse over reverse
+    assert _hvp_by(adapter, name) == pytest.approx(TANH_MUL_HVP, rel=1e-14)
+
+
+def test_a_wrong_forward_rule_in_a_backward_fails_forward_over_reverse_alone():
+    engine = TanhHvpForwardOff()
+    check = check_graph(TANH_MUL, engine)
+    assert {(p.what, p.check, p.case) for p in check.problems} == {
+        (What.TRANSFORM, TRANSFORM, TorchAdapter.hvp_transforms[0])
+    }
+    problem = check.problems[0]
+    assert problem.direction is not None and problem.exact is not None
+    assert abs(problem.engine - problem.exact) > 1e-3  # -t where -2t belongs: a wrong number, not rounding
+    assert "Hessian-vector product entry" in str(problem)
+    assert classify_check(check, engine).kind is Kind.WRONG_TRANSFORM
+
+
+def test_the_same_engine_without_its_other_order_passes_unnoticed():
+    assert check_graph(TANH_MUL, TanhHvpForwardOffReverseOnly()).passed
+
+
+def test_without_an_exact_value_the_other_order_is_held_to_the_engines_own(monkeypatch):
+    monkeypatch.setattr(transforms, "run_exact", lambda *args: (_ for _ in ()).throw(ValueError("no form")))
+    values = TANH_MUL.input_values(0)
+    own = np.array(TANH_MUL_HVP)
+    name = TorchAdapter.hvp_transforms[0]
+    found, excess = transforms.hvp_transform_problems(
+        TanhHvpForwardOff(), name, TANH_MUL, values, [1.0], [1.0, 1.0], own
+    )
+    assert found and excess > 1 and all(p.exact is None for p in found)
+
+
+def test_a_campaign_names_the_forward_over_reverse_bug_once_on_its_op():
+    settings = Settings(
+        engine=HVP_SPEC, graphs=30, seed=2, tensor=True, ops=("add", "mul", "tanh", "sin"), structure=False
+    )
+    result = run_campaign(settings, real_backend())
+    titles = [f.title for f in result.failing_findings]
+    assert titles == [f"tanh — wrong derivative under a transform ({TorchAdapter.hvp_transforms[0]})"]
+
+
+def test_the_repro_shows_each_order_of_the_hessian_vector_product(capsys):
+    exec(compile(transform_snippet(TANH_MUL, HVP_SPEC), "repro", "exec"), {})
+    out = capsys.readouterr().out
+    assert "H·v:" in out
+    assert "Hessian-vector product entry" in out
+    exec(compile(transform_snippet(TANH_MUL, "torch"), "repro", "exec"), {})
+    assert "agrees with the H·v" in capsys.readouterr().out
