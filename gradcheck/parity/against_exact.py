@@ -46,7 +46,15 @@ from gradcheck.engines.snippets import repro_cotangent
 from gradcheck.engines.torch_engine import TorchAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.parity import torch_reference
-from gradcheck.parity.answers import conclude, error_blocks, evaluate, first_failure, one_point, run_at
+from gradcheck.parity.answers import (
+    conclude,
+    error_blocks,
+    evaluate,
+    first_failure,
+    one_point,
+    other_modes_judged,
+    run_at,
+)
 from gradcheck.parity.any_order import any_order_bounds
 from gradcheck.parity.errors import (
     AGREEING_ULPS,
@@ -104,9 +112,11 @@ def check_against_exact(
     results, crash = evaluate(adapter.run_points(graph, points, cotangents), len(points), adapter)
     errors = partial(ExactErrors, torch=torch, precision=precision)
     blocks, crash = error_blocks(policy, results, crash, exact, numbers, checkable, graph, errors)
-    second, torch_hvp = _second_order(
+    second, torch_hvp, own = _second_order(
         result, adapter, graph, run, blocks, checkable, points[:1], cotangents[:1], torch, exact, precision
     )
+    if own is not None and not precision.float32 and other_modes_judged(checkable, numbers):
+        second = with_hvp_transforms(second, adapter, graph, points[0], cotangents[0], *own)
     if blocks:
         second = with_forward_mode(
             second, adapter, graph, run, checkable, points, cotangents, results, numbers
@@ -154,7 +164,7 @@ def check_float32_against_exact(
     blocks, crash = error_blocks(
         policy_for(graph.ops()), results, crash, exact, None, checkable, graph, errors
     )
-    second, torch_hvp = _second_order(
+    second, torch_hvp, _ = _second_order(
         result, engine, graph, run, blocks, checkable, points[:1], cotangents[:1], torch, exact, precision
     )
 
@@ -186,12 +196,12 @@ def _second_order(
     torch: Any,
     exact: _Answers,
     precision: Precision,
-) -> tuple[tuple[list[Problem], float], list[Problem]]:
+) -> tuple[tuple[list[Problem], float], list[Problem], tuple[list[Any], Any] | None]:
     """The engine's H·v at the first checked point (`points[0]`) judged against the exact one, when
-    the run has a direction: its problems and how far outside its allowance the worst is, and
-    torch's entries off the same allowance; nothing where there is no H·v to judge."""
+    the run has a direction: its problems and how far outside its allowance the worst is, torch's
+    entries off the same allowance, and the direction and the engine's H·v (None: no H·v judged)."""
     if not (blocks and run.direction is not None and torch.hvp is not None and exact.hvp is not None):
-        return ([], 0.0), []
+        return ([], 0.0), [], None
     p = checkable[0]
     direction = run.direction_at(p)
     if precision.float32:
@@ -207,12 +217,7 @@ def _second_order(
         exact.hvp[:, p],
         precision,
     )
-    second = (judged.problems, judged.excess)
-    if not precision.float32:
-        second = with_hvp_transforms(
-            second, adapter, graph, points[0], cotangents[0], direction, judged.engine
-        )
-    return second, judged.torch_problems
+    return (judged.problems, judged.excess), judged.torch_problems, (direction, judged.engine)
 
 
 def _bounded(

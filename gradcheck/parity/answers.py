@@ -185,6 +185,16 @@ def _short_repr(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def other_modes_judged(checkable: Sequence[int], numbers: Any) -> bool:
+    """Whether the check's first point is one where another mode of the engine is judged (forward
+    mode, a transform, the other order of H·v): one with central differences (not a kink case) that
+    do not cross a kink. At a kink a mode may take a convention of its own (torch's forward mode
+    at a tie of maximum is not its backward's)."""
+    if not checkable or numbers is None:
+        return False
+    return not (numbers.kinked is not None and numbers.kinked[checkable[0]])
+
+
 def one_point(graph: Graph, values: list[Any], cot: list[Any]) -> tuple[Any, ...]:
     """One point's inputs and cotangent, batched as `RoundingBounds` takes them."""
     batch = [np.asarray(v, dtype=np.float64)[None] for v in values]

@@ -30,7 +30,7 @@ from gradcheck.engines.origin import Raised
 from gradcheck.engines.torch_engine import TorchAdapter
 from gradcheck.graphs.ir import Graph
 from gradcheck.graphs.shapes import graph_shapes
-from gradcheck.parity.answers import one_point
+from gradcheck.parity.answers import one_point, other_modes_judged
 from gradcheck.parity.any_order import any_order_bounds
 from gradcheck.parity.errors import (
     BOUND_SAFETY,
@@ -65,11 +65,9 @@ def with_forward_mode(
     index (the same on every run). Not where that point's central differences cross a kink
     (`numbers.kinked`), nor without central differences (a kink case): at a kink an engine's J·v
     is its convention, which its forward mode may choose apart from its backward."""
-    if not (adapter.forward_mode and results and checkable and numbers is not None):
+    if not (adapter.forward_mode and results and other_modes_judged(checkable, numbers)):
         return second
     p = checkable[0]
-    if numbers.kinked is not None and numbers.kinked[p]:
-        return second
     if run.direction is not None:
         direction = run.direction_at(p)
     else:

@@ -29,7 +29,7 @@ from gradcheck.checker.flat import flat_vector
 from gradcheck.engines.adapter import EngineAdapter
 from gradcheck.engines.origin import Raised
 from gradcheck.graphs.ir import Graph
-from gradcheck.parity.answers import one_point
+from gradcheck.parity.answers import one_point, other_modes_judged
 from gradcheck.parity.any_order import any_order_bounds
 from gradcheck.parity.errors import BOUND_SAFETY, HVP_AGREEING_ULPS, bound_ratio, within_ulps, worst_error
 from gradcheck.parity.exact import run_exact
@@ -56,9 +56,7 @@ def with_transforms(
     where that point's central differences cross a kink (`numbers.kinked`), nor without central
     differences (a kink case): at a kink a transform may take another convention of torch's own
     (forward mode's at a tie of maximum is not the backward's)."""
-    if not (adapter.transforms and results and checkable and numbers is not None):
-        return second
-    if numbers.kinked is not None and numbers.kinked[checkable[0]]:
+    if not (adapter.transforms and results and other_modes_judged(checkable, numbers)):
         return second
     at = (graph, points[: len(results)], cotangents, flat_vector(results[0][1]))
     return _joined(second, (transform_problems(adapter, name, *at) for name in adapter.transforms))

@@ -190,3 +190,15 @@ def test_the_repro_shows_each_order_of_the_hessian_vector_product(capsys):
     assert "Hessian-vector product entry" in out
     exec(compile(transform_snippet(TANH_MUL, "torch"), "repro", "exec"), {})
     assert "agrees with the H·v" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("x0, judged", [(0.0, False), (0.5, True)])
+def test_the_other_order_is_not_judged_where_central_differences_cross_a_kink(x0, judged):
+    # relu(x0) + tanh(x1) * x1: at x0 = 0 the first point's differences cross relu's kink
+    graph = Graph(
+        [Input("x0", x0), Input("x1", 0.7)],
+        [OpNode("relu", (0,)), OpNode("tanh", (1,)), OpNode("mul", (3, 1)), OpNode("add", (2, 4))],
+        [5],
+    )
+    problems = check_graph(graph, TanhHvpForwardOff(), seed=0).problems
+    assert any(p.what is What.TRANSFORM for p in problems) is judged
