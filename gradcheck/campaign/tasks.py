@@ -67,6 +67,7 @@ class EngineFacts:
     built_from: dict[str, frozenset[str]] = field(default_factory=dict)
     forward_mode: bool = False  # the adapter's J·v is checked too (`parity.modes`)
     transforms: tuple[str, ...] = ()  # its other roads to the gradient, checked too (`parity.transforms`)
+    hvp_transforms: tuple[str, ...] = ()  # the other order of its H·v, checked too
 
     def checked(self) -> tuple[str, ...]:
         """The campaign's ops; CampaignError (exit status 2) when the settings do not fit."""
@@ -103,6 +104,7 @@ def describe(state: EngineState, units: Sequence[Any], extra: Any = None) -> lis
         create_graph=bool(adapter.create_graph),
         forward_mode=bool(adapter.forward_mode),
         transforms=tuple(adapter.transforms),
+        hvp_transforms=tuple(adapter.hvp_transforms),
         max_depth=adapter.max_depth,
         problem=problem,
         inspection=inspection,

@@ -202,3 +202,14 @@ def test_the_other_order_is_not_judged_where_central_differences_cross_a_kink(x0
     )
     problems = check_graph(graph, TanhHvpForwardOff(), seed=0).problems
     assert any(p.what is What.TRANSFORM for p in problems) is judged
+
+
+def test_the_command_line_says_under_its_header_that_the_other_order_is_checked(tmp_path, capsys):
+    from gradcheck.cli import main
+
+    said = "H·v by the other order too: forward over reverse (torch.func.jvp of grad)."
+    for engine, shown in (("TanhHvpForwardOff", True), ("TanhHvpForwardOffReverseOnly", False)):
+        spec = f"gradcheck.testing.mode_engines:{engine}"
+        args = ["run", "--tensor", "--graphs", "2", "--ops", "tanh", "--no-save", "--no-structure"]
+        main([*args, "--no-edges", "--engine", spec, "--out", str(tmp_path / engine)])
+        assert (said in capsys.readouterr().out) is shown
