@@ -251,7 +251,7 @@ def command(args: argparse.Namespace, argv: Sequence[str], console: Console) -> 
                 console.print(f"Transforms: {names} checked too (beside each graph's reverse-mode gradient).")
             if facts.hvp_transforms and facts.create_graph:
                 names = ", ".join(facts.hvp_transforms)
-                console.print(f"H·v by the other order too: {names}.")
+                console.print(f"H·v also by {names}.")
             if facts.surface_note is not None:
                 console.print(Text(facts.surface_note))
             with progress_bars(console, where) as progress:

@@ -181,7 +181,7 @@ class TorchAdapter(EngineAdapter):
         return [[self.value(g) for g in jacobians[name](weighted, argnums=argnums)(*at)]]
 
     # `hvp` is reverse over reverse (`autograd.grad` twice); this is the other order
-    hvp_transforms = ("forward over reverse (torch.func.jvp of grad)",)
+    hvp_transforms = ("forward over reverse (forward_ad over autograd.grad)",)
 
     def run_hvp_transform(
         self,
@@ -191,14 +191,25 @@ class TorchAdapter(EngineAdapter):
         cotangent: Sequence[Any],
         direction: Sequence[Any],
     ) -> list[Any]:
-        """The Hessian-vector product as `torch.func.jvp` of `torch.func.grad` along `direction`."""
+        """The Hessian-vector product as the tangent, along `direction`, of the gradient that
+        `autograd.grad(create_graph=True)` takes of dual inputs (`torch.autograd.forward_ad`): the
+        backward pass's own operations differentiated in forward mode. (`torch.func.jvp` of
+        `torch.func.grad` runs the same rules, more slowly: functorch wraps every tensor.)"""
         if name not in self.hvp_transforms:
             raise NotImplementedError(f"engine {self.name!r} has no Hessian-vector product by {name!r}")
-        func, n, cots = torch.func, len(graph.inputs), self._tensors(cotangent)
-        weighted = self._weighted(graph)
-        grad = func.grad(lambda *xs: weighted(*xs, *cots), argnums=tuple(range(n)))
-        _, tangents = func.jvp(grad, tuple(self._tensors(values)), tuple(self._tensors(direction)))
-        return [self.value(t) for t in tangents]
+        forward_ad = torch.autograd.forward_ad  # an attribute: `from torch...` would run lazy torch twice
+        with forward_ad.dual_level():
+            leaves = [
+                forward_ad.make_dual(x, t).requires_grad_()
+                for x, t in zip(self._tensors(values), self._tensors(direction))
+            ]
+            nodes = self.program(graph).run(list(leaves), self.operand)
+            outputs = [nodes[o] for o in graph.outputs]
+            grads = torch.autograd.grad(
+                outputs, leaves, self._tensors(cotangent), create_graph=True, allow_unused=True
+            )
+            tangents = [None if g is None else forward_ad.unpack_dual(g).tangent for g in grads]
+            return [np.zeros(np.shape(v)) if t is None else self.value(t) for t, v in zip(tangents, values)]
 
     # --- checking any function of torch tensors ----------------------------------------------------
 

@@ -207,7 +207,7 @@ def test_the_other_order_is_not_judged_where_central_differences_cross_a_kink(x0
 def test_the_command_line_says_under_its_header_that_the_other_order_is_checked(tmp_path, capsys):
     from gradcheck.cli import main
 
-    said = "H·v by the other order too: forward over reverse (torch.func.jvp of grad)."
+    said = "H·v also by forward over reverse (forward_ad over autograd.grad)."
     for engine, shown in (("TanhHvpForwardOff", True), ("TanhHvpForwardOffReverseOnly", False)):
         spec = f"gradcheck.testing.mode_engines:{engine}"
         args = ["run", "--tensor", "--graphs", "2", "--ops", "tanh", "--no-save", "--no-structure"]
