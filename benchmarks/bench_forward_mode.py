@@ -5,10 +5,12 @@ mode alone (the same adapter with `forward_mode = False` and no `transforms` or 
 as before any was checked), with forward mode, with forward mode and the gradient's transforms
 (torch.func's jacrev, jacfwd and vmap), and with the Hessian-vector product's other order too,
 taking turns chunk by chunk in one process so that all see the same load. Prints the seconds of
-each and their ratios to reverse mode alone.
+each and their ratios to reverse mode alone. Then what the goal is about: a whole torch tensor
+campaign (`run_campaign`: op isolation, edge values, the structural phase, shrinking and the
+report) with every mode, beside the same campaign on `TorchReverseOnly`, taking turns.
 
     python benchmarks/bench_forward_mode.py                 # about two minutes
-    python benchmarks/bench_forward_mode.py --graphs 40     # a quick look
+    python benchmarks/bench_forward_mode.py --graphs 40 --campaign 200   # a quick look
 
 Nothing is asserted: the goal is printed beside the figures.
 
@@ -25,6 +27,9 @@ import time
 
 import numpy as np
 
+from gradcheck.campaign.checking import real_backend
+from gradcheck.campaign.phases import run_campaign
+from gradcheck.campaign.settings import Settings
 from gradcheck.engines.loading import load_engine
 from gradcheck.graphs.generate import random_graph
 from gradcheck.parity.compare import check_graph
@@ -47,10 +52,30 @@ def timed(engine, graphs) -> float:
     return time.process_time() - start
 
 
+def campaign_seconds(spec: str, graphs: int) -> float:
+    """Wall seconds of a torch tensor campaign of `graphs` graphs on the adapter `spec` names."""
+    start = time.perf_counter()
+    run_campaign(Settings(engine=spec, graphs=graphs, seed=5, tensor=True), real_backend())
+    return time.perf_counter() - start
+
+
+def compare_campaigns(graphs: int) -> None:
+    """A torch tensor campaign with every mode beside the same on reverse mode alone, twice each."""
+    specs = {"reverse alone": "gradcheck.testing.mode_engines:TorchReverseOnly", "every mode": "torch"}
+    seconds = dict.fromkeys(specs, 0.0)
+    for _ in range(2):
+        for key, spec in specs.items():
+            seconds[key] += campaign_seconds(spec, graphs)
+    alone, every = seconds["reverse alone"], seconds["every mode"]
+    print(f"torch tensor campaign, {graphs} graphs twice: reverse alone {alone:.1f} s,", end=" ")
+    print(f"every mode {every:.1f} s, {every / alone:.2f}x (goal: at most {GOAL:g}x; wall seconds)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graphs", type=int, default=150)
     parser.add_argument("--chunks", type=int, default=5)
+    parser.add_argument("--campaign", type=int, default=500, help="graphs of each campaign (0: none)")
     args = parser.parse_args()
     columns = f"{'reverse s':>10} {'+forward s':>11} {'+transforms s':>14} {'+H·v order s':>13}"
     columns += f" {'forward':>8} {'every':>6}"
@@ -83,6 +108,8 @@ def main() -> None:
         figures += f" {forward / alone:>7.2f}x {all_modes / alone:>5.2f}x"
         print(f"{label:<16} {len(graphs):>6} {figures}")
     print(f"goal: each ratio at most {GOAL:g}x (CPU seconds of the checks)")
+    if args.campaign:
+        compare_campaigns(args.campaign)
 
 
 if __name__ == "__main__":

@@ -174,3 +174,13 @@ class TanhHvpForwardOffReverseOnly(TanhHvpForwardOff):
 
     name = "tanh-hvp-forward-off-reverse-only"
     hvp_transforms = ()
+
+
+class TorchReverseOnly(TorchAdapter):
+    """torch with its reverse mode alone (no forward mode, transforms or other order of H·v): the
+    campaign as it ran before any other mode was checked, beside which their cost is measured."""
+
+    name = "torch-reverse-only"
+    forward_mode = False
+    transforms = ()
+    hvp_transforms = ()
