@@ -17,7 +17,7 @@ from gradcheck.campaign.settings import Settings
 from gradcheck.engines.loading import load_engine
 from gradcheck.engines.snippets import transform_snippet
 from gradcheck.engines.torch_engine import TorchAdapter
-from gradcheck.graphs.generate import random_graph
+from gradcheck.graphs.generate import Sizes, random_graph
 from gradcheck.graphs.ir import Graph, Input, OpNode
 from gradcheck.parity import transforms
 from gradcheck.parity.classify import classify_check
@@ -101,6 +101,29 @@ def test_jax_is_clean_with_and_without_jit():
     for _ in range(15):
         check = check_graph(random_graph(rng, ops=sorted(engine.ops), points=4), engine)
         assert check.passed, [str(p) for p in check.problems]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+def test_jax_on_tensor_graphs_is_checked_under_jit_one_op_at_a_time():
+    engine = load_engine("jax-tensor")
+    (name,) = engine.transforms
+    one = Sizes(nodes=(1, 1), tensor_nodes=(1, 1), deep_every=0)
+    rng = np.random.default_rng(5)
+    for op in ("mul", "tanh", "softmax", "amax"):
+        graph = random_graph(rng, ops=[op], tensor=True, points=2, sizes=one)
+        while len(graph.nodes) != 1:  # a drawn operand may need an op of its own
+            graph = random_graph(rng, ops=[op], tensor=True, points=2, sizes=one)
+        values = graph.input_values(0)
+        outputs, _ = engine.run_jvp(graph, values, [np.zeros(np.shape(v)) for v in values])
+        cotangent = [rng.normal(size=np.shape(o)) for o in outputs]
+        (jitted,) = engine.run_transform(name, graph, [values], [cotangent])
+        _, grads = engine.run(graph, values, cotangent)
+        for g, j in zip(grads, jitted):
+            np.testing.assert_allclose(j, g, rtol=1e-13, atol=1e-15)  # both rounded: no sum's order is fixed
+        check = check_graph(graph, engine)
+        assert check.passed, [str(p) for p in check.problems]
+    with pytest.raises(NotImplementedError):  # compiling every larger graph: about 4x its check
+        engine.run_transform(name, TANH_MUL, [TANH_MUL.input_values(0)], [[np.ones(4)]])
 
 
 def test_a_campaign_names_the_batching_bug_once_on_its_op():
