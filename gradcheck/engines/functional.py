@@ -239,14 +239,13 @@ class FunctionAdapter(EngineAdapter):
         def weighted(ys: Arrays) -> Any:
             return self._weighted_sum(forward(ys), cots)
 
-        xs, v = self._arrays(values), self._arrays(direction)
-        along = self.jvp(lambda ys: list(self.grad(weighted)(ys)))
-        if name == REVERSE_OVER_REVERSE and name in self.hvp_transforms:
-            result = FunctionAdapter.hessian_vector(self, weighted)(xs, v)
-        elif name == FORWARD_OVER_REVERSE and name in self.hvp_transforms and along is not None:
-            result = along(xs, v)[1]
-        else:
+        if name not in self.hvp_transforms:
             raise NotImplementedError(f"engine {self.name!r} has no Hessian-vector product by {name!r}")
+        xs, v = self._arrays(values), self._arrays(direction)
+        if name == REVERSE_OVER_REVERSE:
+            result = FunctionAdapter.hessian_vector(self, weighted)(xs, v)
+        else:  # forward over reverse, listed only for an adapter with `jvp`
+            result = self.jvp(lambda ys: list(self.grad(weighted)(ys)))(xs, v)[1]
         return [self.to_numpy(h) for h in result]
 
     def snippet(self, graph: Graph, second_order: bool = False) -> str | None:

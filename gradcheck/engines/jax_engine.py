@@ -101,10 +101,16 @@ class JaxAdapter(FunctionAdapter):
         """The gradient at the first point without `jax.jit` ("jax eager")."""
         if name not in self.transforms:
             raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
+        return [self._gradient(graph, points[0], cotangents[0], compiled=False)]
+
+    def _gradient(
+        self, graph: Graph, values: Sequence[Any], cotangent: Sequence[Any], compiled: bool
+    ) -> list[Any]:
+        """The cotangent-weighted gradient at one point, eagerly or under `jax.jit`."""
         forward = graph_function(graph, self.spelled_op)
-        cots = self._arrays(cotangents[0])
-        grad = self.grad(lambda ys: self._weighted_sum(forward(ys), cots))
-        return [[self.to_numpy(g) for g in grad(self._arrays(points[0]))]]
+        grad = self.grad(lambda ys, cots: self._weighted_sum(forward(ys), cots))
+        at = self.jax.jit(grad) if compiled else grad
+        return [self.to_numpy(g) for g in at(self._arrays(values), self._arrays(cotangent))]
 
     def op(self, name: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
         if name in _NN_OPS:
@@ -118,9 +124,9 @@ class JaxTensorAdapter(JaxAdapter):
     name = "jax-tensor"
     ops = frozenset(TENSOR_OPS)
     tensor = True
-    # Tensor graphs are checked eagerly; `jax.jit` of every one would compile it once more (about
-    # 4x a tensor check's time, measured on 60 graphs), so the compiled gradient is the transform
-    # of the one-op graphs alone (op isolation, edge values): each op's rules under jit
+    # Tensor graphs are checked eagerly; `jax.jit` of every one would compile each once more, which
+    # costs more than its check, so the compiled gradient is the transform of the one-op graphs
+    # alone (op isolation, edge values): each op's rules under jit
     transforms = ("jax.jit of one-op graphs",)
 
     def run_transform(
@@ -131,6 +137,4 @@ class JaxTensorAdapter(JaxAdapter):
             raise NotImplementedError(f"engine {self.name!r} has no transform {name!r}")
         if len(graph.nodes) != 1:
             raise NotImplementedError("jax.jit is checked on one-op tensor graphs only (cost)")
-        forward = graph_function(graph, self.spelled_op)
-        grad = self.jax.jit(self.grad(lambda ys, cots: self._weighted_sum(forward(ys), cots)))
-        return [[self.to_numpy(g) for g in grad(self._arrays(points[0]), self._arrays(cotangents[0]))]]
+        return [self._gradient(graph, points[0], cotangents[0], compiled=True)]

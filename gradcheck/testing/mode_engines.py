@@ -18,7 +18,7 @@ without its other order of H·v declared.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -74,7 +74,18 @@ def _tanh_function() -> Any:
     return _custom_tanh(jvp=_wrong_jvp)
 
 
-class TanhForwardOff(TorchAdapter):
+class _CustomTanhAdapter(TorchAdapter):
+    """torch with its tanh the custom Function `custom_tanh()` makes (each planted engine's own)."""
+
+    custom_tanh: Callable[[], Any]
+
+    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
+        if op == "tanh":
+            return self.custom_tanh().apply(args[0])
+        return REGISTRY[op].apply_torch(args, attrs)
+
+
+class TanhForwardOff(_CustomTanhAdapter):
     """torch, its tanh a custom Function with a wrong forward-mode rule (the reverse one is right)."""
 
     name = "tanh-forward-off"
@@ -82,10 +93,7 @@ class TanhForwardOff(TorchAdapter):
     transforms = ()
     hvp_transforms = ()
 
-    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        if op == "tanh":
-            return _tanh_function().apply(args[0])
-        return REGISTRY[op].apply_torch(args, attrs)
+    custom_tanh = staticmethod(_tanh_function)
 
 
 class TanhForwardOffReverseOnly(TanhForwardOff):
@@ -101,16 +109,13 @@ def _batched_tanh_function() -> Any:
     return _custom_tanh(vmap=_float32_batching)
 
 
-class TanhVmapOff(TorchAdapter):
+class TanhVmapOff(_CustomTanhAdapter):
     """torch, its tanh a custom Function whose hand-written batching rule computes in float32:
     right under a loop of backward passes, off under `torch.func.vmap` alone."""
 
     name = "tanh-vmap-off"
 
-    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        if op == "tanh":
-            return _batched_tanh_function().apply(args[0])
-        return REGISTRY[op].apply_torch(args, attrs)
+    custom_tanh = staticmethod(_batched_tanh_function)
 
 
 class TanhVmapOffReverseOnly(TanhVmapOff):
@@ -156,17 +161,14 @@ def _tanh_twice_function() -> Any:
     return _custom_tanh(backward=backward, jvp=jvp)
 
 
-class TanhHvpForwardOff(TorchAdapter):
+class TanhHvpForwardOff(_CustomTanhAdapter):
     """torch, its tanh's backward a custom Function whose forward-mode rule is wrong: the gradient,
     forward mode and reverse-over-reverse H·v are right, forward over reverse is not."""
 
     name = "tanh-hvp-forward-off"
     transforms = ()  # the gradient's transforms are checked on `TanhVmapOff`
 
-    def apply(self, op: str, args: Sequence[Any], attrs: dict[str, Any]) -> Any:
-        if op == "tanh":
-            return _tanh_twice_function().apply(args[0])
-        return REGISTRY[op].apply_torch(args, attrs)
+    custom_tanh = staticmethod(_tanh_twice_function)
 
 
 class TanhHvpForwardOffReverseOnly(TanhHvpForwardOff):
